@@ -1,0 +1,34 @@
+"""The environment protocol: all the orchestrator knows about a world."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """A scenario the orchestrator can run a trial in, gym-style.
+
+    The orchestrator sends tool calls and reads observations; it never imports the
+    simulator's internals. ``drain_records`` hands it per-day rows (plain dicts keyed
+    by table name) to store without knowing what they describe.
+    """
+
+    scenario: str
+    tools: list[dict[str, Any]]          # OpenAI function-calling schemas
+
+    @property
+    def done(self) -> bool: ...
+
+    @property
+    def day(self) -> int: ...
+
+    def observe(self) -> str: ...
+
+    def call(self, name: str, arguments: dict | str | None = None) -> dict[str, Any]: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+    def score(self) -> float: ...
+
+    def drain_records(self) -> dict[str, list[dict[str, Any]]]: ...

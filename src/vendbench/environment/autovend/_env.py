@@ -1,0 +1,170 @@
+"""``AutoVendEnv``: the AutoVend world behind the environment protocol."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...errors import ConfigError, ToolError, unknown_name
+from . import _state
+from ._calendar import DEFAULT_START, MAX_DAYS
+from ._operations import Resolver, fen
+from ._report import daily_report
+from ._sql import SqlSandbox
+from ._state import Business
+from ._tools import MUTATING, TOOLS, _batch, describe_errors
+from ._world import DEFAULT_WORLD_SEED, build_world
+
+DAILY_TOOL_CALLS = 40
+
+
+class AutoVendEnv:
+    """One trial of the AutoVend world: 20 machines, one warehouse, ``days`` days.
+
+    Args:
+        seed: trial seed (weather, demand noise, delivery delays).
+        days: horizon, 1–365.
+        world_seed: the frozen world (catalog, machines, hidden demand).
+        start: first simulated date.
+        daily_tool_calls: tool calls the agent may make per day before the day ends.
+    """
+
+    scenario = "autovend"
+
+    def __init__(self, seed: int = 1, days: int = 180, world_seed: int = DEFAULT_WORLD_SEED,
+                 start: dt.date = DEFAULT_START, daily_tool_calls: int = DAILY_TOOL_CALLS) -> None:
+        for name, value in (("seed", seed), ("world_seed", world_seed), ("days", days),
+                            ("daily_tool_calls", daily_tool_calls)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ConfigError(f"{name} must be an integer, got {value!r}")
+        if not 1 <= days <= MAX_DAYS:
+            raise ConfigError(f"days must be 1–{MAX_DAYS}, got {days}")
+        if seed < 0 or world_seed < 0:
+            raise ConfigError("seeds must be non-negative integers")
+        if daily_tool_calls < 1:
+            raise ConfigError("daily_tool_calls must be at least 1")
+        self.seed, self.world_seed, self.days = seed, world_seed, days
+        self.daily_tool_calls = daily_tool_calls
+        self.world = build_world(world_seed)
+        self._biz = Business(self.world, seed, days, start)
+        self._ids = Resolver(self._biz)
+        self._sql: SqlSandbox | None = None
+        self._version = 0
+        self._calls_today = 0
+        self._drained = {"days": 0, "sales": 0}
+        self.tools: list[dict[str, Any]] = [t.schema() for t in TOOLS.values()]
+
+    # -- the protocol ---------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self._biz.done
+
+    @property
+    def day(self) -> int:
+        return self._biz.day
+
+    def observe(self) -> str:
+        """Today's daily report, as text."""
+        return daily_report(self._biz)
+
+    def call(self, name: str, arguments: dict | str | None = None) -> dict[str, Any]:
+        """Run one tool call; never raises for anything the agent sends."""
+        if self.done:
+            return {"ok": False, "error": f"the trial is over ({self._biz.status}); "
+                                          "no more tool calls are accepted"}
+        self._calls_today += 1
+        result = self._dispatch(name, arguments)
+        if name in MUTATING:
+            self._version += 1
+        if not self.done and self._calls_today >= self.daily_tool_calls and name != "end_day":
+            self._end_day()
+            result["day_ended"] = True
+            result["notice"] = (f"you used all {self.daily_tool_calls} tool calls of the day, "
+                                "so the day has ended")
+        return result
+
+    def summary(self) -> dict[str, Any]:
+        b = self._biz
+        return {"scenario": self.scenario, "seed": self.seed, "world_seed": self.world_seed,
+                "days": self.days, "day": b.day, "days_completed": len(b.history),
+                "status": b.status, "initial_cash": fen(_state.STARTING_CASH),
+                "cash": fen(b.cash), "net_assets": fen(b.net_assets())}
+
+    def score(self) -> float:
+        """Net assets in CNY (the leaderboard decides what an unfinished trial scores)."""
+        return fen(self._biz.net_assets())
+
+    def drain_records(self) -> dict[str, list[dict[str, Any]]]:
+        """Per-day rows produced since the last call: ``days`` and ``sales`` tables."""
+        b, mids, pids = self._biz, [m.id for m in self.world.machines], \
+            [p.id for p in self.world.products]
+        days = [{k: (fen(v) if k in _MONEY else v) for k, v in r.items()}
+                for r in b.history[self._drained["days"]:]]
+        sales = [{"day": d, "machine_id": mids[m], "product_id": pids[k], "price": fen(p),
+                  "units_on_shelf": shelf, "units_sold": n, "revenue": fen(rev),
+                  "cogs": fen(cogs)}
+                 for d, m, k, p, shelf, n, rev, cogs in b.sales[self._drained["sales"]:]]
+        self._drained = {"days": len(b.history), "sales": len(b.sales)}
+        return {"days": days, "sales": sales}
+
+    # -- internals ------------------------------------------------------------------
+    def _end_day(self) -> None:
+        self._biz.end_day()
+        self._calls_today = 0
+        self._version += 1
+
+    def _dispatch(self, name: str, arguments: dict | str | None) -> dict[str, Any]:
+        tool = TOOLS.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return {"ok": False, "error": unknown_name("tool", str(name), TOOLS)}
+        try:
+            raw = _parse_arguments(arguments)
+            if tool.item is not None:
+                return _batch(tool, self._biz, raw, self._ids)
+            args = tool.model.model_validate(raw)
+            if name == "end_day":
+                closed = self._biz.day
+                self._end_day()
+                return {"ok": True, "closed_day": closed,
+                        "message": "day closed" + ("; the trial is over" if self.done else
+                                                   "; the next daily report follows")}
+            if name == "query_sql":
+                if self._sql is None:
+                    self._sql = SqlSandbox(self._biz)
+                return {"ok": True, **self._sql.query(args.sql, self._version)}
+            return {"ok": True, **tool.run(self._biz, args, self._ids)}
+        except ValidationError as exc:
+            return {"ok": False, "error": f"{name}: invalid arguments: {describe_errors(exc)}"}
+        except ToolError as exc:
+            return {"ok": False, "error": f"{name}: {exc}"}
+
+    @property
+    def hidden(self):
+        """Privileged access for reference policies and metrics; never shown to agents."""
+        return self.world.hidden
+
+    @property
+    def business(self) -> Business:
+        """The raw state, for tests, the oracle and invariant checks."""
+        return self._biz
+
+
+_MONEY = {"cash", "net_assets", "revenue", "cogs", "purchases", "fees", "visit_fees", "fines",
+          "waste_cost", "net"}
+
+
+def _parse_arguments(arguments: dict | str | None) -> dict:
+    if arguments is None or arguments == "":
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            raise ToolError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+                            "send a JSON object such as {}") from None
+    if not isinstance(arguments, dict):
+        raise ToolError(f"arguments must be a JSON object, got {type(arguments).__name__}")
+    return arguments

@@ -1,0 +1,281 @@
+"""The mutable business state of one trial and the day cycle's mechanics.
+
+Money is integer fen throughout (1 CNY = 100 fen); floats appear only inside the demand
+draw. A ``Ledger`` line records every cash movement, so accounting invariants can be
+checked every day: cash moves only by sales, purchases, fees and fines, and units are
+conserved from order to sale, discard or write-off.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _demand as demand
+from ._calendar import DayInfo, day_info
+from ._world import MACHINE_CAPACITY, World
+
+FIXED_FEE = 8_000            # fen per day
+MACHINE_RENT = 400           # fen per machine per day
+WAREHOUSE_RENT = 3           # fen per unit per day (expired units included)
+VISIT_FEE = 3_500            # fen per machine per day visited
+EXPIRED_SALE_FINE = 100_000  # fen per expired unit sold
+STARTING_CASH = 4_000_000    # fen
+LEAD_TIME = 3
+BANKRUPT_AFTER = 10
+
+
+@dataclass(slots=True)
+class Batch:
+    """Units of one product that share an expiry day. ``arrived`` is the warehouse arrival day."""
+
+    expiry: int
+    arrived: int
+    units: int
+
+
+@dataclass(slots=True)
+class Listing:
+    price: int                                   # fen
+    batches: list[Batch] = field(default_factory=list)   # oldest (earliest expiry) first
+    listed_day: int = 0
+
+    @property
+    def units(self) -> int:
+        return sum(b.units for b in self.batches)
+
+
+@dataclass(slots=True)
+class Order:
+    id: str
+    placed: int
+    due: int
+    items: list[tuple[int, int]]                 # (product index, units)
+    cost: int
+    arrived: int | None = None
+
+
+@dataclass(slots=True)
+class DayPnL:
+    revenue: int = 0
+    cogs: int = 0            # cost of unexpired units sold
+    purchases: int = 0
+    fees: int = 0            # fixed fee + machine rent + warehouse rent
+    visit_fees: int = 0
+    fines: int = 0
+    waste: int = 0           # cost of units that expired today + unexpired units discarded
+    units_sold: int = 0
+    expired_sold: int = 0
+    visits: int = 0
+
+    @property
+    def net(self) -> int:
+        """Change of net assets: what the business earned today."""
+        return self.revenue - self.cogs - self.fees - self.visit_fees - self.fines - self.waste
+
+
+@dataclass(slots=True)
+class UnitCounts:
+    """Cumulative unit flows, for the conservation invariant."""
+
+    ordered: int = 0
+    sold: int = 0
+    discarded: int = 0
+    written_off: int = 0
+
+
+def take_oldest(batches: list[Batch], units: int, *, skip_expired_before: int | None = None
+                ) -> list[Batch]:
+    """Remove ``units`` from the front of ``batches`` (earliest expiry first), return them.
+
+    With ``skip_expired_before=day``, batches already expired on ``day`` are left in place.
+    """
+    taken: list[Batch] = []
+    for b in batches:
+        if units == 0:
+            break
+        if skip_expired_before is not None and b.expiry <= skip_expired_before:
+            continue
+        n = min(units, b.units)
+        if n:
+            b.units -= n
+            units -= n
+            taken.append(Batch(b.expiry, b.arrived, n))
+    batches[:] = [b for b in batches if b.units > 0]
+    return taken
+
+
+def put_back(batches: list[Batch], new: list[Batch]) -> None:
+    """Merge batches into a list kept sorted by expiry (merging equal expiry days)."""
+    for nb in new:
+        for b in batches:
+            if b.expiry == nb.expiry and b.arrived == nb.arrived:
+                b.units += nb.units
+                break
+        else:
+            batches.append(Batch(nb.expiry, nb.arrived, nb.units))
+    batches.sort(key=lambda b: (b.expiry, b.arrived))
+
+
+class Business:
+    """State and day-cycle mechanics of one trial. Tools validate; this class executes."""
+
+    def __init__(self, world: World, seed: int, days: int, start: dt.date) -> None:
+        self.world = world
+        self.seed = seed
+        self.horizon = days
+        self.start = start
+        self.unit_cost = np.array([p.unit_cost for p in world.products], dtype=np.int64)
+        self.ref_price = np.array([p.ref_price for p in world.products], dtype=np.int64)
+        self.cash = STARTING_CASH
+        self.day = 0
+        self.status = "running"
+        self.days_below_zero = 0
+        self.warehouse: dict[int, list[Batch]] = {}
+        self.shelves: list[dict[int, Listing]] = [{} for _ in world.machines]
+        self.orders: list[Order] = []
+        self.visited: set[int] = set()
+        self.notes = ""
+        self.units = UnitCounts()
+        self.today = DayPnL()
+        self.history: list[dict] = []          # one P&L row per finished day
+        self.sales: list[tuple] = []           # one row per listing per finished day
+        self.sales_start: dict[int, int] = {}  # day -> index of its first row in ``sales``
+        self._arrivals = demand.Arrivals(seed, world.hidden)
+        self.info: DayInfo = day_info(start)
+        self.weather = demand.weather(seed, 1, self.info)
+        self._start_day()
+
+    # ------------------------------------------------------------------ the calendar
+    def date_of(self, day: int) -> dt.date:
+        return self.start + dt.timedelta(days=day - 1)
+
+    def recent_sales(self, window: int) -> list[tuple]:
+        """Sales rows of the last ``window`` finished days (yesterday backwards)."""
+        first = max(1, self.day - window)
+        return self.sales[self.sales_start[first]:] if first in self.sales_start else []
+
+    @property
+    def done(self) -> bool:
+        return self.status != "running"
+
+    def _start_day(self) -> None:
+        """Deliveries arrive, fees are charged, expiries are marked."""
+        self.day += 1
+        self.today = DayPnL()
+        self.visited = set()
+        self.info = day_info(self.date_of(self.day))
+        self.weather = demand.weather(self.seed, self.day, self.info)
+        for order in self.orders:
+            if order.arrived is None and order.due <= self.day:
+                order.arrived = self.day
+                for k, n in order.items:
+                    life = self.world.products[k].shelf_life
+                    put_back(self.warehouse.setdefault(k, []), [Batch(self.day + life, self.day, n)])
+        wh_units = sum(b.units for bs in self.warehouse.values() for b in bs)
+        self.today.fees = FIXED_FEE + MACHINE_RENT * len(self.shelves) + WAREHOUSE_RENT * wh_units
+        self.cash -= self.today.fees
+        self.today.waste += sum(int(self.unit_cost[k]) * b.units for k, bs in self.warehouse.items()
+                                for b in bs if b.expiry == self.day)
+        for shelf in self.shelves:
+            for k, listing in shelf.items():
+                self.today.waste += sum(int(self.unit_cost[k]) * b.units
+                                        for b in listing.batches if b.expiry == self.day)
+
+    def end_day(self) -> None:
+        """Customers buy, visit fees are charged, the day is recorded and the next begins."""
+        if self.done:
+            return
+        self._sell()
+        self.today.visits = len(self.visited)
+        self.today.visit_fees = VISIT_FEE * len(self.visited)
+        self.cash -= self.today.visit_fees
+        self.history.append(self._day_row())
+        self.days_below_zero = self.days_below_zero + 1 if self.cash < 0 else 0
+        if self.days_below_zero >= BANKRUPT_AFTER:
+            self.status = "bankrupt"
+        elif self.day >= self.horizon:
+            self.status = "completed"
+        else:
+            self._start_day()
+
+    def _sell(self) -> None:
+        hidden = self.world.hidden
+        multipliers = np.array([demand.site_multiplier(m.site_type, self.info, self.weather)
+                                for m in self.world.machines])
+        attempts = self._arrivals.draw(self.day, multipliers)
+        heat = demand.product_multiplier(hidden.heat, self.weather)
+        self.sales_start[self.day] = len(self.sales)
+        for m, shelf in enumerate(self.shelves):
+            stocked = [(k, lst) for k, lst in shelf.items() if lst.batches]
+            if not stocked:
+                for k, lst in shelf.items():
+                    self.sales.append((self.day, m, k, lst.price, 0, 0, 0, 0))
+                continue
+            ks = np.array([k for k, _ in stocked])
+            units = np.array([lst.units for _, lst in stocked])
+            prices = np.array([lst.price for _, lst in stocked], dtype=float)
+            fill = min(1.0, units.sum() / MACHINE_CAPACITY)
+            probs = demand.choice_probabilities(hidden, m, ks, units, prices,
+                                                self.ref_price[ks].astype(float), fill, heat)
+            sold = demand.sell(self.seed, m, self.day, int(attempts[m]), probs, units)
+            sold_by_k = dict(zip(ks.tolist(), sold.tolist()))
+            for k, lst in shelf.items():
+                on_shelf = lst.units
+                n = sold_by_k.get(k, 0)
+                revenue = cogs = 0
+                if n:
+                    for b in take_oldest(lst.batches, n):
+                        revenue += b.units * lst.price
+                        if b.expiry <= self.day:
+                            self.today.expired_sold += b.units
+                            self.today.fines += EXPIRED_SALE_FINE * b.units
+                        else:
+                            cogs += b.units * int(self.unit_cost[k])
+                    self.today.revenue += revenue
+                    self.today.cogs += cogs
+                    self.today.units_sold += n
+                    self.units.sold += n
+                self.sales.append((self.day, m, k, lst.price, on_shelf, n, revenue, cogs))
+        self.cash += self.today.revenue - self.today.fines
+
+    # ------------------------------------------------------------------ valuation
+    def shelf_units(self, m: int) -> int:
+        return sum(lst.units for lst in self.shelves[m].values())
+
+    def inventory_value(self) -> int:
+        """Cost value of unexpired units on shelves, in the warehouse and in transit (fen)."""
+        day, cost = self.day, self.unit_cost
+        value = sum(int(cost[k]) * b.units for k, bs in self.warehouse.items()
+                    for b in bs if b.expiry > day)
+        value += sum(int(cost[k]) * b.units for shelf in self.shelves for k, lst in shelf.items()
+                     for b in lst.batches if b.expiry > day)
+        value += sum(int(cost[k]) * n for o in self.orders if o.arrived is None for k, n in o.items)
+        return value
+
+    def net_assets(self) -> int:
+        return self.cash + self.inventory_value()
+
+    def unit_census(self) -> dict[str, int]:
+        """Where every unit ever ordered is now (for the conservation invariant)."""
+        return {
+            "transit": sum(n for o in self.orders if o.arrived is None for _, n in o.items),
+            "warehouse": sum(b.units for bs in self.warehouse.values() for b in bs),
+            "shelves": sum(self.shelf_units(m) for m in range(len(self.shelves))),
+            "sold": self.units.sold,
+            "discarded": self.units.discarded,
+            "written_off": self.units.written_off,
+        }
+
+    def _day_row(self) -> dict:
+        t = self.today
+        return {
+            "day": self.day, "date": self.date_of(self.day).isoformat(),
+            "cash": self.cash, "net_assets": self.net_assets(),
+            "revenue": t.revenue, "cogs": t.cogs, "purchases": t.purchases, "fees": t.fees,
+            "visit_fees": t.visit_fees, "fines": t.fines, "waste_cost": t.waste,
+            "units_sold": t.units_sold, "expired_units_sold": t.expired_sold,
+            "machines_visited": t.visits, "net": t.net,
+        }

@@ -1,0 +1,159 @@
+"""The 18 agent tools: their schemas, batch validation and dispatch.
+
+A tool call goes: JSON arguments -> the tool's pydantic model (strict, no unknown keys)
+-> for batch tools, each item validated and executed on its own -> a JSON-able dict
+with ``ok`` and, on failure, an ``error`` that says what was wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ...errors import ToolError
+from . import _operations as ops
+from . import _queries as q
+from . import _schemas as s
+from ._report import daily_report
+from ._state import Business
+
+
+def describe_errors(exc: ValidationError, prefix: str = "") -> str:
+    """Pydantic errors as one line the agent can act on."""
+    parts = []
+    for err in exc.errors(include_url=False)[:5]:
+        loc = ".".join(str(p) for p in err["loc"])
+        where = f"{prefix}{loc}" if loc else (prefix.rstrip(".") or "arguments")
+        got = err.get("input")
+        shown = "" if isinstance(got, dict) else f" (got {got!r:.40})"
+        parts.append(f"{where}: {err['msg']}{shown}")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    kind: str                       # query | remote | physical | memory
+    description: str
+    model: type[BaseModel]          # the whole call's arguments: schema and validation
+    run: Callable[..., dict] | None = None        # non-batch handler (biz, args, ids)
+    item: type[BaseModel] | None = None           # batch tools: one item's model
+    op: Callable[..., dict] | None = None         # batch tools: one item's operation
+
+    def schema(self) -> dict[str, Any]:
+        return s.openai_schema(self.name, f"[{self.kind}] {self.description}", self.model)
+
+
+def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
+    items = raw.get("items")
+    extra = sorted(set(raw) - {"items"})
+    if extra or not isinstance(items, list) or not 1 <= len(items) <= s.MAX_BATCH \
+            or not all(isinstance(i, dict) for i in items):
+        why = (f"unknown argument(s) {extra}" if extra else
+               "'items' must be a list of 1–100 objects" if not isinstance(items, list)
+               or not all(isinstance(i, dict) for i in items)
+               else f"'items' holds {len(items)} entries; send 1–100 per call")
+        return {"ok": False, "error": f"{tool.name}: malformed batch, nothing done: {why}"}
+    accepted, rejected = [], []
+    for index, raw_item in enumerate(items):
+        try:
+            item = tool.item.model_validate(raw_item)
+            result = tool.op(biz, ids, item)
+        except ValidationError as exc:
+            rejected.append({"index": index, "reason": describe_errors(exc, f"items[{index}].")})
+        except ToolError as exc:
+            rejected.append({"index": index, "reason": str(exc)})
+        else:
+            accepted.append({"index": index, **result})
+    out: dict[str, Any] = {"ok": not rejected, "accepted": accepted, "rejected": rejected}
+    if rejected:
+        out["error"] = (f"{len(rejected)} of {len(items)} items rejected (they changed nothing); "
+                        "see 'rejected' for each reason")
+    return out
+
+
+def _order(biz: Business, ids: ops.Resolver, it: s.OrderItem) -> dict:
+    return ops.place_order(biz, ids.product(it.product_id), it.quantity)
+
+
+def _price(biz: Business, ids: ops.Resolver, it: s.PriceItem) -> dict:
+    return ops.set_price(biz, ids.machine(it.machine_id), ids.product(it.product_id), it.price)
+
+
+def _discard(biz: Business, ids: ops.Resolver, it: s.DiscardItem) -> dict:
+    return ops.discard(biz, ids.product(it.product_id), it.quantity)
+
+
+def _restock(biz: Business, ids: ops.Resolver, it: s.StockItem) -> dict:
+    return ops.restock(biz, ids.machine(it.machine_id), ids.product(it.product_id), it.quantity)
+
+
+def _remove(biz: Business, ids: ops.Resolver, it: s.StockItem) -> dict:
+    return ops.remove_stock(biz, ids.machine(it.machine_id), ids.product(it.product_id),
+                            it.quantity)
+
+
+def _delist(biz: Business, ids: ops.Resolver, it: s.DelistItem) -> dict:
+    return ops.delist(biz, ids.machine(it.machine_id), ids.product(it.product_id))
+
+
+def _read_notes(biz: Business, _: s.NoArgs, __: ops.Resolver) -> dict:
+    return {"text": biz.notes, "chars": len(biz.notes), "limit": s.MAX_NOTES}
+
+
+def _write_notes(biz: Business, args: s.NotesArgs, _: ops.Resolver) -> dict:
+    biz.notes = args.text
+    return {"chars": len(args.text), "limit": s.MAX_NOTES}
+
+
+def _report(biz: Business, _: s.NoArgs, __: ops.Resolver) -> dict:
+    return {"report": daily_report(biz)}
+
+
+TOOLS: dict[str, Tool] = {t.name: t for t in (
+    Tool("get_daily_report", "query", "Today's daily report again.", s.NoArgs, _report),
+    Tool("list_machines", "query", "All machines: site type, units/capacity, fill, listings.",
+         s.NoArgs, q.list_machines),
+    Tool("get_machine_inventory", "query", "One machine's listings: units, sellable, expired, "
+         "price, reference price, unit cost, next expiry, units sold in the last 7 days.",
+         s.MachineArgs, q.machine_inventory),
+    Tool("get_warehouse_inventory", "query", "Warehouse batches: units, arrival, expiry, "
+         "expired. Paginated.", s.WarehouseArgs, q.warehouse_inventory),
+    Tool("get_orders", "query", "Purchase orders in transit or delivered. Paginated.",
+         s.OrdersArgs, q.orders),
+    Tool("search_catalog", "query", "Search the 1,372-SKU catalog: unit cost, reference price, "
+         "shelf life. Paginated.", s.CatalogArgs, q.search_catalog),
+    Tool("get_sales_report", "query", "Units, revenue and gross profit over the last 1, 3, 7 "
+         "or 30 days, grouped by listing, machine, product, subcategory or day. Paginated.",
+         s.SalesArgs, q.sales_report),
+    Tool("get_financials", "query", "Profit-and-loss lines by day over the last 1, 3, 7 or 30 "
+         "days.", s.FinancialsArgs, q.financials),
+    Tool("query_sql", "query", "One read-only SQL SELECT over your own records (views: catalog, "
+         "machines, sales, daily_pnl, orders, machine_inventory, warehouse); at most 50 rows.",
+         s.SqlArgs, None),
+    Tool("place_order", "remote", "Buy stock for the warehouse: cash is debited now, the order "
+         "arrives in about 3 days.", s.batch_of(s.OrderItem, "PlaceOrderArgs"),
+         item=s.OrderItem, op=_order),
+    Tool("set_price", "remote", "Set listing prices, 0.5–2.0 × the reference price.",
+         s.batch_of(s.PriceItem, "SetPriceArgs"), item=s.PriceItem, op=_price),
+    Tool("discard", "remote", "Write off warehouse units, expired ones first.",
+         s.batch_of(s.DiscardItem, "DiscardArgs"), item=s.DiscardItem, op=_discard),
+    Tool("end_day", "remote", "Close today's action window; customers buy overnight.",
+         s.NoArgs, None),
+    Tool("restock", "physical", "Move warehouse units (earliest expiry first) onto a machine; "
+         "lists the product if new. Costs a 35 CNY visit per machine per day.",
+         s.batch_of(s.StockItem, "RestockArgs"), item=s.StockItem, op=_restock),
+    Tool("remove_stock", "physical", "Move units (oldest first) from a machine back to the "
+         "warehouse. Costs a visit.", s.batch_of(s.StockItem, "RemoveStockArgs"),
+         item=s.StockItem, op=_remove),
+    Tool("delist", "physical", "Remove a listing: sellable units return to the warehouse, "
+         "expired ones are written off. Costs a visit.",
+         s.batch_of(s.DelistItem, "DelistArgs"), item=s.DelistItem, op=_delist),
+    Tool("read_notes", "memory", "Read your notebook.", s.NoArgs, _read_notes),
+    Tool("write_notes", "memory", "Replace your notebook (at most 6,000 characters; a longer "
+         "text is rejected and the old notes stay).", s.NotesArgs, _write_notes),
+)}
+MUTATING = frozenset(n for n, t in TOOLS.items() if t.kind in ("remote", "physical"))
