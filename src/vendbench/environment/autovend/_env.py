@@ -106,7 +106,8 @@ class AutoVendEnv:
         sales = [{"day": d, "machine_id": mids[m], "product_id": pids[k], "price": fen(p),
                   "units_on_shelf": shelf, "units_sold": n, "revenue": fen(rev),
                   "cogs": fen(cogs)}
-                 for d, m, k, p, shelf, n, rev, cogs in b.sales[self._drained["sales"]:]]
+                 for day_rows in b.sales[self._drained["sales"]:]
+                 for d, m, k, p, shelf, n, rev, cogs in day_rows.tolist()]
         self._drained = {"days": len(b.history), "sales": len(b.sales)}
         return {"days": days, "sales": sales}
 

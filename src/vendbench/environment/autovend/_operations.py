@@ -42,22 +42,25 @@ class Resolver:
                             "use list_machines") from None
 
 
-def place_order(biz: Business, k: int, quantity: int) -> dict:
+def place_order(biz: Business, k: int, quantity: int, order: Order | None) -> Order:
+    """Add one line to this call's purchase order (created on the first accepted line)."""
     if quantity > MAX_ORDER_UNITS:
         raise ToolError(f"quantity {quantity} is over the {MAX_ORDER_UNITS} units allowed per item")
     cost = quantity * int(biz.unit_cost[k])
     if cost > biz.cash:
         raise ToolError(f"not enough cash: {quantity} units cost {fen(cost):.2f} CNY, "
                         f"cash is {fen(biz.cash):.2f} CNY")
-    order_no = len(biz.orders) + 1
-    due = biz.day + LEAD_TIME + demand.delivery_delay(biz.seed, order_no)
-    order_id = f"O{order_no:05d}"
-    biz.orders.append(Order(order_id, biz.day, due, [(k, quantity)], cost))
+    if order is None:
+        order_no = len(biz.orders) + 1
+        due = biz.day + LEAD_TIME + demand.delivery_delay(biz.seed, order_no)
+        order = Order(f"O{order_no:05d}", biz.day, due, [], 0)
+        biz.orders.append(order)
+    order.items.append((k, quantity))
+    order.cost += cost
     biz.cash -= cost
     biz.today.purchases += cost
     biz.units.ordered += quantity
-    return {"order_id": order_id, "cost": fen(cost), "expected_arrival": biz.date_of(
-        biz.day + LEAD_TIME).isoformat()}
+    return order
 
 
 def set_price(biz: Business, m: int, k: int, price: float) -> dict:
@@ -109,7 +112,8 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     new = listing is None
     if new:
         listing = shelf[k] = Listing(price=int(biz.ref_price[k]), listed_day=biz.day)
-    put_back(listing.batches, taken)
+    listing.put(taken)
+    biz.on_shelf[m] += quantity
     biz.visited.add(m)
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,
             "price": fen(listing.price)}
@@ -121,8 +125,9 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
     if quantity > have:
         raise ToolError(f"{biz.world.machines[m].id} holds only {have} units of "
                         f"{biz.world.products[k].id}")
-    taken = take_oldest(listing.batches, quantity)
+    taken = listing.take(quantity)
     put_back(biz.warehouse.setdefault(k, []), taken)
+    biz.on_shelf[m] -= quantity
     biz.visited.add(m)
     return {"removed": quantity, "expired_removed": sum(b.units for b in taken
                                                         if b.expiry <= biz.day),
@@ -139,6 +144,7 @@ def delist(biz: Business, m: int, k: int) -> dict:
         put_back(biz.warehouse.setdefault(k, []), [Batch(b.expiry, b.arrived, b.units)
                                                    for b in fresh])
     biz.units.written_off += expired
+    biz.on_shelf[m] -= listing.units
     del biz.shelves[m][k]
     biz.visited.add(m)
     return {"returned_to_warehouse": sum(b.units for b in fresh), "expired_written_off": expired}

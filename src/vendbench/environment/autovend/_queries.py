@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+import numpy as np
+
 from . import _schemas as s
 from ._operations import Resolver, fen
 from ._state import Business
@@ -34,10 +36,10 @@ def list_machines(biz: Business, _: s.NoArgs, __: Resolver) -> dict:
 
 def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict:
     m = ids.machine(args.machine_id)
+    recent = biz.recent_sales(7, m)
     sold7: dict[int, int] = defaultdict(int)
-    for _, mm, k, _, _, n, _, _ in biz.recent_sales(7):
-        if mm == m:
-            sold7[k] += n
+    for k, n in zip(recent[:, 2].tolist(), recent[:, 5].tolist()):
+        sold7[k] += n
     rows = []
     for k, lst in sorted(biz.shelves[m].items()):
         p = biz.world.products[k]
@@ -77,12 +79,12 @@ def orders(biz: Business, args: s.OrdersArgs, _: Resolver) -> dict:
         status = "in_transit" if o.arrived is None else "delivered"
         if args.status and status != args.status:
             continue
-        for k, n in o.items:
-            rows.append({"order_id": o.id, "product_id": biz.world.products[k].id,
-                         "quantity": n, "cost": fen(o.cost), "status": status,
-                         "placed": biz.date_of(o.placed).isoformat(),
-                         "expected": biz.date_of(o.placed + 3).isoformat(),
-                         "arrived": biz.date_of(o.arrived).isoformat() if o.arrived else None})
+        rows.append({"order_id": o.id, "status": status, "cost": fen(o.cost),
+                     "placed": biz.date_of(o.placed).isoformat(),
+                     "expected": biz.date_of(o.placed + 3).isoformat(),
+                     "arrived": biz.date_of(o.arrived).isoformat() if o.arrived else None,
+                     "items": [{"product_id": biz.world.products[k].id, "quantity": n}
+                               for k, n in o.items]})
     return paginate(rows, args.page, args.page_size)
 
 
@@ -107,28 +109,38 @@ def search_catalog(biz: Business, args: s.CatalogArgs, _: Resolver) -> dict:
 def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict:
     m_only = ids.machine(args.machine_id) if args.machine_id is not None else None
     k_only = ids.product(args.product_id) if args.product_id is not None else None
-    w, mids = biz.world, [m.id for m in biz.world.machines]
-    keyers = {
-        "listing": lambda d, m, k: (mids[m], w.products[k].id),
-        "machine": lambda d, m, k: (mids[m],),
-        "product": lambda d, m, k: (w.products[k].id,),
-        "subcategory": lambda d, m, k: (w.products[k].subcategory,),
-        "day": lambda d, m, k: (biz.date_of(d).isoformat(),),
-    }
-    names = {"listing": ("machine_id", "product_id"), "machine": ("machine_id",),
-             "product": ("product_id",), "subcategory": ("subcategory",), "day": ("date",)}
-    key_of = keyers[args.group_by]
-    agg: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for d, m, k, _, _, n, rev, _ in biz.recent_sales(args.window):
-        if (m_only is not None and m != m_only) or (k_only is not None and k != k_only):
-            continue
-        a = agg[key_of(d, m, k)]
-        a[0] += n
-        a[1] += rev
-        a[2] += rev - n * int(biz.unit_cost[k])
-    rows = [{**dict(zip(names[args.group_by], key)), "units": u, "revenue": fen(r),
-             "gross_profit": fen(g)} for key, (u, r, g) in agg.items()]
-    rows.sort(key=lambda r: (r["date"],) if args.group_by == "day" else (-r["gross_profit"],))
+    group = args.group_by
+    rows = biz.recent_sales(args.window, m_only)
+    if k_only is not None:
+        rows = rows[rows[:, 2] == k_only]
+    d, m, k, n, rev = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 5], rows[:, 6]
+    gp = rev - n * biz.unit_cost[k]
+    n_k = len(biz.world.products)
+    key = {"listing": m * n_k + k, "machine": m, "product": k, "subcategory": k,
+           "day": d}[group]
+    uniq, inv = np.unique(key, return_inverse=True)
+    sums = [np.bincount(inv, weights=col, minlength=len(uniq)).astype(np.int64).tolist()
+            for col in (n, rev, gp)]
+    ukeys = [(int(u) // n_k, int(u) % n_k) if group == "listing" else int(u)
+             for u in uniq.tolist()]
+    agg: dict[Any, list[int]] = {u: [a, b, c] for u, a, b, c in zip(ukeys, *sums)}
+    if group == "subcategory":      # fold products into their subcategories
+        subs: dict[str, list[int]] = {}
+        for k, (u, r, g) in agg.items():
+            t = subs.setdefault(biz.world.products[k].subcategory, [0, 0, 0])
+            t[0], t[1], t[2] = t[0] + u, t[1] + r, t[2] + g
+        agg = subs
+    mids, pids = [mc.id for mc in biz.world.machines], [p.id for p in biz.world.products]
+    label = {
+        "listing": lambda key: {"machine_id": mids[key[0]], "product_id": pids[key[1]]},
+        "machine": lambda key: {"machine_id": mids[key]},
+        "product": lambda key: {"product_id": pids[key]},
+        "subcategory": lambda key: {"subcategory": key},
+        "day": lambda key: {"date": biz.date_of(key).isoformat()},
+    }[group]
+    ordered = sorted(agg.items(), key=lambda kv: kv[0] if group == "day" else -kv[1][2])
+    rows = [{**label(key), "units": u, "revenue": fen(r), "gross_profit": fen(g)}
+            for key, (u, r, g) in ordered]
     totals = {"units": sum(v[0] for v in agg.values()),
               "revenue": fen(sum(v[1] for v in agg.values())),
               "gross_profit": fen(sum(v[2] for v in agg.values()))}

@@ -50,7 +50,7 @@ def daily_report(biz: Business) -> str:
     lines.append(f"Orders in transit: {len(transit)} orders, "
                  f"{sum(n for o in transit for _, n in o.items)} units")
     sold: dict[int, tuple[int, int]] = {}
-    for _, m, _, _, _, n, rev, _ in biz.recent_sales(1):
+    for m, n, rev in biz.recent_sales(1)[:, [1, 5, 6]].tolist():
         u, r = sold.get(m, (0, 0))
         sold[m] = (u + n, r + rev)
     lines.append("Machines (units/capacity, listings, yesterday units & revenue, empty "

@@ -111,10 +111,17 @@ class SqlSandbox:
             return
         pid = [p.id for p in biz.world.products]
         mid = [m.id for m in biz.world.machines]
-        new_sales = biz.sales[self._synced_sales:]
-        self._append("_sales", [(d, mid[m], pid[k], price, shelf, n, rev)
-                                for d, m, k, price, shelf, n, rev, _ in new_sales])
-        self._synced_sales = len(biz.sales)
+        if len(biz.sales) > self._synced_sales:
+            rows = np.concatenate(biz.sales[self._synced_sales:])
+            self._con.register("_incoming", {
+                "day": rows[:, 0], "machine_id": np.array(mid, dtype=object)[rows[:, 1]],
+                "product_id": np.array(pid, dtype=object)[rows[:, 2]], "price_fen": rows[:, 3],
+                "units_on_shelf": rows[:, 4], "units_sold": rows[:, 5], "revenue_fen": rows[:, 6]})
+            try:
+                self._con.execute("INSERT INTO _sales SELECT * FROM _incoming")
+            finally:
+                self._con.unregister("_incoming")
+            self._synced_sales = len(biz.sales)
         self._append("_pnl", [(r["day"], dt.date.fromisoformat(r["date"]), r["cash"],
                                r["net_assets"], r["revenue"], r["cogs"], r["purchases"], r["fees"],
                                r["visit_fees"], r["fines"], r["waste_cost"], r["units_sold"])

@@ -24,6 +24,8 @@ VISIT_FEE = 3_500            # fen per machine per day visited
 EXPIRED_SALE_FINE = 100_000  # fen per expired unit sold
 STARTING_CASH = 4_000_000    # fen
 LEAD_TIME = 3
+SALES_COLUMNS = ("day", "machine", "product", "price", "units_on_shelf", "units_sold",
+                 "revenue", "cogs")
 BANKRUPT_AFTER = 10
 
 
@@ -38,13 +40,20 @@ class Batch:
 
 @dataclass(slots=True)
 class Listing:
-    price: int                                   # fen
-    batches: list[Batch] = field(default_factory=list)   # oldest (earliest expiry) first
-    listed_day: int = 0
+    """A product listed on a machine. Change its batches only through ``take``/``put``."""
 
-    @property
-    def units(self) -> int:
-        return sum(b.units for b in self.batches)
+    price: int                                   # fen
+    listed_day: int = 0
+    batches: list[Batch] = field(default_factory=list)   # oldest (earliest expiry) first
+    units: int = 0                                       # kept equal to the batches' sum
+
+    def take(self, units: int) -> list[Batch]:
+        self.units -= units
+        return take_oldest(self.batches, units)
+
+    def put(self, batches: list[Batch]) -> None:
+        self.units += sum(b.units for b in batches)
+        put_back(self.batches, batches)
 
 
 @dataclass(slots=True)
@@ -141,8 +150,11 @@ class Business:
         self.units = UnitCounts()
         self.today = DayPnL()
         self.history: list[dict] = []          # one P&L row per finished day
-        self.sales: list[tuple] = []           # one row per listing per finished day
-        self.sales_start: dict[int, int] = {}  # day -> index of its first row in ``sales``
+        # one int64 array per finished day, one row per listing (SALES_COLUMNS), by machine
+        self.sales: list[np.ndarray] = []
+        self._sales_offsets: list[np.ndarray] = []   # per day: first row of each machine
+        self._today_sales: list[tuple] = []
+        self.on_shelf = [0] * len(world.machines)   # units per machine, kept by every move
         self._arrivals = demand.Arrivals(seed, world.hidden)
         self.info: DayInfo = day_info(start)
         self.weather = demand.weather(seed, 1, self.info)
@@ -152,10 +164,17 @@ class Business:
     def date_of(self, day: int) -> dt.date:
         return self.start + dt.timedelta(days=day - 1)
 
-    def recent_sales(self, window: int) -> list[tuple]:
-        """Sales rows of the last ``window`` finished days (yesterday backwards)."""
-        first = max(1, self.day - window)
-        return self.sales[self.sales_start[first]:] if first in self.sales_start else []
+    def recent_sales(self, window: int, machine: int | None = None) -> np.ndarray:
+        """Sales rows (SALES_COLUMNS) of the last ``window`` finished days, optionally of
+        one machine."""
+        parts = []
+        for i in range(max(0, len(self.sales) - window), len(self.sales)):
+            rows = self.sales[i]
+            if machine is not None:
+                off = self._sales_offsets[i]
+                rows = rows[off[machine]:off[machine + 1]]
+            parts.append(rows)
+        return np.concatenate(parts) if parts else np.zeros((0, len(SALES_COLUMNS)), np.int64)
 
     @property
     def done(self) -> bool:
@@ -207,43 +226,57 @@ class Business:
                                 for m in self.world.machines])
         attempts = self._arrivals.draw(self.day, multipliers)
         heat = demand.product_multiplier(hidden.heat, self.weather)
-        self.sales_start[self.day] = len(self.sales)
+        self._today_sales = []
+        offsets = [0]
         for m, shelf in enumerate(self.shelves):
-            stocked = [(k, lst) for k, lst in shelf.items() if lst.batches]
-            if not stocked:
-                for k, lst in shelf.items():
-                    self.sales.append((self.day, m, k, lst.price, 0, 0, 0, 0))
-                continue
-            ks = np.array([k for k, _ in stocked])
-            units = np.array([lst.units for _, lst in stocked])
-            prices = np.array([lst.price for _, lst in stocked], dtype=float)
-            fill = min(1.0, units.sum() / MACHINE_CAPACITY)
-            probs = demand.choice_probabilities(hidden, m, ks, units, prices,
-                                                self.ref_price[ks].astype(float), fill, heat)
-            sold = demand.sell(self.seed, m, self.day, int(attempts[m]), probs, units)
-            sold_by_k = dict(zip(ks.tolist(), sold.tolist()))
-            for k, lst in shelf.items():
-                on_shelf = lst.units
-                n = sold_by_k.get(k, 0)
-                revenue = cogs = 0
-                if n:
-                    for b in take_oldest(lst.batches, n):
-                        revenue += b.units * lst.price
-                        if b.expiry <= self.day:
-                            self.today.expired_sold += b.units
-                            self.today.fines += EXPIRED_SALE_FINE * b.units
-                        else:
-                            cogs += b.units * int(self.unit_cost[k])
-                    self.today.revenue += revenue
-                    self.today.cogs += cogs
-                    self.today.units_sold += n
-                    self.units.sold += n
-                self.sales.append((self.day, m, k, lst.price, on_shelf, n, revenue, cogs))
+            self._sell_machine(m, shelf, int(attempts[m]), heat)
+            offsets.append(len(self._today_sales))
+        self.sales.append(np.array(self._today_sales, dtype=np.int64).reshape(-1, 8))
+        self._sales_offsets.append(np.array(offsets))
         self.cash += self.today.revenue - self.today.fines
+
+    def _sell_machine(self, m: int, shelf: dict[int, Listing], attempts: int,
+                      heat: np.ndarray) -> None:
+        hidden = self.world.hidden
+        stocked = [(k, lst) for k, lst in shelf.items() if lst.batches]
+        if not stocked:
+            for k, lst in shelf.items():
+                self._today_sales.append((self.day, m, k, lst.price, 0, 0, 0, 0))
+            return
+        ks = np.array([k for k, _ in stocked])
+        units = np.array([lst.units for _, lst in stocked])
+        prices = np.array([lst.price for _, lst in stocked], dtype=float)
+        fill = min(1.0, units.sum() / MACHINE_CAPACITY)
+        probs = demand.choice_probabilities(hidden, m, ks, units, prices,
+                                            self.ref_price[ks].astype(float), fill, heat)
+        sold = demand.sell(self.seed, m, self.day, attempts, probs, units)
+        sold_by_k = dict(zip(ks.tolist(), sold.tolist()))
+        for k, lst in shelf.items():
+            on_shelf = lst.units
+            n = sold_by_k.get(k, 0)
+            revenue = cogs = 0
+            if n:
+                for b in lst.take(n):
+                    revenue += b.units * lst.price
+                    if b.expiry <= self.day:
+                        self.today.expired_sold += b.units
+                        self.today.fines += EXPIRED_SALE_FINE * b.units
+                    else:
+                        cogs += b.units * int(self.unit_cost[k])
+                self.today.revenue += revenue
+                self.today.cogs += cogs
+                self.today.units_sold += n
+                self.units.sold += n
+                self.on_shelf[m] -= n
+            self._today_sales.append((self.day, m, k, lst.price, on_shelf, n, revenue, cogs))
 
     # ------------------------------------------------------------------ valuation
     def shelf_units(self, m: int) -> int:
-        return sum(lst.units for lst in self.shelves[m].values())
+        return self.on_shelf[m]
+
+    def count_shelf(self, m: int) -> int:
+        """Recount a machine's units from its batches (checks ``on_shelf``)."""
+        return sum(b.units for lst in self.shelves[m].values() for b in lst.batches)
 
     def inventory_value(self) -> int:
         """Cost value of unexpired units on shelves, in the warehouse and in transit (fen)."""
@@ -263,7 +296,7 @@ class Business:
         return {
             "transit": sum(n for o in self.orders if o.arrived is None for _, n in o.items),
             "warehouse": sum(b.units for bs in self.warehouse.values() for b in bs),
-            "shelves": sum(self.shelf_units(m) for m in range(len(self.shelves))),
+            "shelves": sum(self.count_shelf(m) for m in range(len(self.shelves))),
             "sold": self.units.sold,
             "discarded": self.units.discarded,
             "written_off": self.units.written_off,

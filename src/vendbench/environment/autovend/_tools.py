@@ -58,10 +58,11 @@ def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
                else f"'items' holds {len(items)} entries; send 1–100 per call")
         return {"ok": False, "error": f"{tool.name}: malformed batch, nothing done: {why}"}
     accepted, rejected = [], []
+    context: dict[str, Any] = {}      # shared by the items of one call (the purchase order)
     for index, raw_item in enumerate(items):
         try:
             item = tool.item.model_validate(raw_item)
-            result = tool.op(biz, ids, item)
+            result = tool.op(biz, ids, item, context)
         except ValidationError as exc:
             rejected.append({"index": index, "reason": describe_errors(exc, f"items[{index}].")})
         except ToolError as exc:
@@ -75,28 +76,32 @@ def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
     return out
 
 
-def _order(biz: Business, ids: ops.Resolver, it: s.OrderItem) -> dict:
-    return ops.place_order(biz, ids.product(it.product_id), it.quantity)
+def _order(biz: Business, ids: ops.Resolver, it: s.OrderItem, ctx: dict) -> dict:
+    k = ids.product(it.product_id)
+    order = ctx["order"] = ops.place_order(biz, k, it.quantity, ctx.get("order"))
+    return {"order_id": order.id, "product_id": it.product_id, "quantity": it.quantity,
+            "cost": ops.fen(it.quantity * int(biz.unit_cost[k])),
+            "expected_arrival": biz.date_of(order.placed + 3).isoformat()}
 
 
-def _price(biz: Business, ids: ops.Resolver, it: s.PriceItem) -> dict:
+def _price(biz: Business, ids: ops.Resolver, it: s.PriceItem, _: dict) -> dict:
     return ops.set_price(biz, ids.machine(it.machine_id), ids.product(it.product_id), it.price)
 
 
-def _discard(biz: Business, ids: ops.Resolver, it: s.DiscardItem) -> dict:
+def _discard(biz: Business, ids: ops.Resolver, it: s.DiscardItem, _: dict) -> dict:
     return ops.discard(biz, ids.product(it.product_id), it.quantity)
 
 
-def _restock(biz: Business, ids: ops.Resolver, it: s.StockItem) -> dict:
+def _restock(biz: Business, ids: ops.Resolver, it: s.StockItem, _: dict) -> dict:
     return ops.restock(biz, ids.machine(it.machine_id), ids.product(it.product_id), it.quantity)
 
 
-def _remove(biz: Business, ids: ops.Resolver, it: s.StockItem) -> dict:
+def _remove(biz: Business, ids: ops.Resolver, it: s.StockItem, _: dict) -> dict:
     return ops.remove_stock(biz, ids.machine(it.machine_id), ids.product(it.product_id),
                             it.quantity)
 
 
-def _delist(biz: Business, ids: ops.Resolver, it: s.DelistItem) -> dict:
+def _delist(biz: Business, ids: ops.Resolver, it: s.DelistItem, _: dict) -> dict:
     return ops.delist(biz, ids.machine(it.machine_id), ids.product(it.product_id))
 
 

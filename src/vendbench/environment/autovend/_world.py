@@ -43,15 +43,15 @@ SUBCATEGORY_NAMES = tuple(s[0] for s in SUBCATEGORIES)
 # name, machines, attempts/day, price elasticity, no-purchase weight,
 # preference per subcategory (same order as SUBCATEGORIES)
 SITE_TYPES: tuple[tuple[str, int, float, float, float, tuple[float, ...]], ...] = (
-    ("workplace", 6, 82.0, 2.8, 24.0,
+    ("workplace", 6, 72.0, 2.8, 24.0,
      (1.3, 1.0, 1.1, 1.2, 0.7, 1.6, 0.7, 0.6, 0.9, 0.9, 0.6, 0.6, 0.5, 1.6, 1.0, 1.2, 0.6, 0.5)),
-    ("campus", 2, 95.0, 3.5, 22.0,
+    ("campus", 2, 84.0, 3.5, 22.0,
      (1.1, 1.5, 1.2, 1.0, 1.0, 1.2, 1.1, 0.8, 1.3, 1.0, 1.0, 1.0, 0.6, 1.4, 1.1, 0.9, 1.1, 1.2)),
-    ("residential", 4, 62.0, 3.0, 26.0,
+    ("residential", 4, 55.0, 3.0, 26.0,
      (1.2, 1.0, 0.9, 0.6, 1.1, 0.6, 1.5, 1.1, 1.0, 1.1, 1.0, 1.0, 1.0, 0.8, 1.3, 0.8, 0.9, 1.2)),
-    ("commercial", 6, 88.0, 2.4, 26.0,
+    ("commercial", 6, 78.0, 2.4, 26.0,
      (1.4, 1.3, 1.3, 1.0, 1.2, 1.0, 0.9, 0.8, 1.0, 0.8, 1.2, 1.1, 0.8, 0.5, 0.8, 0.9, 0.9, 1.0)),
-    ("office", 2, 75.0, 2.6, 24.0,
+    ("office", 2, 66.0, 2.6, 24.0,
      (1.1, 0.8, 1.3, 1.8, 1.0, 0.9, 1.1, 1.0, 0.8, 1.1, 1.2, 0.9, 1.3, 0.6, 1.2, 0.8, 1.2, 0.9)),
 )
 SITE_NAMES = tuple(s[0] for s in SITE_TYPES)
@@ -165,7 +165,11 @@ def build_world(world_seed: int = DEFAULT_WORLD_SEED) -> World:
     prefs = np.array([s[5] for s in SITE_TYPES])                       # (sites, subcats)
     machine_pref = prefs[site] * rng.lognormal(0.0, 0.20, (n_m, len(SUBCATEGORIES)))
     fit = rng.lognormal(0.0, 0.25, (n_m, n_k))                          # machine-product fit
-    attraction = popularity[None, :] * machine_pref[:, subcat] * fit
+    # within a subcategory, dearer products attract fewer buyers at their reference price
+    ref = np.array([p.ref_price for p in products], dtype=float)
+    sub_mean = np.array([ref[subcat == c].mean() for c in range(len(SUBCATEGORIES))])
+    value = (ref / sub_mean[subcat]) ** -1.2
+    attraction = (popularity * value)[None, :] * machine_pref[:, subcat] * fit
 
     scale = np.clip(rng.lognormal(0.0, 0.18, n_m), 0.7, 1.4)
     volume = np.array([SITE_TYPES[s][2] for s in site]) * scale

@@ -1,0 +1,149 @@
+"""``baseline/order-up-to``: the paper's rule-based inventory control (SPEC §2.3).
+
+It sees only what an agent sees. Beliefs: 30-day rolling demand per listing, shrunk
+towards a prior for new listings; weak sellers are dropped and untried SKUs tried
+(preferring what sells at machines of the same site type); local gross-profit price
+trials move one price at a time by 10 % and keep the move only if a week's gross
+profit improves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import statistics
+
+from ._books import Call
+from ._replenish import MAX_LISTINGS, MachineView, ReplenishmentPolicy
+
+PRIOR_DAYS = 3.0          # weight of the prior rate, in days of observation
+TRIAL_STEP = 0.10
+TRIAL_DAYS = 7
+TRIAL_COOLDOWN = 21
+DROP_AFTER_DAYS = 14
+
+
+def _rank(*parts: str) -> str:
+    return hashlib.blake2s("/".join(parts).encode(), digest_size=8).hexdigest()
+
+
+class OrderUpToPolicy(ReplenishmentPolicy):
+    name = "baseline/order-up-to"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tried: dict[str, set[str]] = {}
+        self.trials: dict[tuple[str, str], dict] = {}
+        self.last_trial: dict[tuple[str, str], int] = {}
+        self.next_direction: dict[tuple[str, str], int] = {}
+        self.gp_rate: dict[tuple[str, str], float] = {}   # latest CNY/day per listing
+        self.explore_order: dict[str, list[str]] = {}
+
+    # -- what to list ----------------------------------------------------------------
+    def initial_assortment(self, m: MachineView) -> list[str]:
+        """Two SKUs per subcategory: one shared by the site type, one of the machine's own."""
+        by_sub: dict[str, list[str]] = {}
+        for pid, sku in self.books.catalog.items():
+            by_sub.setdefault(sku.subcategory, []).append(pid)
+        picks = []
+        for sub, pids in sorted(by_sub.items()):
+            shared = min(pids, key=lambda p: _rank(m.site, p))
+            own = min((p for p in pids if p != shared), key=lambda p: _rank(m.mid, p))
+            picks += [shared, own]
+        self.tried[m.mid] = set(picks)
+        return picks
+
+    def prior_rate(self, m: MachineView, pid: str) -> float:
+        known = [r for p, r in m.rates.items() if p in m.listed]
+        return 0.7 * statistics.median(known) if known else 1.2
+
+    # -- learning at a visit -------------------------------------------------------------
+    def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
+               prices: list[dict]) -> None:
+        for pid in list(m.rates):
+            if pid not in m.listed:
+                continue
+            days = min(30, self.day - m.listed[pid])
+            prior = self.prior_rate(m, pid) if days < 7 else m.rates[pid]
+            m.rates[pid] = (sold30.get(pid, 0) + prior * PRIOR_DAYS) / (days + PRIOR_DAYS)
+            sku = self.books.catalog[pid]
+            self.gp_rate[(m.mid, pid)] = m.rates[pid] * (m.prices[pid] - sku.cost)
+        self._price_trials(m, shelf)
+        self._assortment(m)
+
+    def _price_trials(self, m: MachineView, shelf: dict) -> None:
+        for pid, r in shelf.items():
+            key = (m.mid, pid)
+            trial = self.trials.get(key)
+            if trial is None or self.day - trial["since"] < TRIAL_DAYS or pid not in m.prices:
+                continue
+            gp = r["sold_7d"] * (m.prices[pid] - self.books.catalog[pid].cost) / 7
+            if gp < trial["base_gp"]:
+                m.prices[pid] = trial["base_price"]          # the move did not pay: undo it
+                self.next_direction[key] = -trial["direction"]
+            else:
+                self.next_direction[key] = trial["direction"]
+            del self.trials[key]
+            self.last_trial[key] = self.day
+        started = sum(1 for (mid, _) in self.trials if mid == m.mid)
+        ranked = sorted((p for p in shelf if p in m.listed and p in m.prices),
+                        key=lambda p: -m.rates.get(p, 0))
+        for pid in ranked:
+            key = (m.mid, pid)
+            if started >= 3:
+                break
+            if key in self.trials or self.day - self.last_trial.get(key, -99) < TRIAL_COOLDOWN \
+                    or self.day - m.listed[pid] < 14 or shelf[pid]["sold_7d"] < 5:
+                continue
+            sku = self.books.catalog[pid]
+            direction = self.next_direction.get(key, -1)
+            price = round(m.prices[pid] * (1 + direction * TRIAL_STEP), 1)
+            price = min(2.0 * sku.ref, max(0.5 * sku.ref, price))
+            if price <= sku.cost or price == m.prices[pid]:
+                continue
+            self.trials[key] = {"since": self.day, "base_price": m.prices[pid],
+                                "direction": direction,
+                                "base_gp": shelf[pid]["sold_7d"] * (m.prices[pid] - sku.cost) / 7}
+            m.prices[pid] = price
+            started += 1
+
+    def _assortment(self, m: MachineView) -> None:
+        mature = {p: self.gp_rate[(m.mid, p)] for p in m.rates
+                  if p in m.listed and self.day - m.listed[p] >= DROP_AFTER_DAYS}
+        if len(mature) < 8:
+            return
+        median = statistics.median(mature.values())
+        weak = sorted((p for p, g in mature.items() if g < 0.4 * median), key=mature.get)[:4]
+        m.planned_drops = weak
+        room = MAX_LISTINGS - len(m.rates) + len(weak)
+        for pid in self._candidates(m)[:max(0, min(room, len(weak) + 1))]:
+            m.rates[pid] = self.prior_rate(m, pid)
+            m.prices[pid] = self.books.catalog[pid].ref
+            m.planned_adds.append(pid)
+            self.tried[m.mid].add(pid)
+
+    def _candidates(self, m: MachineView) -> list[str]:
+        """Untried SKUs: first those selling well at the same site type, then fresh ones."""
+        tried = self.tried[m.mid]
+        peers: dict[str, float] = {}
+        for other in self.machines.values():
+            if other.site != m.site or other is m:
+                continue
+            for pid in other.rates:
+                gp = self.gp_rate.get((other.mid, pid))
+                if gp is not None and pid not in tried:
+                    peers[pid] = max(gp, peers.get(pid, 0.0))
+        best = sorted(peers, key=lambda p: -peers[p])
+        gp_by_sub: dict[str, list[float]] = {}
+        for pid in m.rates:
+            if (m.mid, pid) in self.gp_rate:
+                sub = self.books.catalog[pid].subcategory
+                gp_by_sub.setdefault(sub, []).append(self.gp_rate[(m.mid, pid)])
+        good_subs = sorted(gp_by_sub, key=lambda s: -sum(gp_by_sub[s]) / len(gp_by_sub[s]))[:6]
+        order = self.explore_order.get(m.mid)
+        if order is None:     # a fixed, machine-specific exploration order over the catalog
+            order = self.explore_order[m.mid] = sorted(self.books.catalog,
+                                                       key=lambda p: _rank(m.mid, p))
+        fresh = list(itertools.islice((p for p in order if p not in tried and
+                                       self.books.catalog[p].subcategory in good_subs), 8))
+        return best[:2] + fresh

@@ -1,0 +1,247 @@
+"""The replenishment engine shared by the reference policies (SPEC §2.3).
+
+Every day: note arrivals, visit the machines that need it, restock them to
+order-up-to targets, place warehouse orders ahead of the 3-day lead time, discard
+expired stock, end the day. Subclasses decide what to list, at what price, and
+how fast each listing sells; this engine only turns those beliefs into tool calls.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass, field
+
+from ._books import Books, Call, batched
+
+CAPACITY = 200
+MAX_LISTINGS = 40
+LEAD = 3
+MAX_CYCLE = 7             # days between visits at most ("weekly replenishment")
+MIN_DEPTH = 5             # attraction falls below φ = 5 units on the shelf
+
+
+@dataclass
+class MachineView:
+    """What the policy believes about one machine."""
+
+    mid: str
+    site: str
+    rates: dict[str, float] = field(default_factory=dict)    # units/day per listed product
+    prices: dict[str, float] = field(default_factory=dict)
+    listed: dict[str, int] = field(default_factory=dict)     # product -> day it was listed
+    last_visit: int = -100
+    expiry_alarm: int = 10**6                                 # a shelf unit expires then
+    level_after_visit: int = 0
+    daily_units: float = 0.0                                  # EWMA of units sold per day
+    planned_adds: list[str] = field(default_factory=list)
+    planned_drops: list[str] = field(default_factory=list)
+
+    def cycle(self) -> int:
+        """Days between visits: a week, or sooner when the machine sells fast."""
+        if self.daily_units <= 0:
+            return MAX_CYCLE
+        return max(2, min(MAX_CYCLE, int(0.8 * CAPACITY / self.daily_units)))
+
+
+class ReplenishmentPolicy:
+    """Order-up-to replenishment through the agent tools. Subclasses supply beliefs."""
+
+    name = "replenishment"
+    critical_ratio_cover = 1.25   # safety factor on demand over the cycle
+
+    def __init__(self) -> None:
+        self.books = Books()
+        self.machines: dict[str, MachineView] = {}
+        self.day = 0
+        self.today = dt.date.min
+        self.posted: dict[tuple[str, str], float] = {}   # prices we set, per listing
+        self._claimed: dict[str, int] = {}
+
+    # -- hooks -----------------------------------------------------------------------
+    def initial_assortment(self, m: MachineView) -> list[str]:
+        raise NotImplementedError
+
+    def prior_rate(self, m: MachineView, pid: str) -> float:
+        raise NotImplementedError
+
+    def review(self, call: Call, m: MachineView, inventory: dict, sold30: dict[str, int],
+               price_updates: list[dict]) -> None:
+        """Update beliefs after a visit's queries; queue price changes and assortment plans."""
+
+    # -- the day -----------------------------------------------------------------------
+    def play_day(self, call: Call, observation: str) -> None:
+        """Act for one day, as an agent would: read the report, use tools, end the day."""
+        head = re.match(r"Day (\d+) of \d+ . (\d{4}-\d\d-\d\d)", observation)
+        if head is None:
+            raise ValueError(f"not a daily report: {observation[:80]!r}")
+        day = self.day = int(head.group(1))
+        self.today = dt.date.fromisoformat(head.group(2))
+        if day == 1:
+            self.setup(call)
+        else:
+            self.books.sync_arrivals(call, day)
+            self.track_sales(call)
+        visits = [m for m in self.machines.values() if self.needs_visit(m)][:12]
+        restocks, removals, delists, prices = [], [], [], []
+        self._claimed: dict[str, int] = {}       # warehouse units promised to today's restocks
+        for m in visits:
+            self.visit(call, m, restocks, removals, delists, prices)
+        # units that would expire before they sell: off the shelves and out of the warehouse
+        doomed = self.books.expired(day, within=MAX_CYCLE + 2)
+        for it in batched(call, "remove_stock", removals):
+            pid, n = it["product_id"], it["quantity"]
+            self.books.add(pid, it["expiry"], n)
+            doomed[pid] = doomed.get(pid, 0) + n
+        for it in batched(call, "discard", [{"product_id": p, "quantity": n}
+                                            for p, n in doomed.items()]):
+            self.books.discard(it["product_id"], it["quantity"], day)
+        batched(call, "delist", delists)
+        for it in batched(call, "restock", restocks):
+            self.books.take(it["product_id"], it["quantity"], day)
+        batched(call, "set_price", prices)
+        self.order(call)
+        call("end_day", {})
+
+    def setup(self, call: Call) -> None:
+        self.books.load_catalog(call)
+        for r in call("list_machines", {})["machines"]:
+            m = self.machines[r["machine_id"]] = MachineView(r["machine_id"], r["site_type"])
+            for pid in self.initial_assortment(m):
+                m.rates[pid] = self.prior_rate(m, pid)
+                m.prices[pid] = self.books.catalog[pid].ref
+            m.planned_adds = list(m.rates)
+        self.order(call)
+
+    def track_sales(self, call: Call) -> None:
+        out = call("get_sales_report", {"window": 1, "group_by": "machine"})
+        sold = {r["machine_id"]: r["units"] for r in out["rows"]}
+        for m in self.machines.values():
+            if m.last_visit > 0:
+                m.daily_units = 0.8 * m.daily_units + 0.2 * sold.get(m.mid, 0) \
+                    if m.daily_units else float(sold.get(m.mid, 0))
+
+    def needs_visit(self, m: MachineView) -> bool:
+        if self.day + 1 >= m.expiry_alarm:       # never let a unit expire on the shelf
+            return True
+        stock_ready = any(self.books.fresh(p, self.day) for p in m.rates)
+        if m.last_visit < 0:
+            return stock_ready
+        since = self.day - m.last_visit
+        left = m.level_after_visit - m.daily_units * (since + 1)
+        return stock_ready and (since >= MAX_CYCLE or left < 0.3 * m.level_after_visit)
+
+    # -- a visit -------------------------------------------------------------------------
+    def visit(self, call: Call, m: MachineView, restocks: list, removals: list,
+              delists: list, prices: list) -> None:
+        day, books = self.day, self.books
+        shelf: dict[str, dict] = {}
+        due_drops, m.planned_drops = m.planned_drops, []     # decided at the last visit
+        if m.last_visit > 0:
+            inv = call("get_machine_inventory", {"machine_id": m.mid})
+            shelf = {r["product_id"]: r for r in inv["listings"]}
+            rep = call("get_sales_report", {"window": 30, "machine_id": m.mid,
+                                            "group_by": "product", "page_size": 50})
+            sold30 = {r["product_id"]: r["units"] for r in rep["rows"]}
+            self.review(call, m, shelf, sold30, prices)
+        next_visit = day + m.cycle()
+        # units that would expire on the shelf before the next visit come off now
+        alarm = 10**6
+        for pid, r in shelf.items():
+            expiry = self._day_of(r["next_expiry"]) if r["next_expiry"] else 10**6
+            if r["expired"] or expiry <= next_visit + 2:
+                removals.append({"machine_id": m.mid, "product_id": pid, "quantity": r["units"],
+                                 "expiry": min(expiry, day)})
+                r = shelf[pid] = {**r, "units": 0, "sellable": 0}
+            else:
+                alarm = min(alarm, expiry)
+        for pid in due_drops:
+            if pid in shelf and pid in m.rates:
+                delists.append({"machine_id": m.mid, "product_id": pid})
+                if shelf[pid]["sellable"]:
+                    books.add(pid, self._day_of(shelf[pid]["next_expiry"]),
+                              shelf[pid]["sellable"])
+                shelf.pop(pid)
+                for d in (m.rates, m.prices, m.listed):
+                    d.pop(pid, None)
+        targets = self.targets(m, next_visit)
+        total = 0
+        for pid, target in targets.items():
+            have = shelf.get(pid, {}).get("sellable", 0)
+            avail = books.fresh(pid, day, next_visit + 1) - self._claimed.get(pid, 0)
+            qty = max(0, min(target - have, avail))
+            if qty:
+                restocks.append({"machine_id": m.mid, "product_id": pid, "quantity": qty})
+                self._claimed[pid] = self._claimed.get(pid, 0) + qty
+                alarm = min(alarm, books.first_expiry(pid, next_visit + 1))
+                m.listed.setdefault(pid, day)
+            total += have + qty
+            if (have or qty) and self.posted.get((m.mid, pid)) != m.prices[pid]:
+                prices.append({"machine_id": m.mid, "product_id": pid, "price": m.prices[pid]})
+                self.posted[(m.mid, pid)] = m.prices[pid]
+        m.last_visit, m.level_after_visit, m.expiry_alarm = day, total, alarm - 1
+
+    def targets(self, m: MachineView, next_visit: int) -> dict[str, int]:
+        """Order-up-to levels for each listing, fitted to capacity, filling the machine."""
+        cover = next_visit - self.day + 1
+        raw = {}
+        for pid, rate in m.rates.items():
+            if pid in m.planned_drops:
+                continue
+            mean = rate * cover
+            raw[pid] = max(MIN_DEPTH, math.ceil(mean * self.critical_ratio_cover
+                                                + 1.3 * math.sqrt(mean)))
+        total = sum(raw.values())
+        if total > CAPACITY:
+            scale = CAPACITY / total
+            raw = {p: max(2, int(v * scale)) for p, v in raw.items()}
+        else:   # spare room: fuller machines sell more, so fill it (within shelf life)
+            spare = CAPACITY * 0.95 - total
+            weight = sum(m.rates.values()) or 1.0
+            for pid, rate in m.rates.items():
+                if pid not in raw:
+                    continue
+                life_cap = max(raw[pid], int(rate * self.books.catalog[pid].life * 0.5))
+                raw[pid] = min(life_cap, raw[pid] + int(spare * rate / weight))
+        return raw
+
+    # -- ordering ------------------------------------------------------------------------
+    def order(self, call: Call) -> None:
+        need: dict[str, float] = {}
+        for m in self.machines.values():
+            for pid, rate in m.rates.items():
+                need[pid] = need.get(pid, 0.0) + rate
+        transit: dict[str, int] = {}
+        for lines in self.books.pending.values():
+            for pid, n in lines:
+                transit[pid] = transit.get(pid, 0) + n
+        items = []
+        for pid, rate in need.items():
+            sku = self.books.catalog[pid]
+            horizon = LEAD + 1 + 4
+            target = math.ceil(rate * horizon + 1.5 * math.sqrt(rate * horizon))
+            first = sum(self._initial_qty(m, pid) for m in self.machines.values()
+                        if pid in m.planned_adds)
+            target = max(target, first)
+            if sku.life <= 30:
+                target = min(target, max(first, math.ceil(rate * 14)))
+            position = self.books.fresh(pid, self.day, self.day + 5) + transit.get(pid, 0)
+            if target - position >= max(3, 0.25 * target):
+                items.append({"product_id": pid, "quantity": int(target - position)})
+        for m in self.machines.values():
+            m.planned_adds = []
+        if not items:
+            return
+        for i in range(0, len(items), 100):
+            out = call("place_order", {"items": items[i:i + 100]})
+            lines = [(items[i + a["index"]]["product_id"], items[i + a["index"]]["quantity"])
+                     for a in out.get("accepted", [])]
+            if lines:
+                self.books.pending[out["accepted"][0]["order_id"]] = lines
+
+    def _initial_qty(self, m: MachineView, pid: str) -> int:
+        return max(MIN_DEPTH + 1, math.ceil(m.rates.get(pid, 0.0) * MAX_CYCLE))
+
+    def _day_of(self, iso: str) -> int:
+        return self.day + (dt.date.fromisoformat(iso) - self.today).days
