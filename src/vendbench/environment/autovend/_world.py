@@ -43,15 +43,15 @@ SUBCATEGORY_NAMES = tuple(s[0] for s in SUBCATEGORIES)
 # name, machines, attempts/day, price elasticity, no-purchase weight,
 # preference per subcategory (same order as SUBCATEGORIES)
 SITE_TYPES: tuple[tuple[str, int, float, float, float, tuple[float, ...]], ...] = (
-    ("workplace", 6, 72.0, 2.8, 24.0,
+    ("workplace", 6, 142.0, 2.8, 110.0,
      (1.3, 1.0, 1.1, 1.2, 0.7, 1.6, 0.7, 0.6, 0.9, 0.9, 0.6, 0.6, 0.5, 1.6, 1.0, 1.2, 0.6, 0.5)),
-    ("campus", 2, 84.0, 3.5, 22.0,
+    ("campus", 2, 165.0, 3.5, 100.0,
      (1.1, 1.5, 1.2, 1.0, 1.0, 1.2, 1.1, 0.8, 1.3, 1.0, 1.0, 1.0, 0.6, 1.4, 1.1, 0.9, 1.1, 1.2)),
-    ("residential", 4, 55.0, 3.0, 26.0,
+    ("residential", 4, 110.0, 3.0, 115.0,
      (1.2, 1.0, 0.9, 0.6, 1.1, 0.6, 1.5, 1.1, 1.0, 1.1, 1.0, 1.0, 1.0, 0.8, 1.3, 0.8, 0.9, 1.2)),
-    ("commercial", 6, 78.0, 2.4, 26.0,
+    ("commercial", 6, 154.0, 2.4, 120.0,
      (1.4, 1.3, 1.3, 1.0, 1.2, 1.0, 0.9, 0.8, 1.0, 0.8, 1.2, 1.1, 0.8, 0.5, 0.8, 0.9, 0.9, 1.0)),
-    ("office", 2, 66.0, 2.6, 24.0,
+    ("office", 2, 130.0, 2.6, 110.0,
      (1.1, 0.8, 1.3, 1.8, 1.0, 0.9, 1.1, 1.0, 0.8, 1.1, 1.2, 0.9, 1.3, 0.6, 1.2, 0.8, 1.2, 0.9)),
 )
 SITE_NAMES = tuple(s[0] for s in SITE_TYPES)
@@ -160,7 +160,7 @@ def build_world(world_seed: int = DEFAULT_WORLD_SEED) -> World:
     subcat = np.array([SUBCATEGORY_NAMES.index(p.subcategory) for p in products])
     site = np.array([SITE_NAMES.index(m.site_type) for m in machines])
 
-    popularity = rng.lognormal(0.0, 1.1, n_k)
+    popularity = rng.lognormal(0.0, 0.9, n_k)
     popularity /= popularity.mean()
     prefs = np.array([s[5] for s in SITE_TYPES])                       # (sites, subcats)
     machine_pref = prefs[site] * rng.lognormal(0.0, 0.20, (n_m, len(SUBCATEGORIES)))

@@ -6,7 +6,7 @@ from ...environment import Environment
 from ...errors import ConfigError, unknown_name
 from ._baseline import OrderUpToPolicy
 from ._oracle import OraclePolicy
-from ._run import InProcessPolicy, run_policy
+from ._run import InProcessPolicy, evaluate_policy, run_policy
 
 POLICIES = ("order-up-to", "oracle")
 
@@ -22,5 +22,5 @@ def make_policy(name: str, env: Environment) -> InProcessPolicy:
     raise ConfigError(unknown_name("policy", name, POLICIES))
 
 
-__all__ = ["InProcessPolicy", "OraclePolicy", "OrderUpToPolicy", "POLICIES", "make_policy",
+__all__ = ["InProcessPolicy", "evaluate_policy", "OraclePolicy", "OrderUpToPolicy", "POLICIES", "make_policy",
            "run_policy"]

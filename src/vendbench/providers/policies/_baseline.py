@@ -20,7 +20,9 @@ PRIOR_DAYS = 3.0          # weight of the prior rate, in days of observation
 TRIAL_STEP = 0.10
 TRIAL_DAYS = 7
 TRIAL_COOLDOWN = 21
-DROP_AFTER_DAYS = 14
+DROP_AFTER_DAYS = 10
+DROP_BELOW = 0.7
+PEER_PICKS = 3
 
 
 def _rank(*parts: str) -> str:
@@ -113,7 +115,7 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         if len(mature) < 8:
             return
         median = statistics.median(mature.values())
-        weak = sorted((p for p, g in mature.items() if g < 0.4 * median), key=mature.get)[:4]
+        weak = sorted((p for p, g in mature.items() if g < DROP_BELOW * median), key=mature.get)[:5]
         m.planned_drops = weak
         room = MAX_LISTINGS - len(m.rates) + len(weak)
         for pid in self._candidates(m)[:max(0, min(room, len(weak) + 1))]:
@@ -146,4 +148,4 @@ class OrderUpToPolicy(ReplenishmentPolicy):
                                                        key=lambda p: _rank(m.mid, p))
         fresh = list(itertools.islice((p for p in order if p not in tried and
                                        self.books.catalog[p].subcategory in good_subs), 8))
-        return best[:2] + fresh
+        return best[:PEER_PICKS] + fresh

@@ -2,22 +2,76 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import time
+from typing import Any, Callable, Protocol
 
-from ...environment import Environment
+from ...environment import Environment, make
 
 
 class InProcessPolicy(Protocol):
     name: str
 
-    def play_day(self, call: Any, observation: str) -> None: ...
+    def play_day(self, call: Callable[[str, dict], dict], observation: str) -> None: ...
 
 
-def run_policy(env: Environment, policy: InProcessPolicy) -> dict[str, Any]:
-    """Play ``policy`` in ``env`` until the trial ends; return ``env.summary()``."""
+def run_policy(env: Environment, policy: InProcessPolicy,
+               on_day: Callable[[Environment], None] | None = None) -> dict[str, Any]:
+    """Play ``policy`` in ``env`` until the trial ends.
+
+    Args:
+        env: a fresh environment.
+        policy: the in-process policy; it sees only observations and tool results.
+        on_day: called after every simulated day (progress display).
+
+    Returns:
+        ``env.summary()`` plus ``tool_calls`` and ``sim_seconds`` (time spent inside
+        the environment, as opposed to the policy's own thinking).
+    """
+    sim = 0.0
+    calls = 0
+
+    def call(name: str, arguments: dict | str | None = None) -> dict:
+        nonlocal sim, calls
+        start = time.perf_counter()
+        try:
+            return env.call(name, arguments)
+        finally:
+            sim += time.perf_counter() - start
+            calls += 1
+
     while not env.done:
         day = env.day
-        policy.play_day(env.call, env.observe())
+        start = time.perf_counter()
+        observation = env.observe()
+        sim += time.perf_counter() - start
+        policy.play_day(call, observation)
         if not env.done and env.day == day:     # a policy that forgot to end its day
-            env.call("end_day", {})
-    return env.summary()
+            call("end_day", {})
+        if on_day is not None:
+            on_day(env)
+    return {**env.summary(), "tool_calls": calls, "sim_seconds": round(sim, 3)}
+
+
+def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
+                    scenario: str = "autovend", world_seed: int | None = None,
+                    on_day: Callable[[Environment], None] | None = None) -> dict[str, Any]:
+    """Run one reference-policy episode and return the ``baseline --json`` record."""
+    from . import make_policy
+
+    kwargs: dict[str, Any] = {"seed": seed, "days": days}
+    if world_seed is not None:
+        kwargs["world_seed"] = world_seed
+    start = time.perf_counter()
+    env = make(scenario, **kwargs)
+    policy = make_policy(policy_name, env)
+    summary = run_policy(env, policy, on_day)
+    return {
+        "scenario": scenario, "policy": policy.name, "seed": seed,
+        "world_seed": summary["world_seed"], "days": days, "status": summary["status"],
+        "days_completed": summary["days_completed"],
+        "initial_cash": summary["initial_cash"], "final_cash": summary["cash"],
+        "final_net_assets": summary["net_assets"],
+        "growth": round(summary["net_assets"] - summary["initial_cash"], 2),
+        "tool_calls": summary["tool_calls"], "sim_seconds": summary["sim_seconds"],
+        "wall_seconds": round(time.perf_counter() - start, 3),
+    }
