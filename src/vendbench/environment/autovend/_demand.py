@@ -6,8 +6,9 @@
 
 Common random numbers: a day's weather and every machine's arrivals come from streams
 keyed by (seed, day) and (seed, machine, day) only, so two agents on one seed face the
-same weather and the same customers; the choice draws are keyed by (seed, machine, day)
-too, so one machine's assortment never shifts another machine's customers.
+same weather and the same customers. Each customer also carries a uniform "taste" draw
+from a (seed, day) stream, so the same customers meet the same draws under every
+policy; only the listings they find differ.
 
 G is a mean-1 gamma AR(1) shock: G_t = ρ·G_{t−1} + (1−ρ)·X_t with X ~ Gamma(r', 1/r')
 and r' = r(1−ρ)/(1+ρ), which keeps the marginal mean 1, the marginal variance 1/r
@@ -123,14 +124,27 @@ def choice_probabilities(
     return w / (hidden.no_purchase[machine] + w.sum())
 
 
-def sell(seed: int, machine: int, day: int, attempts: int, probs: np.ndarray,
-         units: np.ndarray) -> np.ndarray:
-    """Draw the customers' choices and return units sold per listing (lost sales vanish)."""
-    if attempts == 0 or len(probs) == 0:
+def customer_draws(seed: int, day: int, attempts: np.ndarray) -> list[np.ndarray]:
+    """One uniform "taste" draw per purchase attempt, per machine, for ``day``.
+
+    Drawn from a stream keyed by (seed, day) in machine order, and the attempts are
+    policy-independent, so a machine's customers are the same under every policy; only
+    what they choose depends on the listings they find.
+    """
+    u = stream(seed, _CHOICE, day).random(int(attempts.sum()))
+    return np.split(u, np.cumsum(attempts)[:-1])
+
+
+def sell(draws: np.ndarray, probs: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """Turn customers' draws into choices (MNL) and return units sold per listing.
+
+    A draw past the listings' cumulative probability is the no-purchase option; demand
+    beyond the shelf stock is lost and never reported.
+    """
+    if len(draws) == 0 or len(probs) == 0:
         return np.zeros(len(probs), dtype=np.int64)
-    pvals = np.append(probs, max(0.0, 1.0 - probs.sum()))
-    choices = stream(seed, _CHOICE, machine, day).multinomial(attempts, pvals / pvals.sum())
-    return np.minimum(choices[:-1], units)
+    choice = np.searchsorted(np.cumsum(probs), draws, side="right")
+    return np.minimum(np.bincount(choice, minlength=len(probs) + 1)[:-1], units)
 
 
 def delivery_delay(seed: int, order_seq: int) -> int:

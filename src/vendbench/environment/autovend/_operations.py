@@ -15,8 +15,9 @@ MAX_ORDER_UNITS = 10_000
 
 
 def fen(amount: int) -> float:
-    """Fen to CNY for display (two decimals, exact for any int below 2**53)."""
-    return round(amount / 100, 2)
+    """Fen to CNY for display. Division is correctly rounded, so the float's shortest
+    repr is the exact two-decimal amount for any int below 2**53."""
+    return amount / 100
 
 
 class Resolver:
@@ -46,7 +47,7 @@ def place_order(biz: Business, k: int, quantity: int, order: Order | None) -> Or
     """Add one line to this call's purchase order (created on the first accepted line)."""
     if quantity > MAX_ORDER_UNITS:
         raise ToolError(f"quantity {quantity} is over the {MAX_ORDER_UNITS} units allowed per item")
-    cost = quantity * int(biz.unit_cost[k])
+    cost = quantity * biz.cost[k]
     if cost > biz.cash:
         raise ToolError(f"not enough cash: {quantity} units cost {fen(cost):.2f} CNY, "
                         f"cash is {fen(biz.cash):.2f} CNY")
@@ -60,6 +61,7 @@ def place_order(biz: Business, k: int, quantity: int, order: Order | None) -> Or
     biz.cash -= cost
     biz.today.purchases += cost
     biz.units.ordered += quantity
+    biz.stock_changed()
     return order
 
 
@@ -86,10 +88,11 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
     batches[:] = expired_first
     taken = take_oldest(batches, quantity)
     # expired units were written off the day they expired; unexpired ones are wasted now
-    waste = sum(int(biz.unit_cost[k]) * b.units for b in taken if b.expiry > biz.day)
+    waste = sum(biz.cost[k] * b.units for b in taken if b.expiry > biz.day)
     put_back(batches, [])
     biz.today.waste += waste
     biz.units.discarded += quantity
+    biz.stock_changed()
     return {"discarded": quantity, "expired": sum(b.units for b in taken if b.expiry <= biz.day),
             "written_off_value": fen(waste)}
 
@@ -115,6 +118,7 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     listing.put(taken)
     biz.on_shelf[m] += quantity
     biz.visited.add(m)
+    biz.stock_changed()
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,
             "price": fen(listing.price)}
 
@@ -129,6 +133,7 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
     put_back(biz.warehouse.setdefault(k, []), taken)
     biz.on_shelf[m] -= quantity
     biz.visited.add(m)
+    biz.stock_changed()
     return {"removed": quantity, "expired_removed": sum(b.units for b in taken
                                                         if b.expiry <= biz.day),
             "units_on_shelf": listing.units}
@@ -147,4 +152,5 @@ def delist(biz: Business, m: int, k: int) -> dict:
     biz.on_shelf[m] -= listing.units
     del biz.shelves[m][k]
     biz.visited.add(m)
+    biz.stock_changed()
     return {"returned_to_warehouse": sum(b.units for b in fresh), "expired_written_off": expired}

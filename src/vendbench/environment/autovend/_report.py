@@ -42,7 +42,7 @@ def daily_report(biz: Business) -> str:
             if b.expiry <= day:
                 expired += b.units
             else:
-                wh_value += b.units * int(biz.unit_cost[k])
+                wh_value += b.units * biz.cost[k]
                 soon += b.units if b.expiry <= day + 7 else 0
     lines.append(f"Warehouse: {wh_units} units worth {fen(wh_value):,.2f}; {soon} expire within "
                  f"7 days; {expired} expired (discard them to stop paying rent)")

@@ -137,6 +137,7 @@ class Business:
         self.horizon = days
         self.start = start
         self.unit_cost = np.array([p.unit_cost for p in world.products], dtype=np.int64)
+        self.cost = [p.unit_cost for p in world.products]      # the same, for Python loops
         self.ref_price = np.array([p.ref_price for p in world.products], dtype=np.int64)
         self.cash = STARTING_CASH
         self.day = 0
@@ -145,6 +146,8 @@ class Business:
         self.warehouse: dict[int, list[Batch]] = {}
         self.shelves: list[dict[int, Listing]] = [{} for _ in world.machines]
         self.orders: list[Order] = []
+        self._first_open_order = 0     # orders before this index have all arrived
+        self._value_cache: tuple[int, int] | None = None
         self.visited: set[int] = set()
         self.notes = ""
         self.units = UnitCounts()
@@ -187,21 +190,22 @@ class Business:
         self.visited = set()
         self.info = day_info(self.date_of(self.day))
         self.weather = demand.weather(self.seed, self.day, self.info)
-        for order in self.orders:
+        for order in self.orders[self._first_open_order:]:
             if order.arrived is None and order.due <= self.day:
                 order.arrived = self.day
                 for k, n in order.items:
                     life = self.world.products[k].shelf_life
                     put_back(self.warehouse.setdefault(k, []), [Batch(self.day + life, self.day, n)])
-        wh_units = sum(b.units for bs in self.warehouse.values() for b in bs)
+        while self._first_open_order < len(self.orders) and \
+                self.orders[self._first_open_order].arrived is not None:
+            self._first_open_order += 1
+        wh_units, expiring, value = self._stock_pass()
+        transit = sum(self.cost[k] * n for o in self.orders[self._first_open_order:]
+                      if o.arrived is None for k, n in o.items)
+        self._value_cache = (self.day, value + transit)
         self.today.fees = FIXED_FEE + MACHINE_RENT * len(self.shelves) + WAREHOUSE_RENT * wh_units
         self.cash -= self.today.fees
-        self.today.waste += sum(int(self.unit_cost[k]) * b.units for k, bs in self.warehouse.items()
-                                for b in bs if b.expiry == self.day)
-        for shelf in self.shelves:
-            for k, listing in shelf.items():
-                self.today.waste += sum(int(self.unit_cost[k]) * b.units
-                                        for b in listing.batches if b.expiry == self.day)
+        self.today.waste += expiring
 
     def end_day(self) -> None:
         """Customers buy, visit fees are charged, the day is recorded and the next begins."""
@@ -221,54 +225,52 @@ class Business:
             self._start_day()
 
     def _sell(self) -> None:
-        hidden = self.world.hidden
         multipliers = np.array([demand.site_multiplier(m.site_type, self.info, self.weather)
                                 for m in self.world.machines])
         attempts = self._arrivals.draw(self.day, multipliers)
-        heat = demand.product_multiplier(hidden.heat, self.weather)
+        heat = demand.product_multiplier(self.world.hidden.heat, self.weather)
         self._today_sales = []
         offsets = [0]
+        draws = demand.customer_draws(self.seed, self.day, attempts)
         for m, shelf in enumerate(self.shelves):
-            self._sell_machine(m, shelf, int(attempts[m]), heat)
+            self._sell_machine(m, shelf, draws[m], heat)
             offsets.append(len(self._today_sales))
         self.sales.append(np.array(self._today_sales, dtype=np.int64).reshape(-1, 8))
         self._sales_offsets.append(np.array(offsets))
         self.cash += self.today.revenue - self.today.fines
+        self.stock_changed()
 
-    def _sell_machine(self, m: int, shelf: dict[int, Listing], attempts: int,
+    def _sell_machine(self, m: int, shelf: dict[int, Listing], draws: np.ndarray,
                       heat: np.ndarray) -> None:
-        hidden = self.world.hidden
-        stocked = [(k, lst) for k, lst in shelf.items() if lst.batches]
-        if not stocked:
-            for k, lst in shelf.items():
-                self._today_sales.append((self.day, m, k, lst.price, 0, 0, 0, 0))
-            return
-        ks = np.array([k for k, _ in stocked])
-        units = np.array([lst.units for _, lst in stocked])
-        prices = np.array([lst.price for _, lst in stocked], dtype=float)
-        fill = min(1.0, units.sum() / MACHINE_CAPACITY)
-        probs = demand.choice_probabilities(hidden, m, ks, units, prices,
-                                            self.ref_price[ks].astype(float), fill, heat)
-        sold = demand.sell(self.seed, m, self.day, attempts, probs, units)
-        sold_by_k = dict(zip(ks.tolist(), sold.tolist()))
-        for k, lst in shelf.items():
-            on_shelf = lst.units
-            n = sold_by_k.get(k, 0)
-            revenue = cogs = 0
+        day, rows = self.day, self._today_sales
+        stocked = [(k, lst) for k, lst in shelf.items() if lst.units]
+        rows.extend((day, m, k, lst.price, 0, 0, 0, 0) for k, lst in shelf.items()
+                    if not lst.units)                     # empty listings sell nothing
+        sold: list[int] = []
+        if stocked:
+            ks = np.array([k for k, _ in stocked])
+            units = np.array([lst.units for _, lst in stocked])
+            prices = np.array([lst.price for _, lst in stocked], dtype=float)
+            fill = min(1.0, units.sum() / MACHINE_CAPACITY)
+            probs = demand.choice_probabilities(self.world.hidden, m, ks, units, prices,
+                                                self.ref_price[ks].astype(float), fill, heat)
+            sold = demand.sell(draws, probs, units).tolist()
+        for (k, lst), n in zip(stocked, sold):
+            on_shelf, revenue, cogs = lst.units, 0, 0
             if n:
                 for b in lst.take(n):
                     revenue += b.units * lst.price
-                    if b.expiry <= self.day:
+                    if b.expiry <= day:
                         self.today.expired_sold += b.units
                         self.today.fines += EXPIRED_SALE_FINE * b.units
                     else:
-                        cogs += b.units * int(self.unit_cost[k])
+                        cogs += b.units * self.cost[k]
                 self.today.revenue += revenue
                 self.today.cogs += cogs
                 self.today.units_sold += n
                 self.units.sold += n
                 self.on_shelf[m] -= n
-            self._today_sales.append((self.day, m, k, lst.price, on_shelf, n, revenue, cogs))
+            rows.append((day, m, k, lst.price, on_shelf, n, revenue, cogs))
 
     # ------------------------------------------------------------------ valuation
     def shelf_units(self, m: int) -> int:
@@ -278,15 +280,40 @@ class Business:
         """Recount a machine's units from its batches (checks ``on_shelf``)."""
         return sum(b.units for lst in self.shelves[m].values() for b in lst.batches)
 
+    def _stock_pass(self) -> tuple[int, int, int]:
+        """One pass over all stock: (warehouse units, cost of units expiring today,
+        cost of unexpired units on shelves and in the warehouse)."""
+        day, cost = self.day, self.cost
+        wh_units = expiring = value = 0
+        for k, batches in self.warehouse.items():
+            c = cost[k]
+            for b in batches:
+                wh_units += b.units
+                if b.expiry > day:
+                    value += c * b.units
+                elif b.expiry == day:
+                    expiring += c * b.units
+        for shelf in self.shelves:
+            for k, listing in shelf.items():
+                c = cost[k]
+                for b in listing.batches:
+                    if b.expiry > day:
+                        value += c * b.units
+                    elif b.expiry == day:
+                        expiring += c * b.units
+        return wh_units, expiring, value
+
+    def stock_changed(self) -> None:
+        """Every change of stock calls this, so valuations are recomputed when needed."""
+        self._value_cache = None
+
     def inventory_value(self) -> int:
         """Cost value of unexpired units on shelves, in the warehouse and in transit (fen)."""
-        day, cost = self.day, self.unit_cost
-        value = sum(int(cost[k]) * b.units for k, bs in self.warehouse.items()
-                    for b in bs if b.expiry > day)
-        value += sum(int(cost[k]) * b.units for shelf in self.shelves for k, lst in shelf.items()
-                     for b in lst.batches if b.expiry > day)
-        value += sum(int(cost[k]) * n for o in self.orders if o.arrived is None for k, n in o.items)
-        return value
+        if self._value_cache is None or self._value_cache[0] != self.day:
+            transit = sum(self.cost[k] * n for o in self.orders[self._first_open_order:]
+                          if o.arrived is None for k, n in o.items)
+            self._value_cache = (self.day, self._stock_pass()[2] + transit)
+        return self._value_cache[1]
 
     def net_assets(self) -> int:
         return self.cash + self.inventory_value()
