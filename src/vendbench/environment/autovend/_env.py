@@ -30,12 +30,14 @@ class AutoVendEnv:
         world_seed: the frozen world (catalog, machines, hidden demand).
         start: first simulated date.
         daily_tool_calls: tool calls the agent may make per day before the day ends.
+        sql_time_limit_s: ``query_sql`` stops a query after this long.
     """
 
     scenario = "autovend"
 
     def __init__(self, seed: int = 1, days: int = 180, world_seed: int = DEFAULT_WORLD_SEED,
-                 start: dt.date = DEFAULT_START, daily_tool_calls: int = DAILY_TOOL_CALLS) -> None:
+                 start: dt.date = DEFAULT_START, daily_tool_calls: int = DAILY_TOOL_CALLS,
+                 sql_time_limit_s: float = 2.0) -> None:
         for name, value in (("seed", seed), ("world_seed", world_seed), ("days", days),
                             ("daily_tool_calls", daily_tool_calls)):
             if not isinstance(value, int) or isinstance(value, bool):
@@ -52,6 +54,7 @@ class AutoVendEnv:
         self._biz = Business(self.world, seed, days, start)
         self._ids = Resolver(self._biz)
         self._sql: SqlSandbox | None = None
+        self._sql_time_limit = sql_time_limit_s
         self._version = 0
         self._calls_today = 0
         self._drained = {"days": 0, "sales": 0}
@@ -134,7 +137,7 @@ class AutoVendEnv:
                                                    "; the next daily report follows")}
             if name == "query_sql":
                 if self._sql is None:
-                    self._sql = SqlSandbox(self._biz)
+                    self._sql = SqlSandbox(self._biz, self._sql_time_limit)
                 return {"ok": True, **self._sql.query(args.sql, self._version)}
             return {"ok": True, **tool.run(self._biz, args, self._ids)}
         except ValidationError as exc:

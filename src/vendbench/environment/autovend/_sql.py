@@ -73,8 +73,9 @@ def _cols(rows: list[tuple], names: list[str]) -> dict[str, np.ndarray]:
 class SqlSandbox:
     """The agent's private, read-only SQL view of its own business."""
 
-    def __init__(self, biz: Business) -> None:
+    def __init__(self, biz: Business, time_limit_s: float = TIME_LIMIT_S) -> None:
         self._biz = biz
+        self._time_limit = time_limit_s
         self._con = duckdb.connect(":memory:")
         self._con.execute(_SCHEMA)
         w = biz.world
@@ -150,14 +151,14 @@ class SqlSandbox:
             raise ToolError(f"only SELECT (or WITH … SELECT) is allowed, not "
                             f"{statements[0].type.name}; the data is read-only")
         self.sync(version)
-        timer = threading.Timer(TIME_LIMIT_S, self._con.interrupt)
+        timer = threading.Timer(self._time_limit, self._con.interrupt)
         timer.start()
         try:
             cur = self._con.execute(sql)
             columns = [d[0] for d in cur.description]
             rows = cur.fetchmany(MAX_ROWS + 1)
         except duckdb.InterruptException:
-            raise ToolError(f"query stopped after {TIME_LIMIT_S:.0f} s; narrow it "
+            raise ToolError(f"query stopped after {self._time_limit:g} s; narrow it "
                             "(filter by day, aggregate, add LIMIT)") from None
         except duckdb.Error as exc:
             raise ToolError(f"query failed: {str(exc).splitlines()[0]}") from None

@@ -9,6 +9,7 @@ conserved from order to sale, discard or write-off.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -159,6 +160,7 @@ class Business:
         self._today_sales: list[tuple] = []
         self.on_shelf = [0] * len(world.machines)   # units per machine, kept by every move
         self._arrivals = demand.Arrivals(seed, world.hidden)
+        self.attempts_log: list[np.ndarray] = []
         self.info: DayInfo = day_info(start)
         self.weather = demand.weather(seed, 1, self.info)
         self._start_day()
@@ -228,6 +230,7 @@ class Business:
         multipliers = np.array([demand.site_multiplier(m.site_type, self.info, self.weather)
                                 for m in self.world.machines])
         attempts = self._arrivals.draw(self.day, multipliers)
+        self.attempts_log.append(attempts)       # hidden: for tests and metrics only
         heat = demand.product_multiplier(self.world.hidden.heat, self.weather)
         self._today_sales = []
         offsets = [0]
@@ -328,6 +331,23 @@ class Business:
             "discarded": self.units.discarded,
             "written_off": self.units.written_off,
         }
+
+    def fingerprint(self) -> str:
+        """A hash of the whole business state: equal states, equal fingerprints."""
+        state = (
+            self.day, self.status, self.cash, self.days_below_zero, self.notes,
+            sorted(self.visited),
+            sorted((k, [(b.expiry, b.arrived, b.units) for b in bs])
+                   for k, bs in self.warehouse.items()),
+            [sorted((k, lst.price, lst.listed_day, lst.units,
+                     [(b.expiry, b.arrived, b.units) for b in lst.batches])
+                    for k, lst in shelf.items()) for shelf in self.shelves],
+            [(o.id, o.placed, o.due, o.items, o.cost, o.arrived) for o in self.orders],
+            (self.units.ordered, self.units.sold, self.units.discarded, self.units.written_off),
+            [(f, getattr(self.today, f)) for f in DayPnL.__slots__],
+            len(self.history),
+        )
+        return hashlib.sha256(repr(state).encode()).hexdigest()
 
     def _day_row(self) -> dict:
         t = self.today

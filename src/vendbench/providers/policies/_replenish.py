@@ -20,6 +20,7 @@ MAX_LISTINGS = 40
 LEAD = 3
 MAX_CYCLE = 7             # days between visits at most ("weekly replenishment")
 MIN_DEPTH = 5             # attraction falls below φ = 5 units on the shelf
+CASH_RESERVE = 1_000.0    # CNY kept back from orders for the daily fees
 
 
 @dataclass
@@ -55,6 +56,7 @@ class ReplenishmentPolicy:
         self.books = Books()
         self.machines: dict[str, MachineView] = {}
         self.day = 0
+        self.cash = 0.0
         self.today = dt.date.min
         self.posted: dict[tuple[str, str], float] = {}   # prices we set, per listing
         self._claimed: dict[str, int] = {}
@@ -78,6 +80,8 @@ class ReplenishmentPolicy:
             raise ValueError(f"not a daily report: {observation[:80]!r}")
         day = self.day = int(head.group(1))
         self.today = dt.date.fromisoformat(head.group(2))
+        cash = re.search(r"^Cash ([\d,.-]+) CNY", observation, re.M)
+        self.cash = float(cash.group(1).replace(",", "")) if cash else 0.0
         if day == 1:
             self.setup(call)
         else:
@@ -166,11 +170,18 @@ class ReplenishmentPolicy:
                 for d in (m.rates, m.prices, m.listed):
                     d.pop(pid, None)
         targets = self.targets(m, next_visit)
+        room = CAPACITY - sum(r["units"] for r in shelf.values())
+        slots = MAX_LISTINGS - len(shelf)
         total = 0
         for pid, target in targets.items():
             have = shelf.get(pid, {}).get("sellable", 0)
             avail = books.fresh(pid, day, next_visit + 1) - self._claimed.get(pid, 0)
-            qty = max(0, min(target - have, avail))
+            qty = max(0, min(target - have, avail, room))
+            if qty and pid not in shelf:
+                if slots == 0:          # the listing it replaces goes at the next visit
+                    continue
+                slots -= 1
+            room -= qty
             if qty:
                 restocks.append({"machine_id": m.mid, "product_id": pid, "quantity": qty})
                 self._claimed[pid] = self._claimed.get(pid, 0) + qty
@@ -231,6 +242,17 @@ class ReplenishmentPolicy:
                 items.append({"product_id": pid, "quantity": int(target - position)})
         for m in self.machines.values():
             m.planned_adds = []
+        # spend what the cash allows, keeping a reserve for fees; fastest sellers first
+        budget = self.cash - CASH_RESERVE
+        items.sort(key=lambda it: -need.get(it["product_id"], 0.0))
+        affordable = []
+        for it in items:
+            cost = it["quantity"] * self.books.catalog[it["product_id"]].cost
+            if cost > budget:
+                continue
+            budget -= cost
+            affordable.append(it)
+        items = affordable
         if not items:
             return
         for i in range(0, len(items), 100):

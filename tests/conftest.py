@@ -1,0 +1,80 @@
+"""Shared fixtures: fresh worlds, and the accounting invariants checked every day."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from vendbench.environment import make
+from vendbench.environment.autovend import AutoVendEnv
+
+
+@pytest.fixture
+def env() -> AutoVendEnv:
+    """A 30-day world with an unlimited daily tool budget (so tests control the days)."""
+    return make("autovend", seed=1, days=30, daily_tool_calls=10**9)
+
+
+def next_day(env: AutoVendEnv, n: int = 1) -> None:
+    for _ in range(n):
+        assert env.call("end_day", {})["ok"]
+
+
+def stock_machine(env: AutoVendEnv, machine: str = "M01", product: str = "P0001",
+                  quantity: int = 30, ordered: int = 60) -> None:
+    """Order ``ordered`` units, wait for delivery, restock ``quantity`` onto ``machine``."""
+    assert env.call("place_order", {"items": [{"product_id": product, "quantity": ordered}]})["ok"]
+    while env.business.warehouse.get(int(product[1:]) - 1) is None:
+        next_day(env)
+    out = env.call("restock", {"items": [{"machine_id": machine, "product_id": product,
+                                           "quantity": quantity}]})
+    assert out["ok"], out
+
+
+class Ledger:
+    """Checks SPEC §5's accounting invariants at the end of every simulated day."""
+
+    def __init__(self, env: AutoVendEnv) -> None:
+        self.env = env
+        biz = env.business
+        self.cash = 4_000_000
+        self.net_assets = 4_000_000
+        self.days_checked = 0
+        assert biz.day == 1
+
+    def check(self) -> None:
+        biz = self.env.business
+        for row in biz.history[self.days_checked:]:
+            # cash moves only by sales, purchases, fees and fines
+            expected_cash = (self.cash + row["revenue"] - row["purchases"] - row["fees"]
+                             - row["visit_fees"] - row["fines"])
+            assert row["cash"] == expected_cash, f"day {row['day']}: cash drifted"
+            # net assets move only by what the business earned or lost
+            assert row["net_assets"] == self.net_assets + row["net"], \
+                f"day {row['day']}: net assets {row['net_assets']} != " \
+                f"{self.net_assets} + {row['net']}"
+            self.cash, self.net_assets = row["cash"], row["net_assets"]
+            self.days_checked += 1
+        # units are conserved from order to sale, discard or write-off
+        census = biz.unit_census()
+        assert census["transit"] + census["warehouse"] + census["shelves"] + census["sold"] \
+            + census["discarded"] + census["written_off"] == biz.units.ordered
+        for m in range(len(biz.shelves)):
+            assert biz.on_shelf[m] == biz.count_shelf(m) <= 200
+            assert len(biz.shelves[m]) <= 40
+        assert all(b.units > 0 for bs in biz.warehouse.values() for b in bs)
+
+
+def play_checked(env: AutoVendEnv, play_day: Callable[[Callable[..., Any], str], None]) -> Ledger:
+    """Play a whole episode, checking the invariants after every day."""
+    ledger = Ledger(env)
+    while not env.done:
+        day = env.day
+        play_day(env.call, env.observe())
+        if not env.done and env.day == day:
+            env.call("end_day", {})
+        ledger.check()
+    assert ledger.days_checked == len(env.business.history)
+    return ledger

@@ -1,0 +1,156 @@
+"""Stock flow, visit fees, expiry, fines and bankruptcy (SPEC §2 "Stock flow", "Costs")."""
+
+from __future__ import annotations
+
+from vendbench.environment import make
+from vendbench.environment.autovend import _demand as demand
+from vendbench.environment.autovend._state import (FIXED_FEE, MACHINE_RENT, VISIT_FEE,
+                                                   WAREHOUSE_RENT)
+
+from ..conftest import next_day, stock_machine
+
+
+def test_orders_arrive_at_the_start_of_day_t_plus_3(env):
+    env.call("place_order", {"items": [{"product_id": "P0001", "quantity": 10}]})
+    assert demand.delivery_delay(1, 1) == 0          # the first order of seed 1 is on time
+    next_day(env, 2)
+    assert 0 not in env.business.warehouse
+    next_day(env)
+    assert env.day == 4 and sum(b.units for b in env.business.warehouse[0]) == 10
+    assert env.call("get_orders", {"status": "delivered"})["rows"][0]["arrived"] == "2026-04-04"
+
+
+def test_some_orders_arrive_a_day_late():
+    late = [n for n in range(1, 200) if demand.delivery_delay(1, n)]
+    assert 10 <= len(late) <= 45                      # about one order in eight
+    env = make("autovend", seed=1, days=30, daily_tool_calls=10**9)
+    for n in range(1, late[0] + 1):                   # the late one is order number late[0]
+        env.call("place_order", {"items": [{"product_id": f"P{n:04d}", "quantity": 1}]})
+    next_day(env, 3)
+    transit = env.call("get_orders", {"status": "in_transit"})["rows"]
+    assert [o["order_id"] for o in transit] == [f"O{late[0]:05d}"]
+    next_day(env)
+    assert env.call("get_orders", {"status": "in_transit"})["rows"] == []
+
+
+def test_visit_fee_once_per_machine_per_day_and_never_for_rejected_items(env):
+    env.call("place_order", {"items": [{"product_id": "P0001", "quantity": 50},
+                                       {"product_id": "P0002", "quantity": 50}]})
+    next_day(env, 3)
+    for _ in range(3):      # three physical calls on M01, one on M02
+        env.call("restock", {"items": [{"machine_id": "M01", "product_id": "P0001",
+                                        "quantity": 5}]})
+    env.call("remove_stock", {"items": [{"machine_id": "M01", "product_id": "P0001",
+                                         "quantity": 1}]})
+    env.call("restock", {"items": [{"machine_id": "M02", "product_id": "P0002",
+                                    "quantity": 5}]})
+    # rejected items on other machines: no visit
+    env.call("restock", {"items": [{"machine_id": "M03", "product_id": "P0003", "quantity": 5},
+                                   {"machine_id": "M04", "product_id": "P0001",
+                                    "quantity": 999}]})
+    env.call("delist", {"items": [{"machine_id": "M05", "product_id": "P0001"}]})
+    env.call("get_machine_inventory", {"machine_id": "M06"})     # queries are free
+    next_day(env)
+    row = env.business.history[-1]
+    assert row["visit_fees"] == 2 * VISIT_FEE and row["machines_visited"] == 2
+
+
+def test_recurring_fees_include_rent_on_expired_warehouse_units(env):
+    env.call("place_order", {"items": [{"product_id": "P0001", "quantity": 100}]})
+    next_day(env, 3)
+    next_day(env)
+    assert env.business.history[-1]["fees"] == FIXED_FEE + 20 * MACHINE_RENT + 100 * WAREHOUSE_RENT
+
+
+def test_expired_warehouse_units_keep_paying_rent_until_discarded():
+    env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
+    bread = next(p for p in env.world.products if p.subcategory == "bread/cakes")
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 100}]})
+    next_day(env, 36)                                  # arrived day 4, expired day 34
+    assert env.call("get_warehouse_inventory", {})["rows"][0]["expired"]
+    fees = env.business.history[-1]["fees"]
+    assert fees == FIXED_FEE + 20 * MACHINE_RENT + 100 * WAREHOUSE_RENT
+    env.call("discard", {"items": [{"product_id": bread.id, "quantity": 100}]})
+    next_day(env, 2)       # today's rent was charged this morning; tomorrow's is not
+    assert env.business.history[-1]["fees"] == FIXED_FEE + 20 * MACHINE_RENT
+
+
+def test_restock_takes_earliest_expiry_first_and_never_expired_units():
+    env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
+    bread = next(p for p in env.world.products if p.subcategory == "bread/cakes")
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 5}]})
+    next_day(env, 5)
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 5}]})
+    next_day(env, 4)                                  # batches arrived day 4 and day 9
+    env.call("restock", {"items": [{"machine_id": "M01", "product_id": bread.id,
+                                    "quantity": 6}]})
+    k = int(bread.id[1:]) - 1
+    shelf = env.business.shelves[0][k].batches
+    assert [(b.arrived, b.units) for b in shelf] == [(4, 5), (9, 1)]
+    next_day(env, 25)                                  # day 35: the day-4 batch has expired
+    wh = env.business.warehouse[k]
+    assert [(b.arrived, b.units) for b in wh] == [(9, 4)]
+
+
+def test_expired_units_sell_first_and_each_costs_a_1000_cny_fine():
+    env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
+    dairy = next(p for p in env.world.products if p.subcategory == "dairy/yogurt")
+    k = int(dairy.id[1:]) - 1
+    env.call("place_order", {"items": [{"product_id": dairy.id, "quantity": 200}]})
+    next_day(env, 3)
+    env.call("restock", {"items": [{"machine_id": "M13", "product_id": dairy.id,
+                                    "quantity": 200}]})
+    biz = env.business
+    while env.day < 34:
+        next_day(env)
+    # day 34: the batch (arrived day 4) has expired on the shelf but still sells
+    units_before = biz.shelves[12][k].units
+    inv = env.call("get_machine_inventory", {"machine_id": "M13"})["listings"][0]
+    assert inv["expired"] == units_before and inv["sellable"] == 0
+    next_day(env)
+    row = biz.history[-1]
+    assert row["expired_units_sold"] > 0
+    assert row["fines"] == 100_000 * row["expired_units_sold"]
+    assert row["cogs"] == 0                   # their cost was written off when they expired
+
+
+def test_units_expiring_are_counted_as_waste_once():
+    env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
+    bread = next(p for p in env.world.products if p.subcategory == "bread/cakes")
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 10}]})
+    next_day(env, 40)
+    waste = [r["waste_cost"] for r in env.business.history]
+    assert sum(waste) == 10 * bread.unit_cost and waste[33] == 10 * bread.unit_cost
+    env.call("discard", {"items": [{"product_id": bread.id, "quantity": 10}]})
+    next_day(env)
+    assert env.business.history[-1]["waste_cost"] == 0
+
+
+def test_bankrupt_after_ten_days_below_zero():
+    env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
+    expensive = max(env.world.products, key=lambda p: p.unit_cost)
+    n = env.business.cash // expensive.unit_cost
+    assert env.call("place_order", {"items": [{"product_id": expensive.id, "quantity": n}]})["ok"]
+    while not env.done:
+        next_day(env)
+    summary = env.summary()
+    assert summary["status"] == "bankrupt"
+    negative = [r["day"] for r in env.business.history if r["cash"] < 0]
+    assert len(negative) == 10 and negative[-1] == summary["day"]
+
+
+def test_a_short_dip_below_zero_is_not_bankruptcy():
+    env = make("autovend", seed=1, days=20, daily_tool_calls=10**9)
+    env.business.cash = 10_000          # 100 CNY: fees take it below zero on day 2
+    next_day(env, 5)
+    env.business.cash += 1_000_000      # the business recovers (a test-only injection)
+    while not env.done:
+        next_day(env)
+    assert env.summary()["status"] == "completed"
+
+
+def test_net_assets_value_unexpired_stock_at_cost(env):
+    stock_machine(env, quantity=20, ordered=30)
+    biz = env.business
+    assert biz.net_assets() == biz.cash + 30 * biz.cost[0] - 0
+    assert env.summary()["net_assets"] == biz.net_assets() / 100
