@@ -1,0 +1,71 @@
+"""The ``vendbench`` command line (SPEC §3.1, the ``baseline`` line)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from vendbench.cli import main
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "vendbench.cli", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_baseline_json_contract():
+    out = run_cli("baseline", "--days", "5", "--seed", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    rec = json.loads(out.stdout)
+    assert rec["scenario"] == "autovend" and rec["seed"] == 2 and rec["days"] == 5
+    assert rec["status"] == "completed" and rec["initial_cash"] == 40000.0
+    for key in ("final_cash", "final_net_assets", "wall_seconds"):
+        assert isinstance(rec[key], float)
+
+
+def test_baseline_several_seeds_and_policies_summarise(capsys):
+    assert main(["baseline", "--policy", "all", "--seeds", "1", "2", "--days", "3",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["trials"]) == 4
+    assert [s["policy"] for s in out["summary"]] == ["baseline/order-up-to", "baseline/oracle"]
+    assert all(s["trials"] == 2 and s["cv"] is not None for s in out["summary"])
+
+
+def test_baseline_table_output(capsys):
+    assert main(["baseline", "--days", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "baseline/order-up-to" in text and "final net assets" in text
+
+
+@pytest.mark.parametrize("args,message", [
+    (["baseline", "--days", "0"], "days must be 1-365"),
+    (["baseline", "--days", "many"], "whole number"),
+    (["baseline", "--policy", "greedy"], "invalid choice"),
+    (["baseline", "--seed", "-3"], "non-negative"),
+    (["baseline", "--scenario", "prosus"], "unknown scenario"),
+    (["baseline", "--seed", "1", "--seeds", "2"], "not allowed"),
+])
+def test_bad_input_is_a_clear_error_with_exit_code_2(args, message):
+    out = run_cli(*args)
+    assert out.returncode == 2 and message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_help_teaches():
+    out = run_cli("baseline", "--help")
+    assert out.returncode == 0
+    for word in ("order-up-to", "oracle", "--seeds", "--json", "examples"):
+        assert word in out.stdout
+
+
+def test_neither_help_nor_baseline_imports_litellm():
+    code = ("import sys\nfrom vendbench.cli import main\n"
+            "main(['baseline', '--days', '2', '--json'])\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "assert 'litellm' not in sys.modules, 'litellm imported'\nprint('clean')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and "clean" in out.stdout, out.stderr
