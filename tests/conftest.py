@@ -57,6 +57,8 @@ class Ledger:
                 f"{self.net_assets} + {row['net']}"
             self.cash, self.net_assets = row["cash"], row["net_assets"]
             self.days_checked += 1
+        # the running stock valuation agrees with a recount of every batch
+        assert biz.inventory_value() == biz.recount_inventory_value()
         # units are conserved from order to sale, discard or write-off
         census = biz.unit_census()
         assert census["transit"] + census["warehouse"] + census["shelves"] + census["sold"] \

@@ -61,7 +61,6 @@ def place_order(biz: Business, k: int, quantity: int, order: Order | None) -> Or
     biz.cash -= cost
     biz.today.purchases += cost
     biz.units.ordered += quantity
-    biz.stock_changed()
     return order
 
 
@@ -92,7 +91,6 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
     put_back(batches, [])
     biz.today.waste += waste
     biz.units.discarded += quantity
-    biz.stock_changed()
     return {"discarded": quantity, "expired": sum(b.units for b in taken if b.expiry <= biz.day),
             "written_off_value": fen(waste)}
 
@@ -118,7 +116,6 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     listing.put(taken)
     biz.on_shelf[m] += quantity
     biz.visited.add(m)
-    biz.stock_changed()
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,
             "price": fen(listing.price)}
 
@@ -133,7 +130,6 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
     put_back(biz.warehouse.setdefault(k, []), taken)
     biz.on_shelf[m] -= quantity
     biz.visited.add(m)
-    biz.stock_changed()
     return {"removed": quantity, "expired_removed": sum(b.units for b in taken
                                                         if b.expiry <= biz.day),
             "units_on_shelf": listing.units}
@@ -152,5 +148,4 @@ def delist(biz: Business, m: int, k: int) -> dict:
     biz.on_shelf[m] -= listing.units
     del biz.shelves[m][k]
     biz.visited.add(m)
-    biz.stock_changed()
     return {"returned_to_warehouse": sum(b.units for b in fresh), "expired_written_off": expired}

@@ -41,15 +41,20 @@ def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict
     for k, n in zip(recent[:, 2].tolist(), recent[:, 5].tolist()):
         sold7[k] += n
     rows = []
+    day, products = biz.day, biz.world.products
     for k, lst in sorted(biz.shelves[m].items()):
-        p = biz.world.products[k]
-        expired = sum(b.units for b in lst.batches if b.expiry <= biz.day)
-        fresh = [b.expiry for b in lst.batches if b.expiry > biz.day]
+        p = products[k]
+        expired = 0
+        next_expiry = None
+        for b in lst.batches:              # sorted by expiry: expired ones come first
+            if b.expiry <= day:
+                expired += b.units
+            elif next_expiry is None:
+                next_expiry = biz.iso(b.expiry)
         rows.append({"product_id": p.id, "name": p.name, "subcategory": p.subcategory,
                      "units": lst.units, "sellable": lst.units - expired, "expired": expired,
-                     "price": fen(lst.price), "ref_price": fen(p.ref_price),
-                     "unit_cost": fen(p.unit_cost),
-                     "next_expiry": biz.date_of(min(fresh)).isoformat() if fresh else None,
+                     "price": lst.price / 100, "ref_price": p.ref_price / 100,
+                     "unit_cost": p.unit_cost / 100, "next_expiry": next_expiry,
                      "sold_7d": sold7.get(k, 0)})
     machine = biz.world.machines[m]
     return {"machine_id": machine.id, "site_type": machine.site_type,
@@ -65,8 +70,8 @@ def warehouse_inventory(biz: Business, args: s.WarehouseArgs, ids: Resolver) -> 
         p = biz.world.products[k]
         for b in biz.warehouse[k]:
             rows.append({"product_id": p.id, "name": p.name, "units": b.units,
-                         "arrived": biz.date_of(b.arrived).isoformat(),
-                         "expires": biz.date_of(b.expiry).isoformat(),
+                         "arrived": biz.iso(b.arrived),
+                         "expires": biz.iso(b.expiry),
                          "expired": b.expiry <= biz.day})
     summary = {"units": sum(r["units"] for r in rows),
                "expired_units": sum(r["units"] for r in rows if r["expired"])}
@@ -80,9 +85,9 @@ def orders(biz: Business, args: s.OrdersArgs, _: Resolver) -> dict:
         if args.status and status != args.status:
             continue
         rows.append({"order_id": o.id, "status": status, "cost": fen(o.cost),
-                     "placed": biz.date_of(o.placed).isoformat(),
-                     "expected": biz.date_of(o.placed + 3).isoformat(),
-                     "arrived": biz.date_of(o.arrived).isoformat() if o.arrived else None,
+                     "placed": biz.iso(o.placed),
+                     "expected": biz.iso(o.placed + 3),
+                     "arrived": biz.iso(o.arrived) if o.arrived else None,
                      "items": [{"product_id": biz.world.products[k].id, "quantity": n}
                                for k, n in o.items]})
     return paginate(rows, args.page, args.page_size)
@@ -136,7 +141,7 @@ def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict:
         "machine": lambda key: {"machine_id": mids[key]},
         "product": lambda key: {"product_id": pids[key]},
         "subcategory": lambda key: {"subcategory": key},
-        "day": lambda key: {"date": biz.date_of(key).isoformat()},
+        "day": lambda key: {"date": biz.iso(key)},
     }[group]
     ordered = sorted(agg.items(), key=lambda kv: kv[0] if group == "day" else -kv[1][2])
     rows = [{**label(key), "units": u, "revenue": fen(r), "gross_profit": fen(g)}

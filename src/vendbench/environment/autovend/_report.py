@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._operations import fen
 from ._state import Business
 from ._world import MACHINE_CAPACITY
@@ -50,16 +52,19 @@ def daily_report(biz: Business) -> str:
     lines.append(f"Orders in transit: {len(transit)} orders, "
                  f"{sum(n for o in transit for _, n in o.items)} units")
     sold: dict[int, tuple[int, int]] = {}
-    for m, n, rev in biz.recent_sales(1)[:, [1, 5, 6]].tolist():
-        u, r = sold.get(m, (0, 0))
-        sold[m] = (u + n, r + rev)
+    if biz.sales:
+        rows, n_m = biz.sales[-1], len(biz.shelves)
+        units = np.bincount(rows[:, 1], weights=rows[:, 5], minlength=n_m).astype(np.int64)
+        revenue = np.bincount(rows[:, 1], weights=rows[:, 6], minlength=n_m).astype(np.int64)
+        sold = {m: (int(units[m]), int(revenue[m])) for m in range(n_m)}
     lines.append("Machines (units/capacity, listings, yesterday units & revenue, empty "
                  "listings, expired units on shelf):")
     for m, machine in enumerate(biz.world.machines):
         shelf = biz.shelves[m]
         units, revenue = sold.get(m, (0, 0))
         empty = sum(1 for lst in shelf.values() if not lst.batches)
-        exp = sum(b.units for lst in shelf.values() for b in lst.batches if b.expiry <= day)
+        exp = sum(b.units for lst in shelf.values() if lst.batches and lst.batches[0].expiry <= day
+                  for b in lst.batches if b.expiry <= day)    # batches sorted by expiry
         lines.append(f"  {machine.id} {machine.name} [{machine.site_type}]: "
                      f"{biz.shelf_units(m)}/{MACHINE_CAPACITY}, {len(shelf)} listed, "
                      f"sold {units} for {fen(revenue):,.2f}, {empty} empty, {exp} expired")

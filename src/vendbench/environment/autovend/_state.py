@@ -134,6 +134,7 @@ class Business:
 
     def __init__(self, world: World, seed: int, days: int, start: dt.date) -> None:
         self.world = world
+        self._iso: dict[int, str] = {}
         self.seed = seed
         self.horizon = days
         self.start = start
@@ -148,7 +149,8 @@ class Business:
         self.shelves: list[dict[int, Listing]] = [{} for _ in world.machines]
         self.orders: list[Order] = []
         self._first_open_order = 0     # orders before this index have all arrived
-        self._value_cache: tuple[int, int] | None = None
+        self._day_value = 0            # stock value after this morning's expiries
+        self._expiring_today = 0
         self.visited: set[int] = set()
         self.notes = ""
         self.units = UnitCounts()
@@ -156,7 +158,7 @@ class Business:
         self.history: list[dict] = []          # one P&L row per finished day
         # one int64 array per finished day, one row per listing (SALES_COLUMNS), by machine
         self.sales: list[np.ndarray] = []
-        self._sales_offsets: list[np.ndarray] = []   # per day: first row of each machine
+        self.sales_offsets: list[np.ndarray] = []   # per day: first row of each machine
         self._today_sales: list[tuple] = []
         self.on_shelf = [0] * len(world.machines)   # units per machine, kept by every move
         self._arrivals = demand.Arrivals(seed, world.hidden)
@@ -169,6 +171,13 @@ class Business:
     def date_of(self, day: int) -> dt.date:
         return self.start + dt.timedelta(days=day - 1)
 
+    def iso(self, day: int) -> str:
+        """ISO date of a simulated day (memoised: reports print many)."""
+        text = self._iso.get(day)
+        if text is None:
+            text = self._iso[day] = self.date_of(day).isoformat()
+        return text
+
     def recent_sales(self, window: int, machine: int | None = None) -> np.ndarray:
         """Sales rows (SALES_COLUMNS) of the last ``window`` finished days, optionally of
         one machine."""
@@ -176,7 +185,7 @@ class Business:
         for i in range(max(0, len(self.sales) - window), len(self.sales)):
             rows = self.sales[i]
             if machine is not None:
-                off = self._sales_offsets[i]
+                off = self.sales_offsets[i]
                 rows = rows[off[machine]:off[machine + 1]]
             parts.append(rows)
         return np.concatenate(parts) if parts else np.zeros((0, len(SALES_COLUMNS)), np.int64)
@@ -204,7 +213,7 @@ class Business:
         wh_units, expiring, value = self._stock_pass()
         transit = sum(self.cost[k] * n for o in self.orders[self._first_open_order:]
                       if o.arrived is None for k, n in o.items)
-        self._value_cache = (self.day, value + transit)
+        self._day_value, self._expiring_today = value + transit, expiring
         self.today.fees = FIXED_FEE + MACHINE_RENT * len(self.shelves) + WAREHOUSE_RENT * wh_units
         self.cash -= self.today.fees
         self.today.waste += expiring
@@ -239,9 +248,8 @@ class Business:
             self._sell_machine(m, shelf, draws[m], heat)
             offsets.append(len(self._today_sales))
         self.sales.append(np.array(self._today_sales, dtype=np.int64).reshape(-1, 8))
-        self._sales_offsets.append(np.array(offsets))
+        self.sales_offsets.append(np.array(offsets))
         self.cash += self.today.revenue - self.today.fines
-        self.stock_changed()
 
     def _sell_machine(self, m: int, shelf: dict[int, Listing], draws: np.ndarray,
                       heat: np.ndarray) -> None:
@@ -306,17 +314,20 @@ class Business:
                         expiring += c * b.units
         return wh_units, expiring, value
 
-    def stock_changed(self) -> None:
-        """Every change of stock calls this, so valuations are recomputed when needed."""
-        self._value_cache = None
-
     def inventory_value(self) -> int:
-        """Cost value of unexpired units on shelves, in the warehouse and in transit (fen)."""
-        if self._value_cache is None or self._value_cache[0] != self.day:
-            transit = sum(self.cost[k] * n for o in self.orders[self._first_open_order:]
-                          if o.arrived is None for k, n in o.items)
-            self._value_cache = (self.day, self._stock_pass()[2] + transit)
-        return self._value_cache[1]
+        """Cost value of unexpired units on shelves, in the warehouse and in transit (fen).
+
+        Kept without a scan: during a day, stock value moves only by purchases (+),
+        cost of goods sold (−) and waste (−); ``recount_inventory_value`` checks it.
+        """
+        t = self.today
+        return self._day_value + t.purchases - t.cogs - (t.waste - self._expiring_today)
+
+    def recount_inventory_value(self) -> int:
+        """``inventory_value`` recomputed from every batch (for invariant checks)."""
+        transit = sum(self.cost[k] * n for o in self.orders if o.arrived is None
+                      for k, n in o.items)
+        return self._stock_pass()[2] + transit
 
     def net_assets(self) -> int:
         return self.cash + self.inventory_value()

@@ -81,7 +81,7 @@ def _order(biz: Business, ids: ops.Resolver, it: s.OrderItem, ctx: dict) -> dict
     order = ctx["order"] = ops.place_order(biz, k, it.quantity, ctx.get("order"))
     return {"order_id": order.id, "product_id": it.product_id, "quantity": it.quantity,
             "cost": ops.fen(it.quantity * biz.cost[k]),
-            "expected_arrival": biz.date_of(order.placed + 3).isoformat()}
+            "expected_arrival": biz.iso(order.placed + 3)}
 
 
 def _price(biz: Business, ids: ops.Resolver, it: s.PriceItem, _: dict) -> dict:

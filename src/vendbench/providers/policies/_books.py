@@ -64,6 +64,9 @@ class Books:
         last = max(day, good_until)
         return sum(u for e, u in self.warehouse.get(pid, []) if e > last)
 
+    def has_fresh(self, pid: str, day: int) -> bool:
+        return any(e > day for e, _ in self.warehouse.get(pid, ()))
+
     def first_expiry(self, pid: str, after: int) -> int:
         """Expiry day of the first batch still good after day ``after``."""
         return next((e for e, u in self.warehouse.get(pid, []) if e > after), 10**6)

@@ -129,7 +129,7 @@ class ReplenishmentPolicy:
     def needs_visit(self, m: MachineView) -> bool:
         if self.day + 1 >= m.expiry_alarm:       # never let a unit expire on the shelf
             return True
-        stock_ready = any(self.books.fresh(p, self.day) for p in m.rates)
+        stock_ready = any(self.books.has_fresh(p, self.day) for p in m.rates)
         if m.last_visit < 0:
             return stock_ready
         since = self.day - m.last_visit
@@ -227,16 +227,18 @@ class ReplenishmentPolicy:
         for lines in self.books.pending.values():
             for pid, n in lines:
                 transit[pid] = transit.get(pid, 0) + n
+        first: dict[str, int] = {}          # stock for listings to be added at next visits
+        for m in self.machines.values():
+            for pid in m.planned_adds:
+                first[pid] = first.get(pid, 0) + self._initial_qty(m, pid)
         items = []
         for pid, rate in need.items():
             sku = self.books.catalog[pid]
             horizon = LEAD + 1 + 4
             target = math.ceil(rate * horizon + 1.5 * math.sqrt(rate * horizon))
-            first = sum(self._initial_qty(m, pid) for m in self.machines.values()
-                        if pid in m.planned_adds)
-            target = max(target, first)
+            target = max(target, first.get(pid, 0))
             if sku.life <= 30:
-                target = min(target, max(first, math.ceil(rate * 14)))
+                target = min(target, max(first.get(pid, 0), math.ceil(rate * 14)))
             position = self.books.fresh(pid, self.day, self.day + 5) + transit.get(pid, 0)
             if target - position >= max(3, 0.25 * target):
                 items.append({"product_id": pid, "quantity": int(target - position)})
