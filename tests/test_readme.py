@@ -1,0 +1,37 @@
+"""The README's front door: its commands are the ones CI and users run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _commands(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines()
+            if line.strip().startswith("python -m pip install")]
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    readme = _commands((ROOT / "README.md").read_text())
+    ci = _commands((ROOT / ".ci" / "run").read_text())
+    assert len(readme) == 2 and len(ci) == 1
+    assert ci[0] in readme and "pytest" in ci[0]
+    assert any("vendbench baseline" in c for c in readme)
+
+
+def test_readme_api_example_runs():
+    block = re.search(r"## The Python API\n\n```python\n(.*?)```", (ROOT / "README.md")
+                      .read_text(), re.S).group(1)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["env"].day == 2
+
+
+def test_lock_file_pins_everything_and_excludes_compromised_litellm():
+    lines = [ln for ln in (ROOT / "requirements.lock").read_text().splitlines()
+             if ln and not ln.startswith("#")]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[\w.]+", ln) for ln in lines), lines
+    for bad in ("1.82.7", "1.82.8", "1.107.0"):
+        assert f"litellm=={bad}" not in lines
