@@ -2,7 +2,11 @@
 
     VendbenchError
      +-- ConfigError        bad user input: an unknown scenario, an invalid flag value
+     |    +-- UnknownPriceError   a model has no price and unpriced runs were not allowed
      +-- ToolError          the agent misused a tool; its message is shown to the agent
+     +-- BudgetExceeded     a reservation does not fit what is left of a USD budget
+     +-- ProviderError      a model request failed for good (after retries, or not retriable)
+     +-- ResultsError       the results database cannot be opened or is inconsistent
 
 Programming errors are not caught and turned into data: they crash, loudly.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from decimal import Decimal
 
 
 class VendbenchError(Exception):
@@ -31,3 +36,29 @@ def unknown_name(kind: str, name: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(name, choices, n=3)
     hint = f" Did you mean: {', '.join(close)}?" if close else ""
     return f"unknown {kind} {name!r}.{hint} Available: {', '.join(choices)}"
+
+
+class UnknownPriceError(ConfigError):
+    """A model's price is unknown: we never assume $0."""
+
+
+class BudgetExceeded(VendbenchError):
+    """A reservation does not fit: the request is not sent."""
+
+    def __init__(self, scope: str, needed: Decimal, left: Decimal, limit: Decimal) -> None:
+        super().__init__(f"{scope} budget: a request needs ${needed:.6f} but only ${left:.6f} "
+                         f"of ${limit:.2f} is left")
+        self.scope, self.needed, self.left, self.limit = scope, needed, left, limit
+
+
+class ProviderError(VendbenchError):
+    """A model request failed for good. ``kind`` says whether the model or the harness
+    is to blame; the message is already free of secrets."""
+
+    def __init__(self, message: str, *, kind: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind, self.status = kind, status
+
+
+class ResultsError(VendbenchError):
+    """The results database cannot be used as asked."""

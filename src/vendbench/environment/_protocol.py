@@ -16,6 +16,7 @@ class Environment(Protocol):
 
     scenario: str
     tools: list[dict[str, Any]]          # OpenAI function-calling schemas
+    instructions: str                    # the system prompt: rules, costs, what counts
 
     @property
     def done(self) -> bool: ...
@@ -27,7 +28,12 @@ class Environment(Protocol):
 
     def call(self, name: str, arguments: dict | str | None = None) -> dict[str, Any]: ...
 
+    @property
+    def status(self) -> str: ...         # "running", "completed", or a failure like "bankrupt"
+
     def summary(self) -> dict[str, Any]: ...
+
+    def final_state(self) -> dict[str, float]: ...   # initial/final cash and net assets
 
     def score(self) -> float: ...
 

@@ -12,6 +12,7 @@ from ...errors import ConfigError, ToolError, unknown_name
 from . import _state
 from ._calendar import DEFAULT_START, MAX_DAYS
 from ._operations import Resolver, fen
+from ._prompt import system_prompt
 from ._report import daily_report
 from ._sql import SqlSandbox
 from ._state import Business
@@ -59,6 +60,7 @@ class AutoVendEnv:
         self._calls_today = 0
         self._drained = {"days": 0, "sales": 0}
         self.tools: list[dict[str, Any]] = [t.schema() for t in TOOLS.values()]
+        self.instructions = system_prompt(days, daily_tool_calls)
 
     # -- the protocol ---------------------------------------------------------------
     @property
@@ -88,6 +90,17 @@ class AutoVendEnv:
             result["notice"] = (f"you used all {self.daily_tool_calls} tool calls of the day, "
                                 "so the day has ended")
         return result
+
+    def final_state(self) -> dict[str, float]:
+        """Initial and final cash and net assets (CNY), for the trial record."""
+        b = self._biz
+        return {"initial_cash": fen(_state.STARTING_CASH), "final_cash": fen(b.cash),
+                "final_net_assets": fen(b.net_assets())}
+
+    @property
+    def status(self) -> str:
+        """running, completed or bankrupt."""
+        return self._biz.status
 
     def summary(self) -> dict[str, Any]:
         b = self._biz

@@ -1,0 +1,36 @@
+"""Keeping secrets out of the database, the logs and printed errors.
+
+Anything that may carry provider text (error messages, exception strings) passes
+through ``redact`` before it is stored, logged or printed. It removes the values of
+environment variables that look like credentials, bearer tokens and key-shaped strings.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
+_PATTERNS = (
+    re.compile(r"(?i)(bearer\s+)[^\s\"',]+"),
+    re.compile(r"\b(sk|pk|rk|key|api)[-_][A-Za-z0-9_\-]{8,}"),
+    re.compile(r"(?i)((?:api[-_]?key|x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',]+"),
+)
+MASK = "***"
+
+
+def secret_values() -> list[str]:
+    """Values of credential-like environment variables, longest first."""
+    values = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 8}
+    return sorted(values, key=len, reverse=True)
+
+
+def redact(text: str, extra: list[str] | None = None) -> str:
+    """``text`` with every secret we know of, or that looks like one, masked."""
+    for value in [*(extra or []), *secret_values()]:
+        if value:
+            text = text.replace(value, MASK)
+    for pattern in _PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.lastindex and pattern is not _PATTERNS[1]
+                                      else "") + MASK, text)
+    return text

@@ -1,0 +1,128 @@
+"""Run configuration: CLI flags or a panel file expand into one frozen ``RunConfig``.
+
+Unknown keys are errors (a typo in a nightly panel must not be silently ignored), money
+is ``Decimal``, and every check says in plain words what to change.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..errors import ConfigError
+
+PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
+NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
+
+
+class ModelConfig(BaseModel):
+    """One model of a panel (SPEC §3.1)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1, description="litellm model string, or baseline/...")
+    budget_usd: PositiveUSD | None = None
+    input_usd_per_mtok: NonNegUSD | None = None
+    output_usd_per_mtok: NonNegUSD | None = None
+    cached_input_usd_per_mtok: NonNegUSD | None = None
+    max_context_tokens: int = Field(default=60_000, ge=2_000, le=2_000_000)
+    max_output_tokens: int = Field(default=4_096, ge=16, le=200_000)
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    reasoning_effort: str | None = None
+    rpm: int | None = Field(default=None, gt=0)
+    tpm: int | None = Field(default=None, gt=0)
+    max_concurrency: int = Field(default=8, ge=1, le=1_000)
+    request_timeout_s: float = Field(default=120.0, gt=0)
+
+    @field_validator("id")
+    @classmethod
+    def _known_shape(cls, value: str) -> str:
+        if value.startswith("baseline/"):
+            from ..providers.policies import POLICIES
+
+            if value.removeprefix("baseline/") not in POLICIES:
+                raise ValueError(f"unknown reference policy {value!r}; available: "
+                                 + ", ".join(f"baseline/{p}" for p in POLICIES))
+        elif "/" not in value:
+            raise ValueError(f"{value!r} is not a litellm model string: use provider/model, "
+                             "e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5")
+        return value
+
+    @model_validator(mode="after")
+    def _prices_in_pairs(self) -> ModelConfig:
+        if (self.input_usd_per_mtok is None) != (self.output_usd_per_mtok is None):
+            raise ValueError(f"{self.id}: give both input_usd_per_mtok and "
+                             "output_usd_per_mtok, or neither")
+        return self
+
+    @property
+    def in_process(self) -> bool:
+        return self.id.startswith("baseline/")
+
+
+class RunConfig(BaseModel):
+    """Everything a run needs; stored with the run so that it can be resumed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(default="adhoc", min_length=1, max_length=200)
+    scenario: str = "autovend"
+    days: int = Field(default=180, ge=1, le=365)
+    seeds: list[int] = Field(default_factory=lambda: [1], min_length=1)
+    repeats: int = Field(default=1, ge=1, le=100)
+    workers: int = Field(default=8, ge=1, le=10_000)
+    total_budget_usd: PositiveUSD | None = None
+    budget_usd: PositiveUSD | None = Field(default=None, description="default per trial")
+    timeout_s: float | None = Field(default=None, gt=0, description="wall clock per trial")
+    max_turns: int | None = Field(default=None, ge=1, description="LLM requests per trial")
+    allow_unpriced: bool = False
+    world_seed: int | None = Field(default=None, ge=0)
+    models: list[ModelConfig] = Field(min_length=1)
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, seeds: list[int]) -> list[int]:
+        if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+            raise ValueError("seeds must be distinct non-negative integers")
+        return seeds
+
+    @model_validator(mode="after")
+    def _distinct_models(self) -> RunConfig:
+        ids = [m.id for m in self.models]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"a model is listed twice: {ids}")
+        return self
+
+    def trial_budget(self, model: ModelConfig) -> Decimal | None:
+        return model.budget_usd if model.budget_usd is not None else self.budget_usd
+
+
+def load_panel(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """Read a panel TOML file (SPEC §3.1); ``overrides`` are CLI flags given with it."""
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"panel file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"panel file {path} is not valid TOML: {exc}") from None
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return build_config(data, source=str(path))
+
+
+def build_config(data: dict[str, Any], source: str = "flags") -> RunConfig:
+    """Validate a config dict into a RunConfig, or raise ConfigError saying what is wrong."""
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_url=False):
+            where = ".".join(str(p) for p in err["loc"]) or "config"
+            problems.append(f"{where}: {err['msg']}")
+        raise ConfigError(f"invalid run configuration ({source}):\n  " + "\n  ".join(problems))\
+            from None

@@ -1,0 +1,77 @@
+"""What a trial writes to the results file, in SPEC §3.2's shapes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from .._secrets import redact
+from ..providers import Attempt
+from ..results import ResultsWriter, dumps
+from ._context import Message
+
+TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat", status,
+    reason, initial_cash, final_cash, final_net_assets, cost_usd, budget_usd, input_tokens,
+    output_tokens, cached_tokens, exchanges, tool_calls, days_completed, started_at, ended_at,
+    wall_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
+class TrialLog:
+    """Turns a trial's events into rows for the single writer."""
+
+    def __init__(self, writer: ResultsWriter, trial_id: str, model: str) -> None:
+        self.writer, self.trial_id, self.model = writer, trial_id, model
+        self.tool_seq = 0
+
+    def messages(self, messages: list[Message]) -> None:
+        self.writer.put("messages", [(self.trial_id, m.id, m.body["role"], dumps(m.body),
+                                      m.tokens) for m in messages])
+
+    def attempt(self, seq: int, day: int, request: dict[str, Any], attempt: Attempt) -> None:
+        c, f = attempt.completion, attempt.failure
+        usage = c.usage if c else None
+        self.writer.put("exchanges", [(
+            self.trial_id, seq, day, attempt.number, self.model, dumps(request),
+            dumps(c.raw) if c else None,
+            usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None,
+            usage.cached_tokens if usage else None,
+            attempt.cost, attempt.reserved, round(attempt.latency_ms, 3),
+            "ok" if c else f.kind.value, redact(f.message) if f else None)])
+
+    def tool_call(self, exchange_seq: int | None, day: int, call_id: str | None, name: str,
+                  args: Any, result: dict[str, Any]) -> None:
+        self.tool_seq += 1
+        self.writer.put("tool_calls", [(
+            self.trial_id, self.tool_seq, exchange_seq, day, call_id, str(name)[:200],
+            args if isinstance(args, str) else dumps(args), dumps(result),
+            bool(result.get("ok")))])
+
+    def records(self, records: dict[str, list[dict[str, Any]]]) -> None:
+        from ..results import COLUMNS
+
+        for table, rows in records.items():
+            columns = COLUMNS.get(table)
+            if columns is None or not rows:
+                continue
+            self.writer.put(table, [
+                (self.trial_id, *[_cell(c, r.get(c)) for c in columns[1:]]) for r in rows])
+
+    def trial_row(self, *, run_id: str, seed: int, repeat: int, status: str,
+                  reason: str | None, final: dict[str, float] | None, cost: Decimal | None,
+                  budget: Decimal | None, tokens: tuple[int, int, int], exchanges: int,
+                  tool_calls: int, days: int, started: dt.datetime,
+                  ended: dt.datetime | None) -> None:
+        final = final or {}
+        self.writer.put_sql(TRIAL_UPSERT, [
+            self.trial_id, run_id, self.model, seed, repeat, status,
+            redact(reason)[:4000] if reason else None, final.get("initial_cash"),
+            final.get("final_cash"), final.get("final_net_assets"), cost, budget,
+            tokens[0], tokens[1], tokens[2], exchanges, tool_calls, days, started, ended,
+            (ended - started).total_seconds() if ended else None])
+
+
+def _cell(column: str, value: Any) -> Any:
+    if column == "date" and isinstance(value, str):
+        return dt.date.fromisoformat(value)
+    return value

@@ -1,0 +1,310 @@
+"""The scheduler: expand a run into trials and run them concurrently (SPEC §3).
+
+It knows environments only through ``make`` and the Environment protocol, models only
+through ModelClient, money only through Budget, and storage only through the writer.
+``--workers`` bounds trials in flight; each provider/model has its own concurrency and
+rate limits. A trial starts only when the run's pool can cover its budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import logging
+import os
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from .. import __version__
+from ..budgets import Budget, Price, resolve_prices
+from ..environment import Environment, make
+from ..errors import ConfigError, ResultsError
+from ..providers import AdaptiveLimit, ModelClient, RateLimits, make_provider
+from ..results import ResultsWriter, Store, dumps
+from ._config import ModelConfig, RunConfig
+from ._trial import NUDGE, TrialContext, TrialOutcome, TrialSpec, run_trial
+
+log = logging.getLogger(__name__)
+
+FINISHED = {"completed", "budget_exhausted", "timeout", "max_turns", "agent_stopped",
+            "bankrupt"}          # kept on --resume; error and interrupted run again
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    status: str
+    outcomes: list[TrialOutcome] = field(default_factory=list)
+    kept: list[dict[str, Any]] = field(default_factory=list)    # finished earlier (resume)
+    pool: Budget | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        trials = [*self.kept, *(o.as_json() for o in self.outcomes)]
+        priced = [t["cost_usd"] for t in trials if t.get("cost_usd") is not None]
+        return {"run_id": self.run_id, "status": self.status, "trials": trials,
+                "total_cost_usd": float(sum(priced)) if priced else 0.0}
+
+
+Events = Callable[[str, dict[str, Any]], None]
+
+
+def _slug(model: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", model).strip("-").lower()
+
+
+def code_version() -> str:
+    """vendbench's version plus the git commit when run from a checkout."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    head = os.path.join(root, ".git", "HEAD")
+    try:
+        ref = open(head).read().strip()
+        if ref.startswith("ref: "):
+            ref = open(os.path.join(root, ".git", ref[5:])).read().strip()
+        return f"{__version__}+g{ref[:12]}"
+    except OSError:
+        return __version__
+
+
+class Scheduler:
+    """Runs one run (or resumes one) against a results store."""
+
+    def __init__(self, config: RunConfig, store: Store, *, prices: dict[str, Price | None],
+                 on_event: Events | None = None) -> None:
+        self.config, self.store, self.prices = config, store, prices
+        self.on_event = on_event or (lambda kind, data: None)
+        self.pool = Budget("run", config.total_budget_usd)
+        self._limits: dict[str, AdaptiveLimit] = {}
+        self._clients: dict[str, ModelClient] = {}
+        self._token_counters: dict[str, tuple[Callable[[dict], int], int]] = {}
+        self._freed = asyncio.Condition()
+
+    # -- per-model plumbing -------------------------------------------------------------
+    def _client(self, model: ModelConfig) -> ModelClient | None:
+        if model.in_process:
+            return None
+        if model.id not in self._clients:
+            api_key = None
+            if model.api_key_env:
+                api_key = os.environ.get(model.api_key_env)
+                if not api_key:
+                    raise ConfigError(f"{model.id}: environment variable {model.api_key_env} "
+                                      "(api_key_env) is not set")
+            provider = make_provider(model.id, api_key)
+            key = model.api_base or model.id.split("/", 1)[0]
+            limit = self._limits.setdefault(key, AdaptiveLimit(key, model.max_concurrency))
+            limit.ceiling = max(limit.ceiling, model.max_concurrency)
+            self._clients[model.id] = ModelClient(provider, self.prices.get(model.id), limit,
+                                                  RateLimits(model.rpm, model.tpm))
+        return self._clients[model.id]
+
+    def _counter(self, model: ModelConfig, env: Environment) -> tuple[Any, int]:
+        if model.id not in self._token_counters:
+            client = self._clients[model.id]
+            provider = client.provider
+
+            def count(message: dict[str, Any]) -> int:
+                return provider.count_tokens(model.id, [message])
+
+            tools = provider.count_tokens(model.id, [{"role": "user", "content": ""}],
+                                          env.tools)
+            self._token_counters[model.id] = (count, tools)
+        return self._token_counters[model.id]
+
+    def _make_env(self, seed: int) -> Environment:
+        kwargs: dict[str, Any] = {"seed": seed, "days": self.config.days}
+        if self.config.world_seed is not None:
+            kwargs["world_seed"] = self.config.world_seed
+        return make(self.config.scenario, **kwargs)
+
+    # -- the run ------------------------------------------------------------------------------
+    def specs(self, run_id: str) -> list[TrialSpec]:
+        """Trials seed by seed, models interleaved, so a cut-short panel stays balanced."""
+        out = []
+        for repeat in range(1, self.config.repeats + 1):
+            for seed in self.config.seeds:
+                for model in self.config.models:
+                    out.append(TrialSpec(f"{run_id}-{_slug(model.id)}-s{seed}-r{repeat}",
+                                         run_id, model, seed, repeat,
+                                         self.config.trial_budget(model)))
+        return out
+
+    def first_request_cost(self, model: ModelConfig) -> Decimal:
+        client = self._clients.get(model.id)
+        if client is None:
+            return Decimal(0)
+        return client.reservation(4_000, model.max_output_tokens)
+
+    async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter
+                  ) -> list[TrialOutcome]:
+        for model in self.config.models:
+            self._client(model)
+        probe = self._make_env(self.config.seeds[0])
+        sem = asyncio.Semaphore(self.config.workers)
+        outcomes: list[TrialOutcome] = []
+
+        async def one(spec: TrialSpec) -> None:
+            async with sem:
+                budget = await self._earmark(spec)
+                if budget is None:
+                    out = TrialOutcome(spec, status="budget_exhausted",
+                                       reason="not started: the run's total budget could not "
+                                              "cover this trial's budget")
+                    out.priced = self.prices.get(spec.model.id) is not None
+                    self._record_unstarted(writer, out)
+                    outcomes.append(out)
+                    self.on_event("trial_finished", {"outcome": out})
+                    return
+                try:
+                    self.on_event("trial_started", {"spec": spec})
+                    counter = (None, 0) if spec.model.in_process else \
+                        self._counter(spec.model, probe)
+                    ctx = TrialContext(
+                        make_env=self._make_env, writer=writer, budget=budget,
+                        client=self._clients.get(spec.model.id), count_tokens=counter[0],
+                        tools_tokens=counter[1], days=self.config.days,
+                        timeout_s=self.config.timeout_s, max_turns=self.config.max_turns,
+                        on_progress=lambda o, e: self.on_event(
+                            "trial_progress", {"outcome": o, "day": e.day,
+                                               "net_assets": e.final_state()["final_net_assets"]}))
+                    out = await run_trial(spec, ctx)
+                    outcomes.append(out)
+                    self.on_event("trial_finished", {"outcome": out})
+                finally:
+                    budget.close()
+                    async with self._freed:
+                        self._freed.notify_all()
+
+        await asyncio.gather(*(one(s) for s in specs))
+        return outcomes
+
+    async def _earmark(self, spec: TrialSpec) -> Budget | None:
+        """Wait until the pool can cover the trial's budget; None if it never will."""
+        need = spec.budget_usd if spec.budget_usd is not None else \
+            self.first_request_cost(spec.model)
+        async with self._freed:
+            while True:
+                if self.pool.can_cover(need):
+                    return self.pool.earmark(spec.trial_id, spec.budget_usd)
+                if not any(c.earmarked and not c.closed for c in self.pool._children) \
+                        and self.pool.reserved == 0:
+                    return None            # nothing running will give money back
+                await self._freed.wait()
+
+    def _record_unstarted(self, writer: ResultsWriter, out: TrialOutcome) -> None:
+        from ._log import TrialLog
+
+        now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        TrialLog(writer, out.spec.trial_id, out.spec.model.id).trial_row(
+            run_id=out.spec.run_id, seed=out.spec.seed, repeat=out.spec.repeat,
+            status=out.status, reason=out.reason, final=None,
+            cost=Decimal(0) if out.priced else None, budget=out.spec.budget_usd,
+            tokens=(0, 0, 0), exchanges=0, tool_calls=0, days=0, started=now, ended=now)
+
+    def provider_events(self, run_id: str) -> list[tuple]:
+        return [(run_id, e.provider, e.at_seconds, e.event, e.concurrency, e.retry_after)
+                for limit in self._limits.values() for e in limit.events]
+
+
+def new_run_id() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+async def execute(config: RunConfig, db: str, *, resume: str | None = None,
+                  on_event: Events | None = None) -> RunResult:
+    """Run (or resume) a run, writing everything to ``db``. Cancellation-safe."""
+    store = Store(db)
+    try:
+        if resume is not None:
+            previous = store.run(resume)
+            run_id = previous["run_id"]
+        else:
+            run_id = new_run_id()
+        models = [m.id for m in config.models]
+        given = {m.id: Price(m.input_usd_per_mtok, m.output_usd_per_mtok,
+                             m.cached_input_usd_per_mtok, source="config")
+                 for m in config.models if m.input_usd_per_mtok is not None}
+        prices = resolve_prices(models, given, allow_unpriced=config.allow_unpriced)
+        unpriced = [m for m, p in prices.items() if p is None]
+        if unpriced and (config.total_budget_usd or config.budget_usd or
+                         any(m.budget_usd for m in config.models)):
+            raise ConfigError(f"{', '.join(unpriced)} has no price, so a USD budget cannot "
+                              "be enforced for it: give its price or drop the budget")
+        scheduler = Scheduler(config, store, prices=prices, on_event=on_event)
+        specs = scheduler.specs(run_id)
+        kept: list[dict[str, Any]] = []
+        async with ResultsWriter(store) as writer:
+            if resume is None:
+                _record_run(store, run_id, config, scheduler, prices)
+            else:
+                done = {t["trial_id"]: t for t in store.trials(run_id)
+                        if t["status"] in FINISHED}
+                kept = [_kept_json(done[s.trial_id]) for s in specs if s.trial_id in done]
+                specs = [s for s in specs if s.trial_id not in done]
+                for s in specs:
+                    store.forget_trial(s.trial_id)
+                store.con.execute("UPDATE runs SET status = 'running' WHERE run_id = ?",
+                                  [run_id])
+            _check_first_request(scheduler, config)
+            on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
+                                                  "kept": len(kept), "pool": scheduler.pool})
+            result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool)
+            try:
+                result.outcomes = await scheduler.run(run_id, specs, writer)
+                result.status = "completed"
+            except asyncio.CancelledError:
+                result.status = "interrupted"
+                raise
+            finally:
+                writer.put("provider_events", scheduler.provider_events(run_id))
+                writer.put_sql("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                               [result.status if result.status != "running" else "interrupted",
+                                dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), run_id])
+                await asyncio.shield(writer.flush())
+        return result
+    finally:
+        store.close()
+
+
+def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
+    """A budget that cannot pay for one request is said plainly, before anything runs."""
+    for model in config.models:
+        budget = config.trial_budget(model)
+        first = scheduler.first_request_cost(model)
+        for scope, cap in (("per-trial", budget), ("total", config.total_budget_usd)):
+            if cap is not None and first > cap:
+                raise ConfigError(
+                    f"{model.id}: one request reserves about ${first:.4f} (4,000 input tokens "
+                    f"+ max_output_tokens={model.max_output_tokens} at its price, with a "
+                    f"safety margin), more than the {scope} budget of ${cap}; raise the "
+                    "budget or lower max_output_tokens")
+
+
+def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
+    return {"trial_id": row["trial_id"], "model": row["model"], "seed": row["seed"],
+            "repeat": row["repeat"], "status": row["status"], "reason": row["reason"],
+            "final_net_assets": row["final_net_assets"],
+            "cost_usd": float(row["cost_usd"]) if row["cost_usd"] is not None else None,
+            "exchanges": row["exchanges"], "tool_calls": row["tool_calls"],
+            "days_completed": row["days_completed"]}
+
+
+def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Scheduler,
+                prices: dict[str, Price | None]) -> None:
+    env = scheduler._make_env(config.seeds[0])
+    prompts = {"system": env.instructions, "nudge": NUDGE}
+    prompts_json, tools_json = dumps(prompts), dumps(env.tools)
+    store.con.execute(
+        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [run_id, config.name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+         config.scenario, config.days, config.model_dump_json(), code_version(),
+         hashlib.sha256(prompts_json.encode()).hexdigest(),
+         hashlib.sha256(tools_json.encode()).hexdigest(), prompts_json, tools_json,
+         dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),
+         config.total_budget_usd, "running", None])
+    if not store.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
+        raise ResultsError(f"could not record run {run_id}")

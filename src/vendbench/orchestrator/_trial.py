@@ -1,0 +1,228 @@
+"""One trial: an agent (an LLM through its client, or an in-process policy) in a fresh
+environment, until the horizon, a limit, or a failure (SPEC §3, "Agent loop", "Limits").
+
+Failures become data: every way a trial can end is a status with a reason. Only
+cancellation (Ctrl-C, SIGTERM) propagates, after the trial is recorded ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from .._secrets import redact
+from ..budgets import Budget
+from ..environment import Environment
+from ..errors import BudgetExceeded, ProviderError
+from ..providers import Attempt, CompletionRequest, ModelClient
+from ..results import ResultsWriter, dumps
+from ._config import ModelConfig
+from ._context import ContextOverflow, RollingContext
+from ._log import TrialLog
+
+log = logging.getLogger(__name__)
+
+NUDGE = ("You did not call a tool. Run the business with the tools, and call end_day when "
+         "you are done for today.")
+MAX_SILENT_REPLIES = 3
+DAY_OVER = {"ok": False, "error": "the day had already ended before this call; it was not run"}
+
+
+@dataclass(frozen=True, slots=True)
+class TrialSpec:
+    trial_id: str
+    run_id: str
+    model: ModelConfig
+    seed: int
+    repeat: int
+    budget_usd: Decimal | None
+
+
+@dataclass
+class TrialOutcome:
+    spec: TrialSpec
+    status: str = "running"
+    reason: str | None = None
+    final: dict[str, float] = field(default_factory=dict)
+    cost: Decimal = Decimal(0)
+    priced: bool = True
+    tokens: list[int] = field(default_factory=lambda: [0, 0, 0])   # input, output, cached
+    exchanges: int = 0
+    tool_calls: int = 0
+    days: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {"trial_id": self.spec.trial_id, "model": self.spec.model.id,
+                "seed": self.spec.seed, "repeat": self.spec.repeat, "status": self.status,
+                "reason": self.reason, "final_net_assets": self.final.get("final_net_assets"),
+                "cost_usd": float(self.cost) if self.priced else None,
+                "exchanges": self.exchanges, "tool_calls": self.tool_calls,
+                "days_completed": self.days}
+
+
+@dataclass
+class TrialContext:
+    """What the scheduler hands a trial: never anything about vending."""
+
+    make_env: Callable[[int], Environment]
+    writer: ResultsWriter
+    budget: Budget
+    client: ModelClient | None            # None for in-process policies
+    count_tokens: Callable[[dict[str, Any]], int] | None
+    tools_tokens: int
+    days: int
+    timeout_s: float | None
+    max_turns: int | None
+    on_progress: Callable[[TrialOutcome, Environment], None] = lambda o, e: None
+
+
+async def run_trial(spec: TrialSpec, ctx: TrialContext) -> TrialOutcome:
+    """Run one trial to its end and record it; returns its outcome."""
+    out = TrialOutcome(spec, priced=ctx.client is None or ctx.client.price is not None)
+    tlog = TrialLog(ctx.writer, spec.trial_id, spec.model.id)
+    started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    env: Environment | None = None
+
+    def record(ended: dt.datetime | None) -> None:
+        if env is not None:
+            out.final = env.final_state()
+            out.days = env.summary().get("days_completed", out.days)
+        tlog.trial_row(run_id=spec.run_id, seed=spec.seed, repeat=spec.repeat,
+                       status=out.status, reason=out.reason, final=out.final,
+                       cost=out.cost if out.priced else None, budget=spec.budget_usd,
+                       tokens=tuple(out.tokens), exchanges=out.exchanges,
+                       tool_calls=out.tool_calls, days=out.days, started=started, ended=ended)
+
+    record(None)
+    try:
+        env = ctx.make_env(spec.seed)
+        async with asyncio.timeout(ctx.timeout_s):
+            if ctx.client is None:
+                await _play_policy(spec, ctx, env, tlog, out)
+            else:
+                await _play_llm(spec, ctx, env, tlog, out)
+        if out.status == "running":
+            out.status = env.status if env.status != "running" else "error"
+            if out.status == "error":
+                out.reason = "the agent loop ended before the environment did"
+            elif out.status == "bankrupt":
+                out.reason = "cash stayed below zero for too long"
+    except TimeoutError:
+        out.status, out.reason = "timeout", f"wall-clock limit of {ctx.timeout_s:g} s reached"
+    except BudgetExceeded as exc:
+        out.status, out.reason = "budget_exhausted", str(exc)
+    except ProviderError as exc:
+        out.status, out.reason = "error", str(exc)
+    except ContextOverflow as exc:
+        out.status, out.reason = "error", f"context: {exc}"
+    except asyncio.CancelledError:
+        out.status, out.reason = "interrupted", "the run was interrupted (Ctrl-C or SIGTERM)"
+        record(dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+        raise
+    except Exception as exc:                          # a bug of ours: recorded, kept apart
+        log.exception("trial %s failed", spec.trial_id)
+        out.status, out.reason = "error", redact(f"internal error: {type(exc).__name__}: {exc}")
+    record(dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    return out
+
+
+async def _play_policy(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: TrialLog,
+                       out: TrialOutcome) -> None:
+    """An in-process policy: same environment, tools and logging, no LLM exchanges."""
+    from ..providers.policies import make_policy
+
+    policy = make_policy(spec.model.id, env)
+    while not env.done:
+        day = env.day
+        calls: list[tuple[str, Any, dict]] = []
+
+        def call(name: str, args: Any = None) -> dict:
+            result = env.call(name, args)
+            calls.append((name, args, result))
+            return result
+
+        await asyncio.to_thread(policy.play_day, call, env.observe())
+        if not env.done and env.day == day:
+            call("end_day", {})
+        for name, args, result in calls:
+            tlog.tool_call(None, day, None, name, args, result)
+        out.tool_calls += len(calls)
+        tlog.records(env.drain_records())
+        out.days = day
+        ctx.on_progress(out, env)
+        await ctx.writer.flush()
+
+
+async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: TrialLog,
+                    out: TrialOutcome) -> None:
+    """The agent loop: the daily report as a user message, tools until the day ends."""
+    assert ctx.client is not None and ctx.count_tokens is not None
+    m = spec.model
+    limit = m.max_context_tokens - m.max_output_tokens
+    context = RollingContext(env.instructions, limit, ctx.count_tokens, ctx.tools_tokens)
+    seen_day, silent = None, 0
+    while not env.done:
+        if env.day != seen_day:
+            seen_day = env.day
+            context.add_user(env.observe())
+        if ctx.max_turns is not None and out.exchanges >= ctx.max_turns:
+            out.status, out.reason = "max_turns", f"reached {ctx.max_turns} LLM requests"
+            return
+        window, counted = context.window()
+        tlog.messages(context.take_new())
+        request_log = {"message_ids": [msg.id for msg in window], "max_tokens": m.max_output_tokens,
+                       "temperature": m.temperature, "reasoning_effort": m.reasoning_effort,
+                       "tools": "run.tools_json"}
+        request = CompletionRequest(model=m.id, messages=[msg.body for msg in window],
+                                    tools=env.tools, max_tokens=m.max_output_tokens,
+                                    temperature=m.temperature,
+                                    reasoning_effort=m.reasoning_effort, api_base=m.api_base,
+                                    timeout_s=m.request_timeout_s)
+        seq, day = out.exchanges + 1, env.day
+
+        async def on_attempt(attempt: Attempt) -> None:
+            tlog.attempt(seq, day, request_log, attempt)
+            if attempt.cost is not None:
+                out.cost += attempt.cost
+            if attempt.completion is not None:
+                u = attempt.completion.usage
+                out.tokens[0] += u.prompt_tokens
+                out.tokens[1] += u.completion_tokens
+                out.tokens[2] += u.cached_tokens
+            await ctx.writer.flush()          # durable before the next request is sent
+
+        completion = await ctx.client.complete(request, ctx.budget, counted, on_attempt)
+        out.exchanges += 1
+        message = completion.message
+        calls = message.get("tool_calls") or []
+        if not calls:
+            silent += 1
+            context.add_exchange(message, [])
+            if silent >= MAX_SILENT_REPLIES:
+                out.status = "agent_stopped"
+                out.reason = f"{MAX_SILENT_REPLIES} replies in a row without a tool call"
+                tlog.messages(context.take_new())
+                return
+            context.add_user(NUDGE)
+            continue
+        silent = 0
+        results = []
+        for call in calls:                    # parallel tool calls run in order
+            fn = call.get("function") or {}
+            name, args = fn.get("name", ""), fn.get("arguments", "")
+            result = DAY_OVER if env.done or env.day != day else env.call(name, args)
+            tlog.tool_call(seq, day, call.get("id"), name, args, result)
+            out.tool_calls += 1
+            results.append({"role": "tool", "tool_call_id": call.get("id"),
+                            "content": dumps(result)})
+        context.add_exchange(message, results)
+        tlog.records(env.drain_records())
+        out.days = env.summary().get("days_completed", out.days)
+        ctx.on_progress(out, env)
+    tlog.messages(context.take_new())

@@ -1,0 +1,66 @@
+"""The DuckDB schema of a results file (SPEC §3.2).
+
+Messages are stored once per trial; an exchange's ``request_json`` lists the ids of the
+messages it sent (plus its parameters), so a long trial's log grows linearly with its
+length, yet every request can be rebuilt exactly (``results.rebuild_request``).
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS runs(
+    run_id VARCHAR PRIMARY KEY, name VARCHAR, created_at TIMESTAMP, scenario VARCHAR,
+    days INTEGER, config_json VARCHAR, code_version VARCHAR, prompt_sha256 VARCHAR,
+    tools_sha256 VARCHAR, prompts_json VARCHAR, tools_json VARCHAR, prices_json VARCHAR,
+    total_budget_usd DECIMAL(18, 9), status VARCHAR, finished_at TIMESTAMP);
+CREATE TABLE IF NOT EXISTS trials(
+    trial_id VARCHAR PRIMARY KEY, run_id VARCHAR, model VARCHAR, seed INTEGER,
+    "repeat" INTEGER, status VARCHAR, reason VARCHAR, initial_cash DOUBLE,
+    final_cash DOUBLE, final_net_assets DOUBLE, cost_usd DECIMAL(18, 9),
+    budget_usd DECIMAL(18, 9), input_tokens BIGINT, output_tokens BIGINT,
+    cached_tokens BIGINT, exchanges INTEGER, tool_calls INTEGER, days_completed INTEGER,
+    started_at TIMESTAMP, ended_at TIMESTAMP, wall_seconds DOUBLE);
+CREATE TABLE IF NOT EXISTS messages(
+    trial_id VARCHAR, msg_id INTEGER, role VARCHAR, content_json VARCHAR, tokens INTEGER);
+CREATE TABLE IF NOT EXISTS exchanges(
+    trial_id VARCHAR, seq INTEGER, day INTEGER, attempt INTEGER, model VARCHAR,
+    request_json VARCHAR, response_json VARCHAR, input_tokens BIGINT, output_tokens BIGINT,
+    cached_tokens BIGINT, cost_usd DECIMAL(18, 9), reserved_usd DECIMAL(18, 9),
+    latency_ms DOUBLE, status VARCHAR, error VARCHAR);
+CREATE TABLE IF NOT EXISTS tool_calls(
+    trial_id VARCHAR, seq INTEGER, exchange_seq INTEGER, day INTEGER, call_id VARCHAR,
+    name VARCHAR, args_json VARCHAR, result_json VARCHAR, ok BOOLEAN);
+CREATE TABLE IF NOT EXISTS days(
+    trial_id VARCHAR, day INTEGER, date DATE, cash DOUBLE, net_assets DOUBLE,
+    revenue DOUBLE, cogs DOUBLE, purchases DOUBLE, fees DOUBLE, visit_fees DOUBLE,
+    fines DOUBLE, waste_cost DOUBLE, units_sold INTEGER, expired_units_sold INTEGER,
+    machines_visited INTEGER, net DOUBLE);
+CREATE TABLE IF NOT EXISTS sales(
+    trial_id VARCHAR, day INTEGER, machine_id VARCHAR, product_id VARCHAR, price DOUBLE,
+    units_on_shelf INTEGER, units_sold INTEGER, revenue DOUBLE, cogs DOUBLE);
+CREATE TABLE IF NOT EXISTS provider_events(
+    run_id VARCHAR, provider VARCHAR, at_seconds DOUBLE, event VARCHAR,
+    concurrency DOUBLE, retry_after DOUBLE);
+"""
+
+# columns per table, in order (the writer appends rows as tuples in this order)
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "messages": ("trial_id", "msg_id", "role", "content_json", "tokens"),
+    "exchanges": ("trial_id", "seq", "day", "attempt", "model", "request_json",
+                  "response_json", "input_tokens", "output_tokens", "cached_tokens",
+                  "cost_usd", "reserved_usd", "latency_ms", "status", "error"),
+    "tool_calls": ("trial_id", "seq", "exchange_seq", "day", "call_id", "name", "args_json",
+                   "result_json", "ok"),
+    "days": ("trial_id", "day", "date", "cash", "net_assets", "revenue", "cogs", "purchases",
+             "fees", "visit_fees", "fines", "waste_cost", "units_sold", "expired_units_sold",
+             "machines_visited", "net"),
+    "sales": ("trial_id", "day", "machine_id", "product_id", "price", "units_on_shelf",
+              "units_sold", "revenue", "cogs"),
+    "provider_events": ("run_id", "provider", "at_seconds", "event", "concurrency",
+                        "retry_after"),
+}
+
+TRIAL_TABLES = ("messages", "exchanges", "tool_calls", "days", "sales")

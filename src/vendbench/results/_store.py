@@ -1,0 +1,91 @@
+"""Opening a results file and reading it back: runs, trials, rebuilt requests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from ..errors import ResultsError
+from ._schema import DDL, SCHEMA_VERSION, TRIAL_TABLES
+
+DEFAULT_DB = "vendbench.duckdb"
+
+
+class Store:
+    """A results database. The orchestrator is its only writer while a run is live."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False) -> None:
+        self.path = str(path)
+        if read_only and not Path(self.path).exists():
+            raise ResultsError(f"no results database at {self.path}; run `vendbench run` "
+                               "or `vendbench baseline` first, or pass --db")
+        try:
+            self.con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            raise ResultsError(f"cannot open {self.path}: {str(exc).splitlines()[0]} "
+                               "(is a run still writing to it?)") from None
+        if not read_only:
+            self.con.execute(DDL)
+            self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                             [str(SCHEMA_VERSION)])
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading ---------------------------------------------------------------------------
+    def _dicts(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+        cur = self.con.execute(sql, params or [])
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def runs(self) -> list[dict[str, Any]]:
+        return self._dicts("""
+            SELECT r.run_id, r.name, r.created_at, r.scenario, r.days, r.status,
+                   count(t.trial_id) AS trials,
+                   count(t.trial_id) FILTER (WHERE t.status = 'completed') AS completed,
+                   coalesce(sum(t.cost_usd), 0) AS cost_usd
+            FROM runs r LEFT JOIN trials t USING (run_id)
+            GROUP BY ALL ORDER BY r.created_at""")
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        if run_id == "latest":
+            rows = self._dicts("SELECT * FROM runs ORDER BY created_at DESC LIMIT 1")
+        else:
+            rows = self._dicts("SELECT * FROM runs WHERE run_id = ?", [run_id])
+        if not rows:
+            known = [r["run_id"] for r in self._dicts("SELECT run_id FROM runs")]
+            raise ResultsError(f"no run {run_id!r} in {self.path}; runs here: "
+                               f"{', '.join(known) or 'none'}")
+        return rows[0]
+
+    def trials(self, run_id: str) -> list[dict[str, Any]]:
+        return self._dicts("""SELECT * FROM trials WHERE run_id = ?
+                              ORDER BY model, seed, "repeat" """, [run_id])
+
+    def forget_trial(self, trial_id: str) -> None:
+        """Delete a trial's logged rows (before it runs again on --resume)."""
+        for table in TRIAL_TABLES:
+            self.con.execute(f"DELETE FROM {table} WHERE trial_id = ?", [trial_id])
+
+    def rebuild_request(self, trial_id: str, seq: int, attempt: int = 1) -> dict[str, Any]:
+        """The exact request body an exchange sent: its parameters and its messages."""
+        row = self.con.execute("SELECT request_json FROM exchanges WHERE trial_id = ? AND "
+                               "seq = ? AND attempt = ?", [trial_id, seq, attempt]).fetchone()
+        if row is None:
+            raise ResultsError(f"no exchange {seq} (attempt {attempt}) in trial {trial_id}")
+        request = json.loads(row[0])
+        ids = request.pop("message_ids")
+        found = dict(self.con.execute(
+            "SELECT msg_id, content_json FROM messages WHERE trial_id = ? AND list_contains(?, "
+            "msg_id)", [trial_id, ids]).fetchall())
+        request["messages"] = [json.loads(found[i]) for i in ids]
+        return request

@@ -1,0 +1,112 @@
+"""The one writer of a results file: a task fed by a queue, appending with DuckDB's
+Appender in one transaction per batch.
+
+Trials put rows and, when it matters (an exchange before the next request is sent),
+wait until those rows are committed. Rows from many trials share a commit, so logging
+costs one transaction per batch, not per row. Writes run in a worker thread, never in
+the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import defaultdict
+from typing import Any
+
+from ._schema import COLUMNS
+from ._store import Store
+
+log = logging.getLogger(__name__)
+
+
+class ResultsWriter:
+    """Queue rows for the results file; ``await flush()`` to be sure they are on disk."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._queue: asyncio.Queue[tuple[str, Any, asyncio.Future | None]] = asyncio.Queue()
+        self._task: asyncio.Task | None = None
+        self.rows_written = 0
+        self.commits = 0
+
+    async def __aenter__(self) -> ResultsWriter:
+        self._task = asyncio.create_task(self._run(), name="results-writer")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.flush()
+        assert self._task is not None
+        self._task.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            pass
+
+    def put(self, table: str, rows: list[tuple]) -> None:
+        """Queue rows (tuples in ``COLUMNS[table]`` order) without waiting."""
+        if rows:
+            self._queue.put_nowait((table, rows, None))
+
+    def put_sql(self, sql: str, params: list[Any]) -> None:
+        """Queue one statement (trial and run rows are upserts)."""
+        self._queue.put_nowait(("__sql__", (sql, params), None))
+
+    async def flush(self) -> None:
+        """Wait until everything queued so far is committed."""
+        done = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(("__flush__", None, done))
+        await done
+
+    async def _run(self) -> None:
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            while not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            waiters = [fut for _, _, fut in batch if fut is not None]
+            try:
+                await asyncio.to_thread(self._commit, batch)
+            except Exception as exc:            # surface a broken database to every waiter
+                log.exception("results writer failed")
+                for fut in waiters:
+                    if not fut.done():
+                        fut.set_exception(exc)
+                continue
+            for fut in waiters:
+                if not fut.done():
+                    fut.set_result(None)
+
+    def _commit(self, batch: list[tuple[str, Any, asyncio.Future | None]]) -> None:
+        tables: dict[str, list[tuple]] = defaultdict(list)
+        statements: list[tuple[str, list[Any]]] = []
+        for kind, payload, _ in batch:
+            if kind == "__flush__":
+                continue
+            if kind == "__sql__":
+                statements.append(payload)
+            else:
+                tables[kind].extend(payload)
+        if not tables and not statements:
+            return
+        con = self._store.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for table, rows in tables.items():
+                appender = con.appender(table, columns=list(COLUMNS[table]))
+                appender.append_rows(rows)
+                appender.flush()
+                self.rows_written += len(rows)
+            for sql, params in statements:
+                con.execute(sql, params)
+            con.execute("COMMIT")
+            self.commits += 1
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+
+
+def dumps(obj: Any) -> str:
+    """Compact, deterministic JSON for the log."""
+    return json.dumps(obj, separators=(",", ":"), sort_keys=True, default=str)
