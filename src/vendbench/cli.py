@@ -12,6 +12,7 @@ import logging
 import statistics
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from . import __version__
 from .errors import VendbenchError
@@ -20,9 +21,35 @@ EPILOG = """\
 examples:
   vendbench baseline                         # order-up-to policy, seed 1, 180 days
   vendbench baseline --policy all --seeds 1 2 3 --days 180
-  vendbench baseline --policy oracle --seed 2 --json
+  vendbench run --models openai/gpt-4.1-mini baseline/order-up-to --seeds 1 2 3 \\
+                --budget 2 --total-budget 10
+  vendbench run --panel nightly.toml
+  vendbench runs
 
-Amounts are CNY. Reference policies run offline, in-process, in about a second each.
+Amounts are CNY; budgets and prices are USD.
+"""
+
+RUN_EPILOG = """\
+Models are litellm model strings (openai/..., anthropic/..., gemini/..., openrouter/...,
+deepseek/..., ollama/..., hosted_vllm/...) or the in-process baseline/order-up-to and
+baseline/oracle. API keys come from the providers' usual environment variables
+(OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) and are never stored or printed.
+
+Budgets: before each request a conservative cost is reserved (counted input tokens at the
+input price + max output tokens at the output price, with a margin); a request that does
+not fit the trial's or the run's budget is not sent and the trial ends budget_exhausted.
+A model without a known price does not run unless you give --price (or pass
+--allow-unpriced, and no budget).
+
+Every exchange is written to the DuckDB file before the next request is sent. Ctrl-C
+marks running trials 'interrupted'; finish the run later with --resume RUN_ID.
+
+examples:
+  vendbench run --models openai/gpt-4.1-mini --seeds 1 2 3 --days 30 --budget 1
+  vendbench run --models openai/my-model --api-base http://127.0.0.1:8000/v1 \\
+                --price openai/my-model=0.5,1.5 --total-budget 5
+  vendbench run --panel nightly.toml --db nightly.duckdb --json
+  vendbench run --resume 20261130-015459-2efe
 """
 
 
@@ -61,7 +88,61 @@ def _parser() -> argparse.ArgumentParser:
                       help="print one JSON object (with --seeds or --policy all: "
                            "{'trials': [...], 'summary': [...]})")
     base.set_defaults(func=_cmd_baseline)
+    _run_parser(sub)
+    runs = sub.add_parser("runs", help="list runs and their trials in a results database",
+                          description="List the runs in a results database and, with --run, "
+                                      "the trials of one run.")
+    runs.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
+                      help="results database (default ./vendbench.duckdb)")
+    runs.add_argument("--run", metavar="RUN_ID", help="show the trials of this run "
+                      "('latest' for the newest)")
+    runs.add_argument("--json", action="store_true", help="print JSON")
+    runs.set_defaults(func=_cmd_runs)
     return parser
+
+
+def _run_parser(sub: Any) -> None:
+    run = sub.add_parser(
+        "run", help="run models x seeds x repeats as concurrent trials (LLMs via litellm)",
+        description="Run a panel of models against the world, concurrently, within USD "
+                    "budgets, logging every exchange to DuckDB.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EPILOG)
+    which = run.add_mutually_exclusive_group(required=True)
+    which.add_argument("--models", nargs="+", metavar="M", help="model strings to run")
+    which.add_argument("--panel", metavar="FILE.toml", help="a panel file (see README)")
+    which.add_argument("--resume", metavar="RUN_ID",
+                       help="finish an interrupted run: keeps finished trials, reruns "
+                            "error and interrupted ones, with the run's stored config")
+    run.add_argument("--seeds", type=_non_negative, nargs="+", metavar="S",
+                     help="trial seeds (default 1)")
+    run.add_argument("--repeats", type=_positive, metavar="R", help="runs per model and seed")
+    run.add_argument("--days", type=_days, metavar="D", help="horizon, 1-365 (default 180)")
+    run.add_argument("--scenario", metavar="S", help="world (default autovend)")
+    run.add_argument("--workers", type=_positive, metavar="W",
+                     help="trials in flight at most (default 8)")
+    run.add_argument("--budget", type=_usd, metavar="USD", help="USD budget per trial")
+    run.add_argument("--total-budget", type=_usd, metavar="USD",
+                     help="USD budget for the whole run: one pool all trials draw from")
+    run.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                     help="wall-clock limit per trial")
+    run.add_argument("--max-turns", type=_positive, metavar="N",
+                     help="LLM requests per trial at most")
+    run.add_argument("--api-base", metavar="URL",
+                     help="OpenAI-compatible endpoint for the --models given")
+    run.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
+                     help="USD per million input and output tokens (repeatable)")
+    run.add_argument("--max-output-tokens", type=_positive, metavar="N",
+                     help="per request, for --models (default 4096)")
+    run.add_argument("--max-context-tokens", type=_positive, metavar="N",
+                     help="rolling-context limit, for --models (default 60000)")
+    run.add_argument("--allow-unpriced", action="store_true",
+                     help="run models without a known price (no costs, no budget)")
+    run.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
+                     help="results database (default ./vendbench.duckdb)")
+    run.add_argument("--name", metavar="NAME", help="a name for the run")
+    run.add_argument("--json", action="store_true",
+                     help="print one JSON object: run_id and its trials")
+    run.set_defaults(func=_cmd_run)
 
 
 def _non_negative(text: str) -> int:
@@ -71,6 +152,35 @@ def _non_negative(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return value
+
+
+def _usd(text: str) -> str:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"expected an amount in USD, got {text!r}") from None
+    if not value.is_finite() or value <= 0:
+        raise argparse.ArgumentTypeError(f"a budget must be a positive amount, got {text}")
+    return text
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
     return value
 
 
@@ -116,6 +226,18 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
                     [[s["policy"], s["trials"], f"{s['mean_net_assets']:,.2f}",
                       f"{s['sd_net_assets']:,.2f}", f"{s['cv']:.2%}"] for s in summary])
     return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from ._commands import run_command
+
+    return run_command(args)
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from ._commands import runs_command
+
+    return runs_command(args)
 
 
 def _summarise(records: list[dict]) -> list[dict]:

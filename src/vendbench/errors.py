@@ -47,7 +47,7 @@ class BudgetExceeded(VendbenchError):
 
     def __init__(self, scope: str, needed: Decimal, left: Decimal, limit: Decimal) -> None:
         super().__init__(f"{scope} budget: a request needs ${needed:.6f} but only ${left:.6f} "
-                         f"of ${limit:.2f} is left")
+                         f"of ${limit} is left")
         self.scope, self.needed, self.left, self.limit = scope, needed, left, limit
 
 

@@ -64,3 +64,88 @@ class DayProgress:
                  tb: TracebackType | None) -> None:
         if self._progress is not None:
             self._progress.__exit__(exc_type, exc, tb)
+
+
+class RunProgress:
+    """Live progress of a run: per trial day/horizon, net assets and spend, and overall
+    trials done and spend against the budget. Plain lines on stderr when not a terminal."""
+
+    def __init__(self, config: Any, enabled: bool = True) -> None:
+        self._config = config
+        self._enabled = enabled
+        self._tty = enabled and _is_tty()
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._done = 0
+        self._total = 0
+        self._pool: Any = None
+        self._live: Any = None
+
+    def __enter__(self) -> RunProgress:
+        if self._tty:
+            from rich.live import Live
+
+            self._live = Live(self._render(), refresh_per_second=4, transient=False,
+                              redirect_stdout=False)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._live is not None:
+            self._live.update(self._render())
+            self._live.__exit__(*exc)
+
+    def event(self, kind: str, data: dict[str, Any]) -> None:
+        if not self._enabled:
+            return
+        if kind == "run_started":
+            self._total, self._pool = data["trials"], data["pool"]
+            self._line(f"run {data['run_id']}: {data['trials']} trial(s) to run"
+                       + (f", {data['kept']} kept from before" if data["kept"] else ""))
+        elif kind == "trial_started":
+            spec = data["spec"]
+            self._rows[spec.trial_id] = {"model": spec.model.id, "seed": spec.seed,
+                                         "repeat": spec.repeat, "status": "running",
+                                         "day": 0, "net": None, "cost": 0.0}
+        elif kind == "trial_progress":
+            out = data["outcome"]
+            row = self._rows.get(out.spec.trial_id)
+            if row is not None:
+                row.update(day=data["day"], net=data["net_assets"], cost=float(out.cost))
+        elif kind == "trial_finished":
+            out = data["outcome"]
+            self._done += 1
+            row = self._rows.setdefault(out.spec.trial_id, {
+                "model": out.spec.model.id, "seed": out.spec.seed, "repeat": out.spec.repeat,
+                "day": 0})
+            row.update(status=out.status, net=out.final.get("final_net_assets"),
+                       cost=float(out.cost), day=out.days)
+            net = "—" if row["net"] is None else f"{row['net']:,.2f} CNY"
+            self._line(f"[{self._done}/{self._total}] {out.spec.model.id} seed {out.spec.seed}"
+                       f" rep {out.spec.repeat}: {out.status}, {net}, ${float(out.cost):.4f}"
+                       + (f" ({out.reason})" if out.reason and out.status != "completed"
+                          else ""))
+        if self._live is not None:
+            self._live.update(self._render())
+
+    def _line(self, text: str) -> None:
+        if not self._tty:
+            print(text, file=sys.stderr, flush=True)
+
+    def _render(self) -> Any:
+        from rich.table import Table
+
+        days = self._config.days
+        spent = float(self._pool.spent) if self._pool is not None else 0.0
+        cap = self._pool.limit if self._pool is not None else None
+        title = (f"trials {self._done}/{self._total} done · spent ${spent:.4f}"
+                 + (f" of ${cap}" if cap is not None else ""))
+        table = Table(title=title, expand=False)
+        for col in ("model", "seed", "rep", "status", "day", "net assets CNY", "spend USD"):
+            table.add_column(col, justify="left" if col in ("model", "status") else "right")
+        running = [r for r in self._rows.values() if r["status"] == "running"]
+        finished = [r for r in self._rows.values() if r["status"] != "running"][-8:]
+        for r in [*running, *finished][:30]:
+            table.add_row(r["model"], str(r["seed"]), str(r["repeat"]), r["status"],
+                          f"{r['day']}/{days}",
+                          "—" if r["net"] is None else f"{r['net']:,.0f}", f"{r['cost']:.4f}")
+        return table

@@ -82,6 +82,8 @@ class RunConfig(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0, description="wall clock per trial")
     max_turns: int | None = Field(default=None, ge=1, description="LLM requests per trial")
     allow_unpriced: bool = False
+    max_attempts: int = Field(default=6, ge=1, le=50, description="per request, retries incl.")
+    retry_backoff_s: float = Field(default=1.0, gt=0, le=600)
     world_seed: int | None = Field(default=None, ge=0)
     models: list[ModelConfig] = Field(min_length=1)
 

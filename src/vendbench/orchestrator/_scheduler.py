@@ -95,11 +95,18 @@ class Scheduler:
                     raise ConfigError(f"{model.id}: environment variable {model.api_key_env} "
                                       "(api_key_env) is not set")
             provider = make_provider(model.id, api_key)
+            missing = provider.missing_keys(model.id, model.api_base)
+            if missing:
+                raise ConfigError(
+                    f"{model.id} needs {' or '.join(missing)} in the environment (for a local "
+                    "OpenAI-compatible server any non-empty value works), or api_key_env in "
+                    "the panel file naming the variable that holds the key")
             key = model.api_base or model.id.split("/", 1)[0]
             limit = self._limits.setdefault(key, AdaptiveLimit(key, model.max_concurrency))
             limit.ceiling = max(limit.ceiling, model.max_concurrency)
-            self._clients[model.id] = ModelClient(provider, self.prices.get(model.id), limit,
-                                                  RateLimits(model.rpm, model.tpm))
+            self._clients[model.id] = ModelClient(
+                provider, self.prices.get(model.id), limit, RateLimits(model.rpm, model.tpm),
+                max_attempts=self.config.max_attempts, backoff_s=self.config.retry_backoff_s)
         return self._clients[model.id]
 
     def _counter(self, model: ModelConfig, env: Environment) -> tuple[Any, int]:
@@ -139,10 +146,14 @@ class Scheduler:
             return Decimal(0)
         return client.reservation(4_000, model.max_output_tokens)
 
-    async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter
-                  ) -> list[TrialOutcome]:
+    def prepare(self) -> None:
+        """Build every model's client (and fail early on a missing API key variable)."""
         for model in self.config.models:
             self._client(model)
+
+    async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter
+                  ) -> list[TrialOutcome]:
+        self.prepare()
         probe = self._make_env(self.config.seeds[0])
         sem = asyncio.Semaphore(self.config.workers)
         outcomes: list[TrialOutcome] = []
@@ -189,7 +200,7 @@ class Scheduler:
         async with self._freed:
             while True:
                 if self.pool.can_cover(need):
-                    return self.pool.earmark(spec.trial_id, spec.budget_usd)
+                    return self.pool.earmark("trial", spec.budget_usd)
                 if not any(c.earmarked and not c.closed for c in self.pool._children) \
                         and self.pool.reserved == 0:
                     return None            # nothing running will give money back
@@ -235,6 +246,8 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
             raise ConfigError(f"{', '.join(unpriced)} has no price, so a USD budget cannot "
                               "be enforced for it: give its price or drop the budget")
         scheduler = Scheduler(config, store, prices=prices, on_event=on_event)
+        scheduler.prepare()
+        _check_first_request(scheduler, config)
         specs = scheduler.specs(run_id)
         kept: list[dict[str, Any]] = []
         async with ResultsWriter(store) as writer:
@@ -249,7 +262,6 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                     store.forget_trial(s.trial_id)
                 store.con.execute("UPDATE runs SET status = 'running' WHERE run_id = ?",
                                   [run_id])
-            _check_first_request(scheduler, config)
             on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
                                                   "kept": len(kept), "pool": scheduler.pool})
             result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool)

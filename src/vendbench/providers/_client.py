@@ -11,6 +11,7 @@ than a Retry-After; 400/401/403/404 are never retried.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ class ModelClient:
                  max_backoff_s: float = 60.0) -> None:
         self.provider, self.price, self.limit, self.rates = provider, price, limit, rates
         self.max_attempts = max_attempts
-        self._wait = wait_exponential_jitter(initial=backoff_s, max=max_backoff_s,
+        self._wait = wait_exponential_jitter(multiplier=backoff_s, max=max_backoff_s,
                                              jitter=backoff_s)
         self.usage_ratio = 1.0     # provider-reported / our counted prompt tokens, worst seen
 
@@ -69,10 +70,13 @@ class ModelClient:
         return (worst * SAFETY_MARGIN).quantize(Decimal("1e-9"))
 
     def _wait_for(self, state: RetryCallState) -> float:
-        backoff = self._wait(state)
+        """Retry-After when the provider gave one (plus up to 10 % jitter), else
+        exponential backoff with jitter."""
         exc = state.outcome.exception() if state.outcome else None
         after = exc.failure.retry_after if isinstance(exc, _Retry) else None
-        return max(backoff, after or 0.0)
+        if after is not None:
+            return after * (1 + 0.1 * random.random())
+        return self._wait(state)
 
     async def complete(self, request: CompletionRequest, budget: Budget, counted_input: int,
                        on_attempt: Callable[[Attempt], Awaitable[None]]) -> Completion:

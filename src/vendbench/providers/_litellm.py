@@ -64,6 +64,8 @@ class LiteLLMProvider:
         message = redact(f"{type(exc).__name__}: {exc}", [self._api_key or ""])[:2000]
         chain = _chain(exc)
         status = getattr(exc, "status_code", None)
+        if "credentials" in str(exc).lower() and "HTTPStatusError" not in chain:
+            return Failure(RetryKind.NO, message, status)       # never left this machine
         if isinstance(exc, lit.RateLimitError):
             return Failure(RetryKind.RATE_LIMIT, message, 429, _retry_after(exc))
         if isinstance(exc, (lit.Timeout,)) or "APITimeoutError" in chain:
@@ -80,6 +82,13 @@ class LiteLLMProvider:
         if status is not None and 400 <= status < 500:
             return Failure(RetryKind.NO, message, status)
         return Failure(RetryKind.UNKNOWN, message, status)
+
+    def missing_keys(self, model: str, api_base: str | None) -> list[str]:
+        """Environment variables the model needs that are not set (none with an api_key)."""
+        if self._api_key:
+            return []
+        info = self._litellm.validate_environment(model=model, api_base=api_base)
+        return [] if info.get("keys_in_environment") else list(info.get("missing_keys") or [])
 
     def count_tokens(self, model: str, messages: list[dict[str, Any]],
                      tools: list[dict[str, Any]] | None = None) -> int:
@@ -109,8 +118,10 @@ def _retry_after(exc: BaseException) -> float | None:
 def _completion(response: Any) -> Completion:
     raw = response.model_dump() if hasattr(response, "model_dump") else dict(response)
     choice = raw["choices"][0]["message"]
-    message: dict[str, Any] = {"role": "assistant", "content": choice.get("content")}
+    message: dict[str, Any] = {"role": "assistant"}
     calls = choice.get("tool_calls") or []
+    if choice.get("content") is not None or not calls:
+        message["content"] = choice.get("content") or ""
     if calls:
         message["tool_calls"] = [
             {"id": c.get("id") or f"call_{i}", "type": "function",

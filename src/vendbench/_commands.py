@@ -1,0 +1,179 @@
+"""The glue behind ``vendbench run`` and ``vendbench runs``: flags to config, the live
+display, signals, and printing. The library does the work; this only connects it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from decimal import Decimal
+from typing import Any
+
+from ._secrets import redact
+from .errors import ConfigError
+
+
+def _config_from_args(args: argparse.Namespace) -> Any:
+    from .budgets import parse_price_flag
+    from .orchestrator import build_config, load_panel
+
+    prices = dict(parse_price_flag(p) for p in args.price)
+    top = {"seeds": args.seeds, "repeats": args.repeats, "days": args.days,
+           "scenario": args.scenario, "workers": args.workers, "budget_usd": args.budget,
+           "total_budget_usd": args.total_budget, "timeout_s": args.timeout,
+           "max_turns": args.max_turns, "name": args.name,
+           "allow_unpriced": args.allow_unpriced or None}
+    if args.panel:
+        config = load_panel(args.panel, top)
+        data = config.model_dump()
+    else:
+        models = []
+        for model in args.models:
+            entry: dict[str, Any] = {"id": model}
+            if not model.startswith("baseline/"):
+                for key, value in (("api_base", args.api_base),
+                                   ("max_output_tokens", args.max_output_tokens),
+                                   ("max_context_tokens", args.max_context_tokens)):
+                    if value is not None:
+                        entry[key] = value
+            models.append(entry)
+        data = {**{k: v for k, v in top.items() if v is not None}, "models": models}
+    unknown = set(prices) - {m["id"] for m in data["models"]}
+    if unknown:
+        raise ConfigError(f"--price given for {', '.join(sorted(unknown))}, which is not in "
+                          "the run's models")
+    for m in data["models"]:
+        if m["id"] in prices:
+            m["input_usd_per_mtok"] = prices[m["id"]].input
+            m["output_usd_per_mtok"] = prices[m["id"]].output
+    return build_config(data, source=args.panel or "flags")
+
+
+def _resume_config(args: argparse.Namespace) -> Any:
+    from .orchestrator import RunConfig
+    from .results import Store
+
+    given = [f for f in ("seeds", "repeats", "days", "scenario", "budget", "total_budget",
+                         "models", "panel") if getattr(args, f, None)]
+    if given:
+        raise ConfigError(f"--resume reruns a stored run with its own config; drop "
+                          f"{', '.join('--' + g.replace('_', '-') for g in given)}")
+    with Store(args.db, read_only=True) as store:
+        row = store.run(args.resume)
+    return RunConfig.model_validate_json(row["config_json"]), row["run_id"]
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from .orchestrator import execute
+    from .ui import RunProgress
+
+    if args.resume:
+        config, resume = _resume_config(args)
+    else:
+        config, resume = _config_from_args(args), None
+    progress = RunProgress(config, enabled=not args.json)
+    state: dict[str, Any] = {}
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "run_started":
+            state["run_id"] = data["run_id"]
+        progress.event(kind, data)
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        with progress:
+            return await execute(config, args.db, resume=resume, on_event=on_event)
+
+    try:
+        result = asyncio.run(main())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        run_id = state.get("run_id", "?")
+        print(f"vendbench: run {run_id} interrupted; its finished trials are saved in "
+              f"{args.db}. Finish it with: vendbench run --resume {run_id} --db {args.db}",
+              file=sys.stderr)
+        return 130
+    payload = result.as_json()
+    if args.json:
+        print(json.dumps(payload))
+    else:
+        _print_run(payload, result.pool, args.db)
+    errors = [t for t in payload["trials"] if t["status"] == "error"]
+    if errors:
+        print(f"vendbench: {len(errors)} trial(s) ended in a harness or provider error; "
+              f"they are kept apart from model failures. Rerun them with: vendbench run "
+              f"--resume {payload['run_id']} --db {args.db}", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _print_run(payload: dict[str, Any], pool: Any, db: str) -> None:
+    from .ui import print_table
+
+    rows = []
+    for t in payload["trials"]:
+        cost = "—" if t["cost_usd"] is None else f"{t['cost_usd']:.4f}"
+        na = "—" if t["final_net_assets"] is None else f"{t['final_net_assets']:,.2f}"
+        rows.append([t["model"], t["seed"], t["repeat"], t["status"], na, cost,
+                     t["exchanges"], t["tool_calls"], redact(t.get("reason") or "")[:60]])
+    print_table(f"run {payload['run_id']} ({payload['status']})",
+                ["model", "seed", "rep", "status", "net assets CNY", "cost USD", "exchanges",
+                 "tool calls", "reason"], rows)
+    spent = payload["total_cost_usd"]
+    cap = pool.limit if pool is not None else None
+    print(f"spent ${spent:.4f}" + (f" of ${cap}" if cap is not None else "")
+          + f"; results in {db} (vendbench runs --db {db} --run {payload['run_id']})")
+
+
+def runs_command(args: argparse.Namespace) -> int:
+    from .results import Store
+    from .ui import print_table
+
+    with Store(args.db, read_only=True) as store:
+        if args.run:
+            run = store.run(args.run)
+            trials = store.trials(run["run_id"])
+            if args.json:
+                print(json.dumps({"run": _jsonable(run, skip=("prompts_json", "tools_json")),
+                                  "trials": [_jsonable(t) for t in trials]}, default=str))
+                return 0
+            print_table(f"run {run['run_id']} — {run['name']}, {run['scenario']}, "
+                        f"{run['days']} days, {run['status']}",
+                        ["trial", "model", "seed", "rep", "status", "net assets", "cost USD",
+                         "exchanges", "tool calls", "days"],
+                        [[t["trial_id"][len(run["run_id"]) + 1:], t["model"], t["seed"],
+                          t["repeat"],
+                          t["status"], _num(t["final_net_assets"]), _num(t["cost_usd"], 4),
+                          t["exchanges"], t["tool_calls"], t["days_completed"]]
+                         for t in trials])
+            return 0
+        runs = store.runs()
+    if args.json:
+        print(json.dumps([_jsonable(r) for r in runs], default=str))
+        return 0
+    if not runs:
+        print(f"no runs in {args.db}")
+        return 0
+    print_table(f"runs in {args.db}",
+                ["run", "name", "created", "scenario", "days", "status", "trials",
+                 "completed", "cost USD"],
+                [[r["run_id"], r["name"], str(r["created_at"])[:19], r["scenario"], r["days"],
+                  r["status"], r["trials"], r["completed"], _num(r["cost_usd"], 4)]
+                 for r in runs])
+    return 0
+
+
+def _num(value: Any, places: int = 2) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value):,.{places}f}"
+
+
+def _jsonable(row: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {k: (float(v) if isinstance(v, Decimal) else v) for k, v in row.items()
+            if k not in skip}

@@ -1,0 +1,122 @@
+"""Retries, billing of failed attempts, and the agent loop's error paths (SPEC §3)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..fakellm import Reply
+from .conftest import model, query, run
+
+
+def statuses(db: str) -> list[tuple]:
+    return query(db, "SELECT attempt, status, cost_usd, reserved_usd FROM exchanges "
+                     "ORDER BY seq, attempt")
+
+
+def test_429_is_retried_after_retry_after_and_not_billed(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("429", times=2, retry_after=0.05)
+    result = run(db, days=2, models=[model(llm)])
+    assert result.as_json()["trials"][0]["status"] == "completed"
+    rows = statuses(db)
+    assert [r[:2] for r in rows[:3]] == [(1, "rate_limit"), (2, "rate_limit"), (3, "ok")]
+    assert rows[0][2] == rows[1][2] == 0 and rows[2][2] > 0
+    events = query(db, "SELECT event, concurrency, retry_after FROM provider_events "
+                       "ORDER BY at_seconds")
+    limited = [e for e in events if e[0] == "rate_limited"]
+    assert len(limited) == 2 and limited[0][1] == 4.0 and limited[1][1] == 2.0   # AIMD: 8→4→2
+    assert limited[0][2] == 0.05
+
+
+def test_5xx_is_retried_and_not_billed(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("500", times=3)
+    run(db, days=2, models=[model(llm)])
+    rows = statuses(db)
+    assert [r[1] for r in rows[:4]] == ["transient"] * 3 + ["ok"]
+    assert all(r[2] == 0 for r in rows[:3])
+
+
+def test_unknown_outcomes_are_retried_and_charged_in_full(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("hang", seconds=3)            # the client times out after 0.5 s
+    llm.inject("drop")
+    llm.inject("truncated")
+    llm.inject("malformed")
+    run(db, days=2, models=[model(llm, request_timeout_s=0.5)])
+    rows = statuses(db)
+    assert [r[1] for r in rows[:5]] == ["unknown"] * 4 + ["ok"]
+    for attempt, _, cost, reserved in rows[:4]:
+        assert cost == reserved > 0               # maybe billed: the reservation is spent
+    trial_cost = query(db, "SELECT cost_usd FROM trials")[0][0]
+    assert trial_cost == sum(r[2] for r in rows)
+
+
+def test_client_errors_are_never_retried(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("401")
+    result = run(db, days=2, models=[model(llm)])
+    trial = result.as_json()["trials"][0]
+    assert trial["status"] == "error" and "1 attempt" in trial["reason"]
+    assert len(llm.requests) == 1 and statuses(db)[0][1] == "no"
+
+
+def test_giving_up_after_max_attempts_is_a_harness_error(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("500", times=10)
+    result = run(db, days=2, max_attempts=3, models=[model(llm)])
+    trial = result.as_json()["trials"][0]
+    assert trial["status"] == "error" and "3 attempt" in trial["reason"]
+    assert len(llm.requests) == 3
+
+
+def test_bad_tool_calls_come_back_as_tool_errors(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("bad_arguments")
+    llm.inject("unknown_tool")
+    result = run(db, days=2, models=[model(llm)])
+    assert result.as_json()["trials"][0]["status"] == "completed"
+    first = query(db, "SELECT name, ok, result_json FROM tool_calls ORDER BY seq LIMIT 2")
+    assert first[0][0] == "place_order" and not first[0][1] and "JSON" in first[0][2]
+    assert first[1][0] == "launch_rocket" and not first[1][1] and "unknown tool" in first[1][2]
+    # the model saw those errors as tool results of its calls
+    sent = llm.requests[2]["messages"]
+    assert sent[-1]["role"] == "tool" and "unknown tool" in sent[-1]["content"]
+
+
+def test_replies_without_tool_calls_get_a_nudge_then_stop_the_trial(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("no_tool_call", times=2)
+    result = run(db, days=2, models=[model(llm)])
+    assert result.as_json()["trials"][0]["status"] == "completed"
+    assert "did not call a tool" in llm.requests[1]["messages"][-1]["content"]
+    llm.inject("no_tool_call", times=3)
+    result = run(str(tmp_path / "s.duckdb"), days=2, models=[model(llm)])
+    trial = result.as_json()["trials"][0]
+    assert trial["status"] == "agent_stopped" and trial["exchanges"] == 3
+
+
+def test_parallel_tool_calls_run_in_order_and_end_day_stops_the_rest(llm, tmp_path):
+    def script(body):
+        if body["messages"][-1]["role"] == "tool":
+            return Reply(tool_calls=[("end_day", "{}")])
+        return Reply(tool_calls=[("write_notes", '{"text": "a"}'), ("end_day", "{}"),
+                                 ("write_notes", '{"text": "b"}')])
+
+    llm.script = script
+    db = str(tmp_path / "r.duckdb")
+    run(db, days=2, models=[model(llm)])
+    calls = query(db, "SELECT name, ok, result_json FROM tool_calls ORDER BY seq LIMIT 3")
+    assert [c[0] for c in calls] == ["write_notes", "end_day", "write_notes"]
+    assert calls[1][1] and not calls[2][1] and "already ended" in calls[2][2]
+
+
+def test_daily_tool_budget_applies_to_llm_agents(llm, tmp_path):
+    llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")] * 50)
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=2, models=[model(llm)])
+    assert result.as_json()["trials"][0]["status"] == "completed"
+    per_day = query(db, "SELECT day, count(*), count(*) FILTER (WHERE ok) FROM tool_calls "
+                        "GROUP BY day ORDER BY day")
+    assert per_day[0][2] == 40                     # then the day ended for it
+    assert Decimal(0) < query(db, "SELECT cost_usd FROM trials")[0][0]
