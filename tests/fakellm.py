@@ -78,6 +78,8 @@ class FakeLLM:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.served = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._faults: deque[tuple[str, dict]] = deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -100,6 +102,14 @@ class FakeLLM:
 
     # -- serving ------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._respond(request)
+        finally:
+            self.in_flight -= 1
+
+    async def _respond(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         with self._lock:
             self.requests.append(body)

@@ -251,14 +251,35 @@ def _summarise(records: list[dict]) -> list[dict]:
     return out
 
 
+class _RedactingFilter(logging.Filter):
+    """No secret reaches a log line, whoever logs it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from ._secrets import redact
+
+        record.msg = redact(record.getMessage())
+        record.args = ()
+        return True
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_RedactingFilter())
+    for noisy in ("LiteLLM", "litellm", "httpx", "httpcore", "openai", "aiohttp"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    _setup_logging(args.verbose)
     try:
         return args.func(args)
     except VendbenchError as exc:
-        print(f"vendbench: error: {exc}", file=sys.stderr)
+        from ._secrets import redact
+
+        print(f"vendbench: error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("vendbench: interrupted", file=sys.stderr)

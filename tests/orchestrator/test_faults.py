@@ -120,3 +120,22 @@ def test_daily_tool_budget_applies_to_llm_agents(llm, tmp_path):
                         "GROUP BY day ORDER BY day")
     assert per_day[0][2] == 40                     # then the day ended for it
     assert Decimal(0) < query(db, "SELECT cost_usd FROM trials")[0][0]
+
+
+def test_max_turns_ends_the_trial_with_that_status(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=30, max_turns=5, models=[model(llm)])
+    trial = result.as_json()["trials"][0]
+    assert trial["status"] == "max_turns" and trial["exchanges"] == 5
+    assert trial["final_net_assets"] is not None           # raw figures kept for diagnosis
+
+
+def test_wall_clock_timeout_ends_the_trial_with_that_status(llm, tmp_path):
+    llm.latency = 0.2                                     # 30 days need ~60 requests: ≥ 12 s
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=30, timeout_s=1.0, models=[model(llm), {"id": "baseline/oracle"}])
+    by_model = {t["model"]: t for t in result.as_json()["trials"]}
+    assert by_model["openai/fake-model"]["status"] == "timeout"
+    assert by_model["baseline/oracle"]["status"] in ("completed", "timeout")
+    status = query(db, "SELECT status, reason FROM trials WHERE model = 'openai/fake-model'")
+    assert status[0][0] == "timeout" and "1 s" in status[0][1]

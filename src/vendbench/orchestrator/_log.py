@@ -11,10 +11,11 @@ from ..providers import Attempt
 from ..results import ResultsWriter, dumps
 from ._context import Message
 
-TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat", status,
-    reason, initial_cash, final_cash, final_net_assets, cost_usd, budget_usd, input_tokens,
-    output_tokens, cached_tokens, exchanges, tool_calls, days_completed, started_at, ended_at,
-    wall_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat",
+    attempt, status, reason, initial_cash, final_cash, final_net_assets, cost_usd, budget_usd,
+    input_tokens, output_tokens, cached_tokens, exchanges, tool_calls, days_completed,
+    started_at, ended_at, wall_seconds)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 
 
 class TrialLog:
@@ -57,14 +58,14 @@ class TrialLog:
             self.writer.put(table, [
                 (self.trial_id, *[_cell(c, r.get(c)) for c in columns[1:]]) for r in rows])
 
-    def trial_row(self, *, run_id: str, seed: int, repeat: int, status: str,
+    def trial_row(self, *, run_id: str, seed: int, repeat: int, attempt: int, status: str,
                   reason: str | None, final: dict[str, float] | None, cost: Decimal | None,
                   budget: Decimal | None, tokens: tuple[int, int, int], exchanges: int,
                   tool_calls: int, days: int, started: dt.datetime,
                   ended: dt.datetime | None) -> None:
         final = final or {}
         self.writer.put_sql(TRIAL_UPSERT, [
-            self.trial_id, run_id, self.model, seed, repeat, status,
+            self.trial_id, run_id, self.model, seed, repeat, attempt, status,
             redact(reason)[:4000] if reason else None, final.get("initial_cash"),
             final.get("final_cash"), final.get("final_net_assets"), cost, budget,
             tokens[0], tokens[1], tokens[2], exchanges, tool_calls, days, started, ended,

@@ -16,7 +16,7 @@ import os
 import re
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -73,9 +73,9 @@ def code_version() -> str:
 class Scheduler:
     """Runs one run (or resumes one) against a results store."""
 
-    def __init__(self, config: RunConfig, store: Store, *, prices: dict[str, Price | None],
+    def __init__(self, config: RunConfig, *, prices: dict[str, Price | None],
                  on_event: Events | None = None) -> None:
-        self.config, self.store, self.prices = config, store, prices
+        self.config, self.prices = config, prices
         self.on_event = on_event or (lambda kind, data: None)
         self.pool = Budget("run", config.total_budget_usd)
         self._limits: dict[str, AdaptiveLimit] = {}
@@ -212,7 +212,7 @@ class Scheduler:
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         TrialLog(writer, out.spec.trial_id, out.spec.model.id).trial_row(
             run_id=out.spec.run_id, seed=out.spec.seed, repeat=out.spec.repeat,
-            status=out.status, reason=out.reason, final=None,
+            attempt=out.spec.attempt, status=out.status, reason=out.reason, final=None,
             cost=Decimal(0) if out.priced else None, budget=out.spec.budget_usd,
             tokens=(0, 0, 0), exchanges=0, tool_calls=0, days=0, started=now, ended=now)
 
@@ -227,41 +227,34 @@ def new_run_id() -> str:
 
 async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                   on_event: Events | None = None) -> RunResult:
-    """Run (or resume) a run, writing everything to ``db``. Cancellation-safe."""
-    store = Store(db)
+    """Run (or resume) a run, writing everything to ``db``. Cancellation-safe.
+
+    Every check that can fail on the user's input (prices, keys, budgets) runs before
+    the results file is touched.
+    """
+    models = [m.id for m in config.models]
+    given = {m.id: Price(m.input_usd_per_mtok, m.output_usd_per_mtok,
+                         m.cached_input_usd_per_mtok, source="config")
+             for m in config.models if m.input_usd_per_mtok is not None}
+    prices = resolve_prices(models, given, allow_unpriced=config.allow_unpriced)
+    unpriced = [m for m, p in prices.items() if p is None]
+    if unpriced and (config.total_budget_usd or config.budget_usd or
+                     any(m.budget_usd for m in config.models)):
+        raise ConfigError(f"{', '.join(unpriced)} has no price, so a USD budget cannot "
+                          "be enforced for it: give its price or drop the budget")
+    scheduler = Scheduler(config, prices=prices, on_event=on_event)
+    scheduler.prepare()
+    _check_first_request(scheduler, config)
+    store = Store(db, read_only=False) if resume is None else _open_existing(db)
     try:
-        if resume is not None:
-            previous = store.run(resume)
-            run_id = previous["run_id"]
-        else:
-            run_id = new_run_id()
-        models = [m.id for m in config.models]
-        given = {m.id: Price(m.input_usd_per_mtok, m.output_usd_per_mtok,
-                             m.cached_input_usd_per_mtok, source="config")
-                 for m in config.models if m.input_usd_per_mtok is not None}
-        prices = resolve_prices(models, given, allow_unpriced=config.allow_unpriced)
-        unpriced = [m for m, p in prices.items() if p is None]
-        if unpriced and (config.total_budget_usd or config.budget_usd or
-                         any(m.budget_usd for m in config.models)):
-            raise ConfigError(f"{', '.join(unpriced)} has no price, so a USD budget cannot "
-                              "be enforced for it: give its price or drop the budget")
-        scheduler = Scheduler(config, store, prices=prices, on_event=on_event)
-        scheduler.prepare()
-        _check_first_request(scheduler, config)
+        run_id = store.run(resume)["run_id"] if resume is not None else new_run_id()
         specs = scheduler.specs(run_id)
         kept: list[dict[str, Any]] = []
         async with ResultsWriter(store) as writer:
             if resume is None:
                 _record_run(store, run_id, config, scheduler, prices)
             else:
-                done = {t["trial_id"]: t for t in store.trials(run_id)
-                        if t["status"] in FINISHED}
-                kept = [_kept_json(done[s.trial_id]) for s in specs if s.trial_id in done]
-                specs = [s for s in specs if s.trial_id not in done]
-                for s in specs:
-                    store.forget_trial(s.trial_id)
-                store.con.execute("UPDATE runs SET status = 'running' WHERE run_id = ?",
-                                  [run_id])
+                kept, specs = _plan_resume(store, run_id, specs, scheduler.pool)
             on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
                                                   "kept": len(kept), "pool": scheduler.pool})
             result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool)
@@ -282,6 +275,36 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
         store.close()
 
 
+def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
+                 ) -> tuple[list[dict[str, Any]], list[TrialSpec]]:
+    """Keep finished trials; rerun the others as new attempts (earlier attempts stay in
+    the log, and what they spent still counts against the run's total budget)."""
+    rows = store.trials(run_id)
+    pool.spent = sum((r["cost_usd"] or Decimal(0) for r in rows), Decimal(0))
+    latest: dict[tuple, dict[str, Any]] = {}
+    for r in rows:                        # the latest attempt of each (model, seed, repeat)
+        key = (r["model"], r["seed"], r["repeat"])
+        if key not in latest or r["attempt"] > latest[key]["attempt"]:
+            latest[key] = r
+    kept, rerun = [], []
+    for spec in specs:
+        last = latest.get((spec.model.id, spec.seed, spec.repeat))
+        if last is not None and last["status"] in FINISHED:
+            kept.append(_kept_json(last))
+            continue
+        attempt = 1 if last is None else last["attempt"] + 1
+        rerun.append(replace(spec, trial_id=spec.trial_id + (f"-a{attempt}" if attempt > 1
+                                                              else ""), attempt=attempt))
+    store.con.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
+    return kept, rerun
+
+
+def _open_existing(db: str) -> Store:
+    if not os.path.exists(db):
+        raise ResultsError(f"no results database at {db}; pass the --db the run used")
+    return Store(db)
+
+
 def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
     """A budget that cannot pay for one request is said plainly, before anything runs."""
     for model in config.models:
@@ -298,7 +321,8 @@ def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
 
 def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
     return {"trial_id": row["trial_id"], "model": row["model"], "seed": row["seed"],
-            "repeat": row["repeat"], "status": row["status"], "reason": row["reason"],
+            "repeat": row["repeat"], "attempt": row["attempt"], "status": row["status"],
+            "reason": row["reason"],
             "final_net_assets": row["final_net_assets"],
             "cost_usd": float(row["cost_usd"]) if row["cost_usd"] is not None else None,
             "exchanges": row["exchanges"], "tool_calls": row["tool_calls"],

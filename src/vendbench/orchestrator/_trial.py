@@ -42,6 +42,7 @@ class TrialSpec:
     seed: int
     repeat: int
     budget_usd: Decimal | None
+    attempt: int = 1          # > 1 when --resume runs the trial again
 
 
 @dataclass
@@ -59,7 +60,8 @@ class TrialOutcome:
 
     def as_json(self) -> dict[str, Any]:
         return {"trial_id": self.spec.trial_id, "model": self.spec.model.id,
-                "seed": self.spec.seed, "repeat": self.spec.repeat, "status": self.status,
+                "seed": self.spec.seed, "repeat": self.spec.repeat,
+                "attempt": self.spec.attempt, "status": self.status,
                 "reason": self.reason, "final_net_assets": self.final.get("final_net_assets"),
                 "cost_usd": float(self.cost) if self.priced else None,
                 "exchanges": self.exchanges, "tool_calls": self.tool_calls,
@@ -94,6 +96,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext) -> TrialOutcome:
             out.final = env.final_state()
             out.days = env.summary().get("days_completed", out.days)
         tlog.trial_row(run_id=spec.run_id, seed=spec.seed, repeat=spec.repeat,
+                       attempt=spec.attempt,
                        status=out.status, reason=out.reason, final=out.final,
                        cost=out.cost if out.priced else None, budget=spec.budget_usd,
                        tokens=tuple(out.tokens), exchanges=out.exchanges,

@@ -88,11 +88,21 @@ class LiteLLMProvider:
         if self._api_key:
             return []
         info = self._litellm.validate_environment(model=model, api_base=api_base)
-        return [] if info.get("keys_in_environment") else list(info.get("missing_keys") or [])
+        if not info.get("keys_in_environment"):
+            return list(info.get("missing_keys") or [])
+        names = _KEY_VARS.get(model.split("/", 1)[0], ())
+        if names and not any(os.environ.get(n, "").strip() for n in names):
+            return list(names)          # set, but empty: as good as missing
+        return []
 
     def count_tokens(self, model: str, messages: list[dict[str, Any]],
                      tools: list[dict[str, Any]] | None = None) -> int:
         return int(self._litellm.token_counter(model=model, messages=messages, tools=tools))
+
+
+_KEY_VARS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
+             "openrouter": ("OPENROUTER_API_KEY",), "deepseek": ("DEEPSEEK_API_KEY",),
+             "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
 
 
 def _chain(exc: BaseException) -> set[str]:

@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS runs(
     total_budget_usd DECIMAL(18, 9), status VARCHAR, finished_at TIMESTAMP);
 CREATE TABLE IF NOT EXISTS trials(
     trial_id VARCHAR PRIMARY KEY, run_id VARCHAR, model VARCHAR, seed INTEGER,
-    "repeat" INTEGER, status VARCHAR, reason VARCHAR, initial_cash DOUBLE,
+    "repeat" INTEGER, attempt INTEGER, status VARCHAR, reason VARCHAR, initial_cash DOUBLE,
     final_cash DOUBLE, final_net_assets DOUBLE, cost_usd DECIMAL(18, 9),
     budget_usd DECIMAL(18, 9), input_tokens BIGINT, output_tokens BIGINT,
     cached_tokens BIGINT, exchanges INTEGER, tool_calls INTEGER, days_completed INTEGER,

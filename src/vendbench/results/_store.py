@@ -9,7 +9,7 @@ from typing import Any
 import duckdb
 
 from ..errors import ResultsError
-from ._schema import DDL, SCHEMA_VERSION, TRIAL_TABLES
+from ._schema import DDL, SCHEMA_VERSION
 
 DEFAULT_DB = "vendbench.duckdb"
 
@@ -69,12 +69,7 @@ class Store:
 
     def trials(self, run_id: str) -> list[dict[str, Any]]:
         return self._dicts("""SELECT * FROM trials WHERE run_id = ?
-                              ORDER BY model, seed, "repeat" """, [run_id])
-
-    def forget_trial(self, trial_id: str) -> None:
-        """Delete a trial's logged rows (before it runs again on --resume)."""
-        for table in TRIAL_TABLES:
-            self.con.execute(f"DELETE FROM {table} WHERE trial_id = ?", [trial_id])
+                              ORDER BY model, seed, "repeat", attempt""", [run_id])
 
     def rebuild_request(self, trial_id: str, seq: int, attempt: int = 1) -> dict[str, Any]:
         """The exact request body an exchange sent: its parameters and its messages."""

@@ -1,0 +1,128 @@
+"""USD budgets: reservations, settlement, pools, prices (SPEC §3, "Budgets")."""
+
+from __future__ import annotations
+
+from decimal import Decimal as D
+
+import pytest
+
+from vendbench.budgets import Budget, Price, parse_price_flag, resolve_prices
+from vendbench.errors import BudgetExceeded, ConfigError, UnknownPriceError
+
+from ..fakellm import Reply
+from .conftest import model, query, run
+
+
+def test_reserve_settle_release():
+    b = Budget("trial", D("1"))
+    r = b.reserve(D("0.4"))
+    assert b.left() == D("0.6")
+    r.settle(D("0.1"))
+    assert (b.spent, b.reserved, b.left()) == (D("0.1"), 0, D("0.9"))
+    b.reserve(D("0.5")).release()
+    assert b.spent == D("0.1")
+    b.reserve(D("0.5")).charge_in_full()
+    assert b.spent == D("0.6")
+    with pytest.raises(BudgetExceeded, match="needs"):
+        b.reserve(D("0.41"))
+    with pytest.raises(RuntimeError):
+        r.settle(D("0"))
+
+
+def test_earmarks_guarantee_a_started_trial_its_budget():
+    pool = Budget("run", D("10"))
+    a, b = pool.earmark("trial", D("4")), pool.earmark("trial", D("4"))
+    with pytest.raises(BudgetExceeded):
+        pool.earmark("trial", D("4"))
+    assert a.left() == D("4") and pool.left() == D("2")
+    a.reserve(D("3")).settle(D("1"))
+    assert pool.spent == D("1") and pool.left() == D("2")
+    a.close()                                     # 3 unspent dollars come back
+    assert pool.left() == D("5")
+    free = pool.earmark("trial", None)            # no per-trial budget: draw on the pool
+    free.reserve(D("5"))
+    with pytest.raises(BudgetExceeded, match="run budget"):
+        free.reserve(D("0.01"))
+
+
+def test_price_cost_is_exact_decimal():
+    p = Price(D("0.4"), D("1.6"), cached_input=D("0.1"))
+    assert p.cost(1_000_000, 1_000_000) == D("2.0")
+    assert p.cost(1000, 100, cached_tokens=400) == D("0.00044")    # 600·0.4+400·0.1+100·1.6
+    assert Price(D("2"), D("8"), reasoning=D("10")).cost(0, 100, reasoning_tokens=50) == \
+        D("0.0009")
+
+
+def test_price_flags():
+    assert parse_price_flag("openai/x=0.4,1.6") == ("openai/x", Price(D("0.4"), D("1.6"),
+                                                                      source="--price"))
+    for bad in ("openai/x", "openai/x=1", "openai/x=a,b", "openai/x=-1,2", "=1,2"):
+        with pytest.raises(UnknownPriceError):
+            parse_price_flag(bad)
+
+
+def test_prices_fail_closed_and_come_from_litellm_when_known():
+    table = resolve_prices(["openai/gpt-4.1-mini", "baseline/oracle"], {})
+    assert table["openai/gpt-4.1-mini"].input == D("0.4")
+    assert table["openai/gpt-4.1-mini"].source == "litellm"
+    assert table["baseline/oracle"].input == 0
+    with pytest.raises(UnknownPriceError, match="--price openai/no-such-model=IN,OUT"):
+        resolve_prices(["openai/no-such-model"], {})
+    assert resolve_prices(["openai/no-such-model"], {}, allow_unpriced=True) == \
+        {"openai/no-such-model": None}
+
+
+def test_unpriced_model_with_a_budget_is_refused(llm, tmp_path):
+    m = model(llm)
+    del m["input_usd_per_mtok"], m["output_usd_per_mtok"]
+    with pytest.raises(ConfigError, match="budget cannot be enforced"):
+        run(str(tmp_path / "r.duckdb"), allow_unpriced=True, budget_usd="1", models=[m])
+    result = run(str(tmp_path / "s.duckdb"), allow_unpriced=True, models=[m])
+    trial = result.as_json()["trials"][0]
+    assert trial["status"] == "completed" and trial["cost_usd"] is None
+    assert query(str(tmp_path / "s.duckdb"), "SELECT cost_usd FROM trials")[0][0] is None
+
+
+def test_a_budget_below_one_request_is_said_plainly(llm, tmp_path):
+    with pytest.raises(ConfigError, match="raise the budget or lower max_output_tokens"):
+        run(str(tmp_path / "r.duckdb"), budget_usd="0.0001", models=[model(llm)])
+    assert llm.requests == []
+
+
+def test_no_overspend_with_many_trials_in_flight_on_one_pool(llm, tmp_path):
+    """20 trials draw on one pool at once, against a server reporting large usage."""
+    llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")],
+                                    completion_tokens=500, delay=0.05)
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=30, seeds=list(range(1, 21)), workers=20, total_budget_usd="0.05",
+                 models=[model(llm, max_output_tokens=600, max_concurrency=32)])
+    trials = result.as_json()["trials"]
+    assert llm.max_in_flight >= 16
+    spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
+    largest = query(db, "SELECT max(reserved_usd) FROM exchanges")[0][0]
+    assert spent <= D("0.05")                              # never over the cap…
+    assert spent > D("0.05") - largest                     # …and the pool was used up
+    assert {t["status"] for t in trials} == {"budget_exhausted"}
+    assert sum(t["cost_usd"] for t in trials) == pytest.approx(float(spent))
+
+
+def test_trial_budgets_are_earmarked_from_the_pool(llm, tmp_path):
+    llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")],
+                                    completion_tokens=500, delay=0.01)
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=30, seeds=list(range(1, 21)), workers=20, budget_usd="0.01",
+                 total_budget_usd="0.05", models=[model(llm, max_output_tokens=600)])
+    trials = result.as_json()["trials"]
+    spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
+    assert spent <= D("0.05")
+    per_trial = query(db, "SELECT trial_id, sum(cost_usd) FROM exchanges GROUP BY 1")
+    assert all(cost <= D("0.01") for _, cost in per_trial)
+    started = [t for t in trials if t["exchanges"] > 0]
+    not_started = [t for t in trials if "not started" in (t["reason"] or "")]
+    assert len(started) >= 5                      # 5 × $0.01 fit the pool at once, and
+    assert len(not_started) >= 1                  # more start as unspent earmarks return
+    assert len(started) + len(not_started) == 20
+    assert all(t["exchanges"] == 0 and t["cost_usd"] == 0 for t in not_started)
+    # a trial is refused only when the pool cannot cover its budget and nothing running
+    # would give money back: the pool was used up to within one trial budget
+    assert spent > D("0.05") - D("0.01")

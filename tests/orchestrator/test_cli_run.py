@@ -1,0 +1,176 @@
+"""``vendbench run`` / ``runs`` as a user runs them: subprocesses, signals, resume, secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .conftest import CANARY, query
+
+
+def vendbench(*args: str, env_extra: dict | None = None, **kw) -> subprocess.Popen:
+    env = {**os.environ, "OPENAI_API_KEY": CANARY, "PYTHONUNBUFFERED": "1", **(env_extra or {})}
+    return subprocess.Popen([sys.executable, "-m", "vendbench", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 240) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def llm_args(llm, *extra: str) -> list[str]:
+    return ["--api-base", llm.url, "--price", "openai/fake=0.4,1.6", "--max-output-tokens",
+            "256", *extra]
+
+
+def test_run_json_and_runs_listing(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    rc, out, err = finish(vendbench("run", "--models", "openai/fake", "baseline/order-up-to",
+                                    *llm_args(llm), "--seeds", "1", "2", "--days", "3",
+                                    "--db", db, "--json", "--name", "smoke"))
+    assert rc == 0, err
+    payload = json.loads(out)
+    assert set(payload) >= {"run_id", "trials"}
+    assert len(payload["trials"]) == 4
+    for t in payload["trials"]:
+        assert set(t) >= {"trial_id", "model", "seed", "repeat", "status", "final_net_assets",
+                          "cost_usd", "exchanges", "tool_calls"}
+        assert t["status"] == "completed"
+    rc, out, err = finish(vendbench("runs", "--db", db))
+    assert rc == 0 and payload["run_id"] in out and "smoke" in out
+    rc, out, err = finish(vendbench("runs", "--db", db, "--run", "latest", "--json"))
+    assert rc == 0 and len(json.loads(out)["trials"]) == 4
+
+
+def test_plain_progress_lines_when_not_a_terminal(llm, tmp_path):
+    rc, out, err = finish(vendbench("run", "--models", "openai/fake", *llm_args(llm),
+                                    "--days", "2", "--db", str(tmp_path / "r.duckdb")))
+    assert rc == 0
+    assert "[1/1] openai/fake seed 1 rep 1: completed" in err
+    assert "openai/fake" in out and "completed" in out and "spent $" in out
+
+
+def test_panel_file(llm, tmp_path):
+    panel = tmp_path / "nightly.toml"
+    panel.write_text(f"""
+name = "nightly"
+scenario = "autovend"
+days = 2
+seeds = [1, 2]
+repeats = 1
+workers = 4
+total_budget_usd = 1.0
+[[models]]
+id = "openai/fake"
+budget_usd = 0.2
+input_usd_per_mtok = 0.4
+output_usd_per_mtok = 1.6
+max_context_tokens = 20000
+max_output_tokens = 256
+api_base = "{llm.url}"
+rpm = 6000
+max_concurrency = 4
+[[models]]
+id = "baseline/order-up-to"
+""")
+    db = str(tmp_path / "r.duckdb")
+    rc, out, err = finish(vendbench("run", "--panel", str(panel), "--db", db, "--json"))
+    assert rc == 0, err
+    assert len(json.loads(out)["trials"]) == 4
+    assert query(db, "SELECT name, total_budget_usd FROM runs")[0] == ("nightly", 1)
+    panel.write_text(panel.read_text().replace("rpm = 6000", "rpm = 6000\ncolour = 'red'"))
+    rc, out, err = finish(vendbench("run", "--panel", str(panel), "--db", db))
+    assert rc == 2 and "colour" in err and "Extra inputs" in err
+
+
+def test_bad_input_is_a_clear_error(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    cases = [
+        (["--models", "openai/fake", "--api-base", llm.url], "no price known"),
+        (["--models", "gpt4"], "not a litellm model string"),
+        (["--models", "baseline/clever"], "unknown reference policy"),
+        (["--models", "openai/fake", "--price", "openai/fake=cheap"], "MODEL=IN,OUT"),
+        (["--models", "openai/fake", "--price", "openai/fake=a,b"], "must be numbers"),
+        (["--models", "openai/fake", "--price", "openai/other=1,2"], "not in the run"),
+        (["--models", "openai/fake", "--budget", "-1"], "positive amount"),
+    ]
+    for args, message in cases:
+        rc, out, err = finish(vendbench("run", *args, "--db", db))
+        assert rc == 2 and message in err and "Traceback" not in err, (args, err)
+    assert not os.path.exists(db)               # a refused run leaves no file behind
+    rc, out, err = finish(vendbench("run", "--resume", "nope", "--db", db))
+    assert rc == 2 and "no results database" in err
+    rc, out, err = finish(vendbench("run", "--models", "openai/fake", *llm_args(llm), "--db",
+                                    db, env_extra={"OPENAI_API_KEY": ""}))
+    assert rc == 2 and "OPENAI_API_KEY" in err
+
+
+def test_sigterm_marks_trials_interrupted_and_resume_finishes_the_run(llm, tmp_path):
+    llm.latency = 0.05
+    db = str(tmp_path / "r.duckdb")
+    proc = vendbench("run", "--models", "openai/fake", "baseline/order-up-to", *llm_args(llm),
+                     "--seeds", "1", "2", "--days", "60", "--db", db)
+    for _ in range(600):                        # until the LLM trials are well under way
+        if llm.served >= 20 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    rc, out, err = finish(proc)
+    assert rc == 130 and "--resume" in err
+    run_id = err.split("vendbench run --resume ")[1].split()[0]
+    trials = dict(query(db, "SELECT model || '/' || seed, status FROM trials"))
+    assert "running" not in trials.values()
+    assert trials["openai/fake/1"] == trials["openai/fake/2"] == "interrupted"
+    assert query(db, "SELECT status FROM runs")[0][0] == "interrupted"
+    logged = query(db, "SELECT count(*) FROM exchanges")[0][0]
+    assert logged >= 20                                  # nothing it had done was lost
+    kept = dict(query(db, "SELECT trial_id, ended_at FROM trials WHERE status = 'completed'"))
+
+    spent_before = query(db, "SELECT sum(cost_usd) FROM trials")[0][0]
+
+    rc, out, err = finish(vendbench("run", "--resume", run_id, "--db", db, "--json"))
+    assert rc == 0, err
+    payload = json.loads(out)
+    assert payload["run_id"] == run_id and len(payload["trials"]) == 4
+    assert {t["status"] for t in payload["trials"]} == {"completed"}
+    reruns = [t for t in payload["trials"] if t["model"] == "openai/fake"]
+    assert all(t["attempt"] == 2 and t["trial_id"].endswith("-a2") for t in reruns)
+    after = dict(query(db, "SELECT trial_id, ended_at FROM trials"))
+    assert all(after[t] == ended for t, ended in kept.items())     # kept, not rerun
+    # the interrupted attempts stay in the log: what they spent was real money
+    rows = query(db, "SELECT attempt, status FROM trials WHERE model = 'openai/fake' "
+                     "ORDER BY attempt")
+    assert rows == [(1, "interrupted"), (1, "interrupted"), (2, "completed"), (2, "completed")]
+    assert query(db, "SELECT sum(cost_usd) FROM trials")[0][0] > spent_before
+    assert query(db, "SELECT status FROM runs")[0][0] == "completed"
+    days = query(db, "SELECT trial_id, count(*), count(DISTINCT day) FROM days GROUP BY 1")
+    assert all(n == distinct for _, n, distinct in days)            # no duplicate rows
+    assert sum(1 for _, n, _ in days if n == 60) == 4               # four full trials
+
+
+def test_no_secret_reaches_the_database_logs_or_output(llm, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("500", times=2, echo_auth=True)     # a provider that echoes the key back
+    llm.inject("401", echo_auth=True)
+    rc, out, err = finish(vendbench("-v", "run", "--models", "openai/fake", *llm_args(llm),
+                                    "--days", "2", "--db", db))
+    assert rc == 3                                   # a provider error, kept apart
+    assert "Bearer" in llm.headers[0]["Authorization"] and \
+        CANARY in llm.headers[0]["Authorization"]   # the key really was sent…
+    assert CANARY not in out and CANARY not in err   # …and never printed
+    reasons = query(db, "SELECT reason FROM trials")[0][0]
+    assert "injected 401" in reasons and "***" in reasons
+    for table, in query(db, "SELECT table_name FROM information_schema.tables"):
+        cols = query(db, "SELECT column_name FROM information_schema.columns WHERE "
+                         "table_name = ? AND data_type = 'VARCHAR'", [table])
+        for col, in cols:
+            hits = query(db, f'SELECT count(*) FROM "{table}" WHERE "{col}" LIKE ?',
+                         [f"%{CANARY}%"])[0][0]
+            assert hits == 0, (table, col)
+    assert CANARY.encode() not in Path(db).read_bytes()
