@@ -210,3 +210,22 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def main() -> None:
+    """Serve until killed: ``python -m tests.fakellm --port P [--latency S]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args()
+    server = FakeLLM(latency=args.latency)
+    server.port, server.url = args.port, f"http://127.0.0.1:{args.port}/v1"
+    with server:
+        print(f"serving {server.url}", flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -38,7 +38,8 @@ class TrialLog:
             usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None,
             usage.cached_tokens if usage else None,
             attempt.cost, attempt.reserved, round(attempt.latency_ms, 3),
-            "ok" if c else f.kind.value, redact(f.message) if f else None)])
+            "ok" if c else f.kind.value, redact(f.message) if f else None,
+            dt.datetime.fromtimestamp(attempt.sent_at, dt.timezone.utc).replace(tzinfo=None))])
 
     def tool_call(self, exchange_seq: int | None, day: int, call_id: str | None, name: str,
                   args: Any, result: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
+import json
 import logging
 import os
 import re
@@ -31,6 +32,7 @@ from ._trial import NUDGE, TrialContext, TrialOutcome, TrialSpec, run_trial
 
 log = logging.getLogger(__name__)
 
+START_SPREAD_S = 0.02    # between the starts of the first trials
 FINISHED = {"completed", "budget_exhausted", "timeout", "max_turns", "agent_stopped",
             "bankrupt"}          # kept on --resume; error and interrupted run again
 
@@ -115,7 +117,16 @@ class Scheduler:
             provider = client.provider
 
             def count(message: dict[str, Any]) -> int:
-                return provider.count_tokens(model.id, [message])
+                # litellm's counter on the message's texts (2-3x faster than on messages),
+                # plus the chat framing: 4 tokens a message and 8 a tool call, as OpenAI's
+                # own accounting does, rounded up
+                texts = [message.get("content") or ""]
+                calls = message.get("tool_calls") or []
+                for call in calls:
+                    fn = call.get("function") or {}
+                    texts += [fn.get("name") or "", fn.get("arguments") or ""]
+                text = "\n".join(t if isinstance(t, str) else json.dumps(t) for t in texts)
+                return provider.count_tokens(model.id, text=text) + 4 + 8 * len(calls)
 
             tools = provider.count_tokens(model.id, [{"role": "user", "content": ""}],
                                           env.tools)
@@ -158,7 +169,10 @@ class Scheduler:
         sem = asyncio.Semaphore(self.config.workers)
         outcomes: list[TrialOutcome] = []
 
-        async def one(spec: TrialSpec) -> None:
+        async def one(index: int, spec: TrialSpec) -> None:
+            # the first wave starts spread over a moment, so that the trials' requests do
+            # not stay in lockstep (a lockstep wave of replies queues up on one CPU)
+            await asyncio.sleep(min(index, self.config.workers) * START_SPREAD_S)
             async with sem:
                 budget = await self._earmark(spec)
                 if budget is None:
@@ -190,7 +204,7 @@ class Scheduler:
                     async with self._freed:
                         self._freed.notify_all()
 
-        await asyncio.gather(*(one(s) for s in specs))
+        await asyncio.gather(*(one(i, s) for i, s in enumerate(specs)))
         return outcomes
 
     async def _earmark(self, spec: TrialSpec) -> Budget | None:

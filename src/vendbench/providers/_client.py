@@ -38,6 +38,7 @@ class Attempt:
     cost: Decimal | None          # None: unpriced model
     reserved: Decimal
     latency_ms: float
+    sent_at: float = 0.0          # time.time() when the request left
 
 
 class _Retry(Exception):
@@ -105,11 +106,11 @@ class ModelClient:
                        ) -> Completion:
         reserved = self.reservation(counted_input, request.max_tokens)
         hold = budget.reserve(reserved)            # BudgetExceeded: not sent
-        start = time.perf_counter()
+        start, sent_at = time.perf_counter(), time.time()
         try:
             async with self.limit.slot():
                 await self.rates.acquire(counted_input + request.max_tokens)
-                start = time.perf_counter()
+                start, sent_at = time.perf_counter(), time.time()
                 completion = await self.provider.complete(request)
         except Exception as exc:
             latency = (time.perf_counter() - start) * 1000
@@ -122,7 +123,7 @@ class ModelClient:
                 self.limit.rate_limited(failure.retry_after)
             charged = reserved if failure.kind is RetryKind.UNKNOWN else Decimal(0)
             await on_attempt(Attempt(number, None, failure,
-                                     charged if self.price else None, reserved, latency))
+                                     charged if self.price else None, reserved, latency, sent_at))
             raise _Retry(failure) from None
         latency = (time.perf_counter() - start) * 1000
         self.limit.succeeded()
@@ -132,5 +133,5 @@ class ModelClient:
         cost = None if self.price is None else self.price.cost(
             u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.reasoning_tokens)
         hold.settle(cost if cost is not None else Decimal(0))
-        await on_attempt(Attempt(number, completion, None, cost, reserved, latency))
+        await on_attempt(Attempt(number, completion, None, cost, reserved, latency, sent_at))
         return completion

@@ -95,8 +95,11 @@ class LiteLLMProvider:
             return list(names)          # set, but empty: as good as missing
         return []
 
-    def count_tokens(self, model: str, messages: list[dict[str, Any]],
-                     tools: list[dict[str, Any]] | None = None) -> int:
+    def count_tokens(self, model: str, messages: list[dict[str, Any]] | None = None,
+                     tools: list[dict[str, Any]] | None = None, text: str | None = None
+                     ) -> int:
+        if text is not None:
+            return int(self._litellm.token_counter(model=model, text=text))
         return int(self._litellm.token_counter(model=model, messages=messages, tools=tools))
 
 

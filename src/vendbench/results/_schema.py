@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS exchanges(
     trial_id VARCHAR, seq INTEGER, day INTEGER, attempt INTEGER, model VARCHAR,
     request_json VARCHAR, response_json VARCHAR, input_tokens BIGINT, output_tokens BIGINT,
     cached_tokens BIGINT, cost_usd DECIMAL(18, 9), reserved_usd DECIMAL(18, 9),
-    latency_ms DOUBLE, status VARCHAR, error VARCHAR);
+    latency_ms DOUBLE, status VARCHAR, error VARCHAR, sent_at TIMESTAMP);
 CREATE TABLE IF NOT EXISTS tool_calls(
     trial_id VARCHAR, seq INTEGER, exchange_seq INTEGER, day INTEGER, call_id VARCHAR,
     name VARCHAR, args_json VARCHAR, result_json VARCHAR, ok BOOLEAN);
@@ -51,7 +51,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": ("trial_id", "msg_id", "role", "content_json", "tokens"),
     "exchanges": ("trial_id", "seq", "day", "attempt", "model", "request_json",
                   "response_json", "input_tokens", "output_tokens", "cached_tokens",
-                  "cost_usd", "reserved_usd", "latency_ms", "status", "error"),
+                  "cost_usd", "reserved_usd", "latency_ms", "status", "error", "sent_at"),
     "tool_calls": ("trial_id", "seq", "exchange_seq", "day", "call_id", "name", "args_json",
                    "result_json", "ok"),
     "days": ("trial_id", "day", "date", "cash", "net_assets", "revenue", "cogs", "purchases",

@@ -22,7 +22,13 @@ log = logging.getLogger(__name__)
 
 
 class ResultsWriter:
-    """Queue rows for the results file; ``await flush()`` to be sure they are on disk."""
+    """Queue rows for the results file; ``await flush()`` to be sure they are on disk.
+
+    A task in the event loop drains the queue and commits whatever has accumulated in
+    one transaction (group commit), then wakes the waiting trials. The commit runs in
+    the loop itself: a batch takes a few milliseconds, far less than handing it to a
+    thread and back would cost in GIL hand-overs with the busy loop (measured).
+    """
 
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -36,13 +42,15 @@ class ResultsWriter:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.flush()
-        assert self._task is not None
-        self._task.cancel()
         try:
-            await self._task
-        except asyncio.CancelledError:
-            pass
+            await asyncio.shield(self.flush())
+        finally:
+            assert self._task is not None
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
 
     def put(self, table: str, rows: list[tuple]) -> None:
         """Queue rows (tuples in ``COLUMNS[table]`` order) without waiting."""
@@ -61,22 +69,19 @@ class ResultsWriter:
 
     async def _run(self) -> None:
         while True:
-            first = await self._queue.get()
-            batch = [first]
+            batch = [await self._queue.get()]
+            await asyncio.sleep(0)              # let the trials that are ready add theirs
             while not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            waiters = [fut for _, _, fut in batch if fut is not None]
+            failure = None
             try:
-                await asyncio.to_thread(self._commit, batch)
+                self._commit(batch)
             except Exception as exc:            # surface a broken database to every waiter
                 log.exception("results writer failed")
-                for fut in waiters:
-                    if not fut.done():
-                        fut.set_exception(exc)
-                continue
-            for fut in waiters:
-                if not fut.done():
-                    fut.set_result(None)
+                failure = exc
+            for _, _, fut in batch:
+                if fut is not None:
+                    _resolve(fut, failure)
 
     def _commit(self, batch: list[tuple[str, Any, asyncio.Future | None]]) -> None:
         tables: dict[str, list[tuple]] = defaultdict(list)
@@ -105,6 +110,14 @@ class ResultsWriter:
         except Exception:
             con.execute("ROLLBACK")
             raise
+
+
+def _resolve(fut: asyncio.Future, failure: BaseException | None) -> None:
+    if not fut.done():
+        if failure is None:
+            fut.set_result(None)
+        else:
+            fut.set_exception(failure)
 
 
 def dumps(obj: Any) -> str:

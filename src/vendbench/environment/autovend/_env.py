@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from functools import cache
 from typing import Any
 
 from pydantic import ValidationError
@@ -59,7 +60,7 @@ class AutoVendEnv:
         self._version = 0
         self._calls_today = 0
         self._drained = {"days": 0, "sales": 0}
-        self.tools: list[dict[str, Any]] = [t.schema() for t in TOOLS.values()]
+        self.tools: list[dict[str, Any]] = tool_schemas()
         self.instructions = system_prompt(days, daily_tool_calls)
 
     # -- the protocol ---------------------------------------------------------------
@@ -167,6 +168,16 @@ class AutoVendEnv:
     def business(self) -> Business:
         """The raw state, for tests, the oracle and invariant checks."""
         return self._biz
+
+
+@cache
+def _schemas() -> str:
+    return json.dumps([t.schema() for t in TOOLS.values()])
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The 18 tool schemas (built once; each environment gets its own copy)."""
+    return json.loads(_schemas())
 
 
 _MONEY = {"cash", "net_assets", "revenue", "cogs", "purchases", "fees", "visit_fees", "fines",

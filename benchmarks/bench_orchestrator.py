@@ -1,0 +1,146 @@
+"""Orchestrator overhead and throughput against a local OpenAI-compatible server.
+
+    python benchmarks/bench_orchestrator.py [--trials 50] [--requests 3000]
+                                            [--slow-trials 100] [--slow-seconds 30]
+
+1. Zero-latency server, 50 trials in flight, logging on: vendbench's exchanges/s as a
+   ratio of bare ``litellm.acompletion`` from 50 concurrent loops replaying the very
+   requests vendbench sent (rebuilt from its log), same run, same server; runs are
+   interleaved ours, bare, ours, bare (target: at least 0.7).
+2. A 1 s-latency server, 100 trials in flight: throughput against the ideal 100
+   exchanges/s (target: at least 85 %), and peak memory (target: under 1.5 GB).
+
+The server runs in its own process, so it does not share the client's interpreter.
+Not run by CI: the figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key")
+ROOT = Path(__file__).resolve().parent.parent
+# a model in litellm's price map, served by the local fake server (via api_base): an
+# unmapped name would make litellm search its price map on every reply, for both sides
+MODEL = "openai/gpt-4.1-mini"
+
+
+def serve(latency: float) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "tests.fakellm", "--port", str(port),
+                             "--latency", str(latency)], cwd=ROOT, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and "serving" in proc.stdout.readline()
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+def logged_requests(db: str, limit: int) -> list[dict]:
+    """The exact request bodies a vendbench run sent, rebuilt from its log."""
+    from vendbench.results import Store
+
+    with Store(db, read_only=True) as store:
+        tools = json.loads(store.con.execute("SELECT tools_json FROM runs").fetchone()[0])
+        keys = store.con.execute("SELECT trial_id, seq FROM exchanges WHERE status = 'ok' "
+                                 "ORDER BY sent_at LIMIT ?", [limit]).fetchall()
+        out = []
+        for trial, seq in keys:
+            req = store.rebuild_request(trial, seq)
+            out.append({"messages": req["messages"], "tools": tools,
+                        "max_tokens": req["max_tokens"]})
+    return out
+
+
+async def bare_litellm(url: str, concurrency: int, requests: list[dict]) -> float:
+    """Requests/s of bare litellm.acompletion replaying vendbench's own requests."""
+    from vendbench.providers._litellm import import_litellm
+
+    litellm = import_litellm()
+    queue = list(reversed(requests))
+
+    async def loop() -> None:
+        while queue:
+            req = queue.pop()
+            await litellm.acompletion(model=MODEL, api_base=url, max_retries=0, **req)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(loop() for _ in range(concurrency)))
+    return len(requests) / (time.perf_counter() - start)
+
+
+async def ours(url: str, trials: int, days: int, db: str) -> tuple[float, int, float]:
+    """Exchanges/s of a vendbench run (context, tools, budgets, DuckDB logging all on)."""
+    from vendbench.orchestrator import build_config, execute
+    from vendbench.results import Store
+
+    config = build_config({
+        "days": days, "seeds": list(range(1, trials + 1)), "workers": trials,
+        "models": [{"id": MODEL, "api_base": url,
+                    "max_output_tokens": 256,
+                    "max_concurrency": trials, "max_context_tokens": 30_000}]})
+    start = time.perf_counter()
+    result = await execute(config, db)
+    wall = time.perf_counter() - start
+    with Store(db, read_only=True) as store:
+        exchanges, span = store.con.execute(
+            "SELECT count(*), epoch(max(sent_at)) - epoch(min(sent_at)) FROM exchanges"
+        ).fetchone()
+    assert all(t["status"] == "completed" for t in result.as_json()["trials"])
+    # steady state: from the first request sent to the last (start-up excluded, as it is
+    # for the bare loop); ``wall`` (start-up included) is reported beside it
+    return (exchanges - 1) / span, exchanges, wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=50)
+    ap.add_argument("--requests", type=int, default=2000, help="requests replayed bare")
+    ap.add_argument("--days", type=int, default=30)
+    ap.add_argument("--slow-trials", type=int, default=100)
+    ap.add_argument("--slow-days", type=int, default=15)
+    args = ap.parse_args()
+    from vendbench.providers._litellm import import_litellm
+
+    import_litellm()                    # import cost is paid once, outside the timings
+    tmp = tempfile.mkdtemp()
+    proc, url = serve(0.0)
+    try:
+        rate, n, wall = asyncio.run(ours(url, args.trials, args.days, f"{tmp}/fast.duckdb"))
+        replay = logged_requests(f"{tmp}/fast.duckdb", args.requests)
+        bare = asyncio.run(bare_litellm(url, args.trials, replay))
+        rate2, _, _ = asyncio.run(ours(url, args.trials, args.days, f"{tmp}/fast2.duckdb"))
+        bare2 = asyncio.run(bare_litellm(url, args.trials, replay))
+    finally:
+        proc.terminate()
+    rate = (rate + rate2) / 2
+    bare_mean = (bare + bare2) / 2
+    print(f"zero latency, {args.trials} in flight: bare litellm {bare_mean:.1f} req/s "
+          f"replaying {len(replay)} of vendbench's requests (runs: {bare:.1f}, {bare2:.1f}); "
+          f"vendbench {rate:.1f} exchanges/s ({n} exchanges per run, first run {wall:.1f} s "
+          f"with start-up); ratio {rate / bare_mean:.2f}")
+    proc, url = serve(1.0)
+    try:
+        rate, n, wall = asyncio.run(ours(url, args.slow_trials, args.slow_days,
+                                         f"{tmp}/slow.duckdb"))
+    finally:
+        proc.terminate()
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"1 s latency, {args.slow_trials} in flight: {rate:.1f} exchanges/s "
+          f"({rate / args.slow_trials:.0%} of the ideal {args.slow_trials}/s; {n} exchanges "
+          f"in {wall:.1f} s); peak RSS {peak_mb:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
