@@ -35,3 +35,13 @@ def test_lock_file_pins_everything_and_excludes_compromised_litellm():
     assert all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[\w.]+", ln) for ln in lines), lines
     for bad in ("1.82.7", "1.82.8", "1.107.0"):
         assert f"litellm=={bad}" not in lines
+
+
+def test_example_panel_is_valid_and_priced():
+    from vendbench.budgets import resolve_prices
+    from vendbench.orchestrator import load_panel
+
+    config = load_panel(ROOT / "examples" / "nightly.toml")
+    assert config.total_budget_usd == 50 and len(config.models) == 4
+    prices = resolve_prices([m.id for m in config.models], {})
+    assert all(p is not None for p in prices.values())
