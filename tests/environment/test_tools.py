@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from vendbench.environment import make
 from vendbench.environment.autovend._tools import TOOLS

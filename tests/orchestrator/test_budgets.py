@@ -33,7 +33,7 @@ def test_reserve_settle_release():
 
 def test_earmarks_guarantee_a_started_trial_its_budget():
     pool = Budget("run", D("10"))
-    a, b = pool.earmark("trial", D("4")), pool.earmark("trial", D("4"))
+    a, _ = pool.earmark("trial", D("4")), pool.earmark("trial", D("4"))
     with pytest.raises(BudgetExceeded):
         pool.earmark("trial", D("4"))
     assert a.left() == D("4") and pool.left() == D("2")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -11,8 +12,20 @@ from vendbench.orchestrator._context import OMITTED, ContextOverflow, RollingCon
 from .conftest import model, query, run
 
 
-def count(message: dict) -> int:
-    return len(json.dumps(message)) // 4
+async def count(messages: list[dict]) -> list[int]:
+    return [len(json.dumps(m)) // 4 for m in messages]
+
+
+def make(system: str, limit: int) -> RollingContext:
+    return asyncio.run(RollingContext.create(system, limit, count))
+
+
+def add_user(ctx: RollingContext, text: str) -> None:
+    asyncio.run(ctx.add_user(text))
+
+
+def add_exchange(ctx: RollingContext, assistant: dict, results: list[dict]) -> None:
+    asyncio.run(ctx.add_exchange(assistant, results))
 
 
 def exchange(i: int, n_results: int = 2) -> tuple[dict, list[dict]]:
@@ -24,11 +37,11 @@ def exchange(i: int, n_results: int = 2) -> tuple[dict, list[dict]]:
 
 
 def test_window_keeps_whole_exchanges_within_the_limit():
-    ctx = RollingContext("rules " * 50, limit_tokens=600, count=count)
+    ctx = make("rules " * 50, 600)
     for day in range(1, 6):
-        ctx.add_user(f"Day {day} report " + "r" * 100)
+        add_user(ctx, f"Day {day} report " + "r" * 100)
         for i in range(3):
-            ctx.add_exchange(*exchange(day * 10 + i))
+            add_exchange(ctx, *exchange(day * 10 + i))
     window, tokens = ctx.window()
     assert tokens <= 600 and window[0].body["role"] == "system"
     assert window[1].body["role"] == "user"               # never starts mid-exchange
@@ -41,27 +54,27 @@ def test_window_keeps_whole_exchanges_within_the_limit():
 
 
 def test_a_note_replaces_what_fell_out_when_the_window_starts_mid_day():
-    ctx = RollingContext("rules", limit_tokens=400, count=count)
-    ctx.add_user("Day 1")
+    ctx = make("rules", 400)
+    add_user(ctx, "Day 1")
     for i in range(6):
-        ctx.add_exchange(*exchange(i, 1))
+        add_exchange(ctx, *exchange(i, 1))
     window, _ = ctx.window()
     assert window[1].body["content"] == OMITTED
 
 
 def test_each_message_gets_one_id_and_is_reported_once():
-    ctx = RollingContext("rules", limit_tokens=10_000, count=count)
+    ctx = make("rules", 10_000)
     first = ctx.take_new()
-    ctx.add_user("Day 1")
-    ctx.add_exchange(*exchange(1))
+    add_user(ctx, "Day 1")
+    add_exchange(ctx, *exchange(1))
     new = ctx.take_new()
     assert [m.id for m in first] == [0, 1] and [m.id for m in new] == [2, 3, 4, 5]
     assert ctx.take_new() == []
 
 
 def test_an_exchange_larger_than_the_limit_is_an_error():
-    ctx = RollingContext("rules", limit_tokens=50, count=count)
-    ctx.add_user("x" * 1000)
+    ctx = make("rules", 50)
+    add_user(ctx, "x" * 1000)
     with pytest.raises(ContextOverflow, match="raise max_context_tokens"):
         ctx.window()
 
@@ -78,3 +91,18 @@ def test_requests_respect_the_model_limit_end_to_end(llm, tmp_path):
         calls = {c["id"] for m in r["messages"] if m["role"] == "assistant"
                  for c in m.get("tool_calls", [])}
         assert {m["tool_call_id"] for m in r["messages"] if m["role"] == "tool"} <= calls
+
+
+def test_counts_are_litellms_plus_chat_framing():
+    import litellm
+
+    from vendbench.orchestrator._tokens import TokenCounter, message_texts
+
+    counter = TokenCounter("openai/gpt-4.1-mini")
+    assistant, results = exchange(1, 2)
+    counts = asyncio.run(counter.count([assistant, *results]))
+    text, framing = message_texts(assistant)
+    assert framing == 4 + 8 * 2 and "list_machines" in text
+    assert counts[0] == litellm.token_counter(model="openai/gpt-4.1-mini", text=text) + 20
+    assert counts[1] == counts[2] == litellm.token_counter(
+        model="openai/gpt-4.1-mini", text=results[0]["content"]) + 4

@@ -10,7 +10,7 @@ Every message gets an id once, so the log can store it once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,36 +29,54 @@ class Message:
     tokens: int
 
 
-class RollingContext:
-    """Whole exchanges, newest first, within ``limit_tokens`` (system prompt included)."""
+Count = Callable[[list[dict[str, Any]]], Awaitable[list[int]]]
 
-    def __init__(self, system: str, limit_tokens: int,
-                 count: Callable[[dict[str, Any]], int], fixed_tokens: int = 0) -> None:
+
+class RollingContext:
+    """Whole exchanges, newest first, within ``limit_tokens`` (system prompt included).
+
+    Build it with ``await RollingContext.create(...)``: counting tokens may leave the
+    event loop.
+    """
+
+    def __init__(self, limit_tokens: int, count: Count, fixed_tokens: int = 0) -> None:
         self._count = count
         self._next_id = 0
         self.new: list[Message] = []                 # created since the caller last looked
-        self.system = self._make({"role": "system", "content": system})
-        self.omitted = self._make({"role": "user", "content": OMITTED})
         self.units: list[list[Message]] = []
         self.limit = limit_tokens
-        self.fixed = fixed_tokens                     # tool schemas, framing
+        self.fixed = fixed_tokens                     # tool schemas
+        self.system: Message
+        self.omitted: Message
 
-    def _make(self, body: dict[str, Any]) -> Message:
-        msg = Message(self._next_id, body, self._count(body))
-        self._next_id += 1
-        self.new.append(msg)
-        return msg
+    @classmethod
+    async def create(cls, system: str, limit_tokens: int, count: Count,
+                     fixed_tokens: int = 0) -> RollingContext:
+        ctx = cls(limit_tokens, count, fixed_tokens)
+        ctx.system, ctx.omitted = await ctx._make([{"role": "system", "content": system},
+                                                   {"role": "user", "content": OMITTED}])
+        return ctx
+
+    async def _make(self, bodies: list[dict[str, Any]]) -> list[Message]:
+        counts = await self._count(bodies)
+        out = []
+        for body, tokens in zip(bodies, counts):
+            out.append(Message(self._next_id, body, tokens))
+            self._next_id += 1
+        self.new.extend(out)
+        return out
 
     def take_new(self) -> list[Message]:
         """Messages created since the last call (to store them once)."""
         out, self.new = self.new, []
         return out
 
-    def add_user(self, text: str) -> None:
-        self.units.append([self._make({"role": "user", "content": text})])
+    async def add_user(self, text: str) -> None:
+        self.units.append(await self._make([{"role": "user", "content": text}]))
 
-    def add_exchange(self, assistant: dict[str, Any], results: list[dict[str, Any]]) -> None:
-        self.units.append([self._make(assistant), *(self._make(r) for r in results)])
+    async def add_exchange(self, assistant: dict[str, Any],
+                           results: list[dict[str, Any]]) -> None:
+        self.units.append(await self._make([assistant, *results]))
 
     def window(self) -> tuple[list[Message], int]:
         """The messages to send now and their counted tokens."""

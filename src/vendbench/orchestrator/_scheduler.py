@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
-import json
 import logging
 import os
 import re
@@ -28,6 +27,7 @@ from ..errors import ConfigError, ResultsError
 from ..providers import AdaptiveLimit, ModelClient, RateLimits, make_provider
 from ..results import ResultsWriter, Store, dumps
 from ._config import ModelConfig, RunConfig
+from ._tokens import TokenCounter
 from ._trial import NUDGE, TrialContext, TrialOutcome, TrialSpec, run_trial
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class Scheduler:
         self.pool = Budget("run", config.total_budget_usd)
         self._limits: dict[str, AdaptiveLimit] = {}
         self._clients: dict[str, ModelClient] = {}
-        self._token_counters: dict[str, tuple[Callable[[dict], int], int]] = {}
+        self._token_counters: dict[str, tuple[Any, int]] = {}
         self._freed = asyncio.Condition()
 
     # -- per-model plumbing -------------------------------------------------------------
@@ -112,25 +112,10 @@ class Scheduler:
         return self._clients[model.id]
 
     def _counter(self, model: ModelConfig, env: Environment) -> tuple[Any, int]:
+        """The model's async message counter, and the tokens of the tool schemas."""
         if model.id not in self._token_counters:
-            client = self._clients[model.id]
-            provider = client.provider
-
-            def count(message: dict[str, Any]) -> int:
-                # litellm's counter on the message's texts (2-3x faster than on messages),
-                # plus the chat framing: 4 tokens a message and 8 a tool call, as OpenAI's
-                # own accounting does, rounded up
-                texts = [message.get("content") or ""]
-                calls = message.get("tool_calls") or []
-                for call in calls:
-                    fn = call.get("function") or {}
-                    texts += [fn.get("name") or "", fn.get("arguments") or ""]
-                text = "\n".join(t if isinstance(t, str) else json.dumps(t) for t in texts)
-                return provider.count_tokens(model.id, text=text) + 4 + 8 * len(calls)
-
-            tools = provider.count_tokens(model.id, [{"role": "user", "content": ""}],
-                                          env.tools)
-            self._token_counters[model.id] = (count, tools)
+            counter = TokenCounter(model.id)
+            self._token_counters[model.id] = (counter.count, counter.tools(env.tools))
         return self._token_counters[model.id]
 
     def _make_env(self, seed: int) -> Environment:

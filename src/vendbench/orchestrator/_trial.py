@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -76,7 +75,7 @@ class TrialContext:
     writer: ResultsWriter
     budget: Budget
     client: ModelClient | None            # None for in-process policies
-    count_tokens: Callable[[dict[str, Any]], int] | None
+    count_tokens: Callable[[list[dict[str, Any]]], Awaitable[list[int]]] | None
     tools_tokens: int
     days: int
     timeout_s: float | None
@@ -168,12 +167,13 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
     assert ctx.client is not None and ctx.count_tokens is not None
     m = spec.model
     limit = m.max_context_tokens - m.max_output_tokens
-    context = RollingContext(env.instructions, limit, ctx.count_tokens, ctx.tools_tokens)
+    context = await RollingContext.create(env.instructions, limit, ctx.count_tokens,
+                                          ctx.tools_tokens)
     seen_day, silent = None, 0
     while not env.done:
         if env.day != seen_day:
             seen_day = env.day
-            context.add_user(env.observe())
+            await context.add_user(env.observe())
         if ctx.max_turns is not None and out.exchanges >= ctx.max_turns:
             out.status, out.reason = "max_turns", f"reached {ctx.max_turns} LLM requests"
             return
@@ -206,13 +206,13 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
         calls = message.get("tool_calls") or []
         if not calls:
             silent += 1
-            context.add_exchange(message, [])
+            await context.add_exchange(message, [])
             if silent >= MAX_SILENT_REPLIES:
                 out.status = "agent_stopped"
                 out.reason = f"{MAX_SILENT_REPLIES} replies in a row without a tool call"
                 tlog.messages(context.take_new())
                 return
-            context.add_user(NUDGE)
+            await context.add_user(NUDGE)
             continue
         silent = 0
         results = []
@@ -224,7 +224,7 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
             out.tool_calls += 1
             results.append({"role": "tool", "tool_call_id": call.get("id"),
                             "content": dumps(result)})
-        context.add_exchange(message, results)
+        await context.add_exchange(message, results)
         tlog.records(env.drain_records())
         out.days = env.summary().get("days_completed", out.days)
         ctx.on_progress(out, env)

@@ -1,0 +1,49 @@
+"""Token counting for the rolling context, with litellm's token counter.
+
+A message is counted as litellm counts its texts (content, tool names and arguments) —
+2-3x faster than counting the message structure — plus the chat framing: 4 tokens a
+message and 8 a tool call, rounded up as OpenAI's own accounting does. Each message is
+counted once, when it is created.
+
+(Counting in a helper process was measured and did not raise throughput: the event
+loop's share of litellm's own per-call work dominates; it also made every script that
+calls ``execute`` need a ``__main__`` guard. So counting stays inline.)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def message_texts(message: dict[str, Any]) -> tuple[str, int]:
+    """The texts of a message to tokenize, and its framing tokens."""
+    texts = [message.get("content") or ""]
+    calls = message.get("tool_calls") or []
+    for call in calls:
+        fn = call.get("function") or {}
+        texts += [fn.get("name") or "", fn.get("arguments") or ""]
+    text = "\n".join(t if isinstance(t, str) else json.dumps(t) for t in texts)
+    return text, 4 + 8 * len(calls)
+
+
+class TokenCounter:
+    """Counts messages and tool schemas for one model with litellm's counter."""
+
+    def __init__(self, model: str) -> None:
+        from ..providers._litellm import import_litellm
+
+        self._litellm = import_litellm()
+        self.model = model
+
+    async def count(self, messages: list[dict[str, Any]]) -> list[int]:
+        out = []
+        for message in messages:
+            text, framing = message_texts(message)
+            out.append(int(self._litellm.token_counter(model=self.model, text=text)) + framing)
+        return out
+
+    def tools(self, tools: list[dict[str, Any]]) -> int:
+        """Tokens of the tool schemas, sent with every request."""
+        return int(self._litellm.token_counter(model=self.model, tools=tools,
+                                               messages=[{"role": "user", "content": ""}]))
