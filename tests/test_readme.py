@@ -18,7 +18,7 @@ def test_ci_runs_the_readme_test_command_verbatim():
     ci = _commands((ROOT / ".ci" / "run").read_text())
     assert len(readme) == 2 and len(ci) == 1
     assert ci[0] in readme and "pytest" in ci[0]
-    assert any("vendbench baseline" in c for c in readme)
+    assert any("vendbench run" in c and "vendbench leaderboard" in c for c in readme)
 
 
 def test_readme_api_example_runs():
@@ -45,3 +45,23 @@ def test_example_panel_is_valid_and_priced():
     assert config.total_budget_usd == 50 and len(config.models) == 4
     prices = resolve_prices([m.id for m in config.models], {})
     assert all(p is not None for p in prices.values())
+
+
+def test_the_main_job_runs_offline_and_writes_the_report(tmp_path):
+    """The README's first command, after its install step, in a fresh directory."""
+    import subprocess
+    import sys
+
+    main = next(c for c in _commands((ROOT / "README.md").read_text()) if "leaderboard" in c)
+    steps = main.split(" && ")[1:]                     # the install is done already
+    for step in steps:
+        args = step.split()
+        assert args[0] == "vendbench"
+        out = subprocess.run([sys.executable, "-m", "vendbench", *args[1:]], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+    assert "baseline/oracle" in out.stdout and "refused" not in out.stdout
+    report = tmp_path / "vendbench-report"
+    assert (tmp_path / "vendbench.duckdb").exists()
+    assert (report / "report.html").stat().st_size > 20_000
+    assert len(list(report.glob("*.png"))) == len(list(report.glob("*.svg"))) == 4

@@ -98,6 +98,23 @@ def _parser() -> argparse.ArgumentParser:
                       "('latest' for the newest)")
     runs.add_argument("--json", action="store_true", help="print JSON")
     runs.set_defaults(func=_cmd_runs)
+    board = sub.add_parser(
+        "leaderboard", help="rank models from a results database: tables, charts, report",
+        description="Rank the models of a run: terminal net assets (unfinished trials count "
+                    "0), growth, CV, API cost and efficiency, against the baselines, and "
+                    "operational metrics, with bootstrap 95%% confidence intervals. Horizons, "
+                    "scenarios, starting cash, prompts and tool sets are never mixed.")
+    board.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
+                       help="results database (default ./vendbench.duckdb)")
+    board.add_argument("--run", default="latest", metavar="RUN_ID",
+                       help="a run id, 'latest' (default) or 'all' (each model's latest "
+                            "attempt across runs)")
+    board.add_argument("--format", default="table",
+                       choices=["table", "markdown", "csv", "json", "html"],
+                       help="output format (html: a self-contained report)")
+    board.add_argument("--charts", metavar="DIR",
+                       help="also write the charts (PNG and SVG) and report.html into DIR")
+    board.set_defaults(func=_cmd_leaderboard)
     return parser
 
 
@@ -232,6 +249,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ._commands import run_command
 
     return run_command(args)
+
+
+def _cmd_leaderboard(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .leaderboard import build, html_report, render, write_charts
+
+    board = build(args.db, args.run)
+    print(render(board, args.format))
+    if args.charts:
+        files = write_charts(board, args.charts)
+        report = Path(args.charts) / "report.html"
+        report.write_text(html_report(board))
+        print(f"\nwrote {len(files)} chart files and {report}", file=sys.stderr)
+    return 0
 
 
 def _cmd_runs(args: argparse.Namespace) -> int:

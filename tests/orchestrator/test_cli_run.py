@@ -46,6 +46,13 @@ def test_run_json_and_runs_listing(llm, tmp_path):
     assert rc == 0 and payload["run_id"] in out and "smoke" in out
     rc, out, err = finish(vendbench("runs", "--db", db, "--run", "latest", "--json"))
     assert rc == 0 and len(json.loads(out)["trials"]) == 4
+    rc, out, err = finish(vendbench("leaderboard", "--db", db, "--format", "json"))
+    assert rc == 0, err
+    rows = {r["model"]: r for r in json.loads(out)["rows"]}
+    fake = rows["openai/fake"]
+    assert fake["trials"] == 2 and fake["cost_total_usd"] > 0
+    assert fake["api_efficiency"] is not None and fake["baseline_pairs"] == 2
+    assert rows["baseline/order-up-to"]["api_efficiency"] is None
 
 
 def test_plain_progress_lines_when_not_a_terminal(llm, tmp_path):

@@ -28,4 +28,24 @@ def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
     raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
 
 
-__all__ = ["Environment", "SCENARIOS", "make"]
+def trial_metrics(scenario: str, days: list[dict[str, Any]], sales: list[dict[str, Any]],
+                  tool_calls: list[dict[str, Any]], world_seed: int | None = None
+                  ) -> dict[str, float | None]:
+    """A scenario's operational metrics for one trial, from its logged rows."""
+    if scenario == "autovend":
+        from .autovend._metrics import trial_metrics as autovend_metrics
+
+        return autovend_metrics(days, sales, tool_calls, world_seed)
+    raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
+
+
+def metric_directions(scenario: str) -> dict[str, str]:
+    """Which way each operational metric is better ("higher" or "lower")."""
+    if scenario == "autovend":
+        from .autovend._metrics import DIRECTIONS
+
+        return dict(DIRECTIONS)
+    raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
+
+
+__all__ = ["Environment", "SCENARIOS", "make", "metric_directions", "trial_metrics"]

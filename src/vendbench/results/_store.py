@@ -21,7 +21,7 @@ class Store:
         self.path = str(path)
         if read_only and not Path(self.path).exists():
             raise ResultsError(f"no results database at {self.path}; run `vendbench run` "
-                               "or `vendbench baseline` first, or pass --db")
+                               "first, or pass --db")
         try:
             self.con = duckdb.connect(self.path, read_only=read_only)
         except duckdb.IOException as exc:

@@ -1,0 +1,139 @@
+"""Operational metrics of an AutoVend trial, from its logged rows (SPEC §4).
+
+The leaderboard hands this module a trial's ``days``, ``sales`` and ``tool_calls`` rows;
+it regenerates the frozen world from the run's ``world_seed`` for the two metrics that
+need the hidden demand model:
+
+* pricing regret (CNY per machine per day): for each machine-day, the expected gross
+  profit of each listing at its actual price against the best price on a grid of
+  0.5–2.0 × its reference price (others' prices held), summed over listings; expected
+  demand is λ_m · E(m,t) · MNL share at the observed stock, fill and weather-free
+  conditions. 0 means no listing could have earned more by its price alone.
+* assortment score: for each machine-day, the summed gross-profit potential of the
+  products listed — attraction b(m,k) × (reference price − unit cost), proportional to a
+  product's expected gross profit at reference prices — divided by that of a reference
+  assortment of the same size: the products with the highest potential at that machine.
+  1.0 matches the reference.
+
+Both are averaged over machine-days sampled every ``SAMPLE_EVERY`` days.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import numpy as np
+
+from . import _demand as demand
+from ._calendar import DEFAULT_START, day_info
+from ._world import MACHINE_CAPACITY, build_world
+
+SAMPLE_EVERY = 7
+# metric -> which way is better, for profiles and colours
+DIRECTIONS = {"waste_rate": "lower", "empty_shelf_pct": "lower", "shelf_utilisation": "higher",
+              "capital_efficiency": "higher", "tool_calls_per_day": "lower",
+              "rejected_item_rate": "lower", "pricing_regret": "lower",
+              "assortment_score": "higher"}
+PRICE_GRID = np.linspace(0.5, 2.0, 16)
+
+
+def trial_metrics(days: list[dict[str, Any]], sales: list[dict[str, Any]],
+                  tool_calls: list[dict[str, Any]], world_seed: int | None = None
+                  ) -> dict[str, float | None]:
+    """Every operational metric of one trial; None where a metric is undefined."""
+    world = build_world(world_seed) if world_seed is not None else build_world()
+    n_machines = len(world.machines)
+    n_days = len(days)
+    cogs = sum(d["cogs"] for d in days)
+    waste = sum(d["waste_cost"] for d in days)
+    gross = sum(d["revenue"] - d["cogs"] for d in days)
+    capital = sum(max(0.0, d["net_assets"] - d["cash"]) for d in days)
+    stocked: dict[tuple[int, str], float] = {}
+    for r in sales:
+        key = (r["day"], r["machine_id"])
+        stocked[key] = stocked.get(key, 0.0) + r["units_on_shelf"]
+    machine_days = n_machines * n_days
+    empty = machine_days - sum(1 for v in stocked.values() if v > 0)
+    accepted = rejected = 0
+    for t in tool_calls:
+        result = json.loads(t["result_json"]) if t["result_json"] else {}
+        if isinstance(result, dict):
+            accepted += len(result.get("accepted") or [])
+            rejected += len(result.get("rejected") or [])
+    regret, assortment = _hidden_model_metrics(world, sales)
+    return {
+        "waste_rate": waste / cogs if cogs else None,
+        "empty_shelf_pct": 100.0 * empty / machine_days if machine_days else None,
+        "shelf_utilisation": (sum(stocked.values()) / (machine_days * MACHINE_CAPACITY))
+        if machine_days else None,
+        "capital_efficiency": (gross / capital) if capital else None,
+        "tool_calls_per_day": len(tool_calls) / n_days if n_days else None,
+        "rejected_item_rate": rejected / (accepted + rejected) if accepted + rejected else None,
+        "pricing_regret": regret,
+        "assortment_score": assortment,
+    }
+
+
+def _expected_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray, prices: np.ndarray,
+                 volume: float) -> np.ndarray:
+    """Expected gross profit per listing per day (CNY) under the hidden MNL."""
+    h = world.hidden
+    ref = np.array([world.products[k].ref_price for k in ks], dtype=float) / 100
+    cost = np.array([world.products[k].unit_cost for k in ks], dtype=float) / 100
+    fill = min(1.0, units.sum() / MACHINE_CAPACITY)
+    w = (h.attraction[m, ks] * fill ** demand.FILL_ETA * np.minimum(1.0, units / demand.DEPTH_PHI)
+         * (prices / ref) ** (-h.elasticity[m]))
+    share = w / (h.no_purchase[m] + w.sum())
+    return volume * share * (prices - cost)
+
+
+def _best_single_price_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray,
+                          prices: np.ndarray, volume: float) -> np.ndarray:
+    """Per listing, the best expected gross profit over the price grid, the other
+    listings' prices held (vectorised: listings × grid)."""
+    h = world.hidden
+    ref = np.array([world.products[k].ref_price for k in ks], dtype=float) / 100
+    cost = np.array([world.products[k].unit_cost for k in ks], dtype=float) / 100
+    fill = min(1.0, units.sum() / MACHINE_CAPACITY)
+    base = h.attraction[m, ks] * fill ** demand.FILL_ETA * np.minimum(1.0, units / demand.DEPTH_PHI)
+    eps = h.elasticity[m]
+    w_now = base * (prices / ref) ** (-eps)
+    others = w_now.sum() - w_now                                   # (n,)
+    grid = np.round(ref[:, None] * PRICE_GRID[None, :], 2)         # (n, g)
+    w = base[:, None] * (grid / ref[:, None]) ** (-eps)
+    share = w / (h.no_purchase[m] + others[:, None] + w)
+    return (volume * share * (grid - cost[:, None])).max(axis=1)
+
+
+def _hidden_model_metrics(world: Any, sales: list[dict[str, Any]]
+                          ) -> tuple[float | None, float | None]:
+    if not sales:
+        return None, None
+    mids = {mc.id: i for i, mc in enumerate(world.machines)}
+    pids = world.product_index()
+    h = world.hidden
+    cost = np.array([p.unit_cost for p in world.products], dtype=float) / 100
+    ref = np.array([p.ref_price for p in world.products], dtype=float) / 100
+    ref_gp = h.attraction * (ref - cost)[None, :]             # GP potential at p̄, (M, K)
+    ranked = np.sort(ref_gp, axis=1)[:, ::-1]
+    groups: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for r in sales:
+        if r["day"] % SAMPLE_EVERY == 1 and r["units_on_shelf"] > 0:
+            groups.setdefault((r["day"], mids[r["machine_id"]]), []).append(r)
+    regrets, scores = [], []
+    for (day, m), rows in groups.items():
+        info = day_info(DEFAULT_START + dt.timedelta(days=day - 1))
+        site = world.machines[m].site_type
+        volume = h.volume[m] * demand.site_multiplier(site, info, demand.Weather(20.0, False))
+        ks = np.array([pids[r["product_id"]] for r in rows])
+        units = np.array([r["units_on_shelf"] for r in rows], dtype=float)
+        prices = np.array([r["price"] for r in rows], dtype=float)
+        actual = _expected_gp(world, m, ks, units, prices, volume)
+        best = np.maximum(actual, _best_single_price_gp(world, m, ks, units, prices, volume))
+        regrets.append(float((best - actual).sum()))
+        scores.append(float(ref_gp[m, ks].sum() / ranked[m, :len(ks)].sum()))
+    if not regrets:
+        return None, None
+    return float(np.mean(regrets)), float(np.mean(scores))

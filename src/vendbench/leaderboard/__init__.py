@@ -1,0 +1,69 @@
+"""The leaderboard: metrics per model from a results file, as tables, charts, a report.
+
+    board = build("vendbench.duckdb", run="latest")
+    print(render(board, "markdown"))
+    write_charts(board, "vendbench-report")       # PNG + SVG
+    Path("report.html").write_text(html_report(board))
+
+It only reads results (and regenerates the frozen world for the metrics that need the
+hidden demand model); it never writes to the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..environment import metric_directions, trial_metrics
+from ..results import Store
+from ._board import BASELINE, ORACLE, ModelRow, bootstrap_ci, model_rows, score
+from ._data import Selection, select, trial_rows
+
+
+@dataclass
+class Board:
+    rows: list[ModelRow]
+    selection: Selection
+    trajectories: dict[str, list[list[float]]] = field(default_factory=dict)
+    directions: dict[str, str] = field(default_factory=dict)
+    points: list[dict[str, Any]] = field(default_factory=list)   # per trial: score, cost
+
+    def as_json(self) -> dict[str, Any]:
+        s = self.selection
+        return {"rows": [r.as_json() for r in self.rows], "cohort": s.cohort, "runs": s.runs,
+                "refused": s.refused, "set_apart": s.set_apart,
+                "notes": ["unfinished trials score 0; harness errors are set apart",
+                          "each model's latest attempt per seed and repeat is used"]}
+
+
+def build(db: str, run: str = "latest") -> Board:
+    """Compute the leaderboard of ``run`` ("latest", "all" or a run id) in ``db``."""
+    with Store(db, read_only=True) as store:
+        selection = select(store, run)
+        world_seed = None
+        if selection.runs:
+            import json
+
+            config = json.loads(store.run(selection.runs[-1])["config_json"])
+            world_seed = config.get("world_seed")
+        scenario = selection.cohort["scenario"]
+        operations, trajectories, points = {}, {}, []
+        for t in selection.trials:
+            rows = trial_rows(store, t["trial_id"])
+            operations[t["trial_id"]] = trial_metrics(scenario, rows["days"], rows["sales"],
+                                                      rows["tool_calls"], world_seed)
+            trajectories.setdefault(t["model"], []).append(
+                [float(d["net_assets"]) for d in rows["days"]])
+            points.append({"model": t["model"], "seed": t["seed"], "score": score(t),
+                           "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
+                           else None, "status": t["status"]})
+    return Board(model_rows(selection.trials, operations), selection, trajectories,
+                 metric_directions(scenario), points)
+
+
+from ._charts import write_charts  # noqa: E402  (they need Board)
+from ._render import render  # noqa: E402
+from ._report import html_report  # noqa: E402
+
+__all__ = ["BASELINE", "Board", "ModelRow", "ORACLE", "bootstrap_ci", "build", "html_report",
+           "render", "score", "write_charts"]

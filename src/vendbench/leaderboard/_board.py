@@ -1,0 +1,122 @@
+"""The leaderboard's numbers: per model, over its latest attempts (SPEC §4).
+
+Scores: terminal net assets of a completed trial; every unfinished trial (budget
+exhausted, timeout, max turns, agent stopped, bankrupt) scores 0. Harness errors and
+interrupted trials are not scores: they are listed apart and never averaged in.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+BASELINE, ORACLE = "baseline/order-up-to", "baseline/oracle"
+BOOTSTRAP_SAMPLES = 2000
+
+
+def score(trial: dict[str, Any]) -> float:
+    """What a trial counts for: its net assets if it completed, else 0."""
+    if trial["status"] == "completed" and trial["final_net_assets"] is not None:
+        return float(trial["final_net_assets"])
+    return 0.0
+
+
+def bootstrap_ci(values: list[float], level: float = 0.95, samples: int = BOOTSTRAP_SAMPLES,
+                 seed: int = 0) -> tuple[float, float] | None:
+    """Percentile bootstrap confidence interval of the mean (None below two values)."""
+    if len(values) < 2:
+        return None
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(samples))
+    lo = means[int((1 - level) / 2 * samples)]
+    hi = means[min(samples - 1, int((1 + level) / 2 * samples))]
+    return lo, hi
+
+
+@dataclass
+class ModelRow:
+    model: str
+    trials: int
+    completed: int
+    mean_net_assets: float
+    sd_net_assets: float
+    ci_net_assets: tuple[float, float] | None
+    growth: float
+    cv: float | None
+    cost_mean_usd: float | None
+    cost_total_usd: float | None
+    api_efficiency: float | None
+    ci_api_efficiency: tuple[float, float] | None
+    vs_baseline_ratio: float | None
+    beats_baseline: int | None
+    baseline_pairs: int
+    oracle_share: float | None
+    operations: dict[str, float | None] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out.update(out.pop("operations"))
+        for key in ("ci_net_assets", "ci_api_efficiency"):
+            out[key] = list(out[key]) if out[key] is not None else None
+        return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]]
+               ) -> list[ModelRow]:
+    """One row per model, best mean net assets first."""
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for t in trials:
+        by_model.setdefault(t["model"], []).append(t)
+    reference = {name: {(t["seed"], t["repeat"]): t for t in by_model.get(name, [])}
+                 for name in (BASELINE, ORACLE)}
+    rows = []
+    for model, ts in by_model.items():
+        scores = [score(t) for t in ts]
+        initial = float(ts[0]["initial_cash"] or 0.0)
+        mean = statistics.fmean(scores)
+        sd = statistics.stdev(scores) if len(scores) > 1 else 0.0
+        costs = [t["cost_usd"] for t in ts]
+        priced = all(c is not None for c in costs)
+        total = float(sum(costs, Decimal(0))) if priced else None
+        efficiency = [(s - initial) / float(c) for s, c in zip(scores, costs)
+                      if priced and c is not None and c > 0]
+        ratios, beats, shares = [], 0, []
+        for t, s in zip(ts, scores):
+            base = reference[BASELINE].get((t["seed"], t["repeat"]))
+            if base is not None and model != BASELINE:
+                b = score(base)
+                if b > 0:
+                    ratios.append(s / b)
+                beats += s > b
+            oracle = reference[ORACLE].get((t["seed"], t["repeat"]))
+            if oracle is not None and score(oracle) - initial > 0:
+                shares.append((s - initial) / (score(oracle) - initial))
+        pairs = sum(1 for t in ts if (t["seed"], t["repeat"]) in reference[BASELINE])
+        ops: dict[str, float | None] = {}
+        for t in ts:
+            for key, value in operations.get(t["trial_id"], {}).items():
+                ops.setdefault(key, [])
+                if value is not None:
+                    ops[key].append(value)
+        rows.append(ModelRow(
+            model=model, trials=len(ts), completed=sum(t["status"] == "completed" for t in ts),
+            mean_net_assets=mean, sd_net_assets=sd, ci_net_assets=bootstrap_ci(scores),
+            growth=mean - initial, cv=sd / mean if mean else None,
+            cost_mean_usd=total / len(ts) if total is not None else None,
+            cost_total_usd=total, api_efficiency=_mean(efficiency),
+            ci_api_efficiency=bootstrap_ci(efficiency),
+            vs_baseline_ratio=_mean(ratios) if model != BASELINE else None,
+            beats_baseline=beats if pairs and model != BASELINE else None,
+            baseline_pairs=pairs if model != BASELINE else 0,
+            oracle_share=_mean(shares),
+            operations={k: _mean(v) for k, v in ops.items()}))
+    rows.sort(key=lambda r: -r.mean_net_assets)
+    return rows

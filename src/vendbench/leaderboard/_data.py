@@ -1,0 +1,85 @@
+"""Reading trials for a leaderboard: which runs, which attempts, what may be compared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ResultsError
+from ..results import Store
+
+SET_APART = {"error", "interrupted", "running"}     # harness failures: never ranked
+
+
+@dataclass
+class Selection:
+    """The trials one ranking uses, and what was refused or set apart."""
+
+    cohort: dict[str, Any]
+    trials: list[dict[str, Any]]
+    refused: list[dict[str, Any]] = field(default_factory=list)
+    set_apart: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+
+
+def _cohort(run: dict[str, Any], initial_cash: float | None) -> dict[str, Any]:
+    """What must match for two trials to share a ranking."""
+    return {"scenario": run["scenario"], "days": run["days"], "initial_cash": initial_cash,
+            "prompt_sha256": run["prompt_sha256"], "tools_sha256": run["tools_sha256"]}
+
+
+def select(store: Store, which: str = "latest") -> Selection:
+    """The trials of ``which`` (a run id, "latest" or "all"), latest attempt per model,
+    seed and repeat, restricted to one comparable cohort."""
+    runs = store.runs()
+    if not runs:
+        raise ResultsError(f"no runs in {store.path}; run `vendbench run` first")
+    chosen = runs if which == "all" else [store.run(which)]
+    chosen_ids = [r["run_id"] for r in chosen]
+    full = {r["run_id"]: store.run(r["run_id"]) for r in chosen}
+    rows = []
+    for run_id in chosen_ids:
+        rows.extend({**t, "_run": full[run_id]} for t in store.trials(run_id))
+    # the newest run decides the cohort; the others must match it
+    newest = max(full.values(), key=lambda r: r["created_at"])
+    cash = next((t["initial_cash"] for t in rows if t["_run"] is newest
+                 and t["initial_cash"] is not None), None)
+    cohort = _cohort(newest, cash)
+    kept, refused = [], []
+    for t in rows:
+        theirs = _cohort(t["_run"], t["initial_cash"] if t["initial_cash"] is not None
+                         else cash)
+        diff = [k for k in cohort if theirs[k] != cohort[k]]
+        if diff:
+            refused.append({"trial_id": t["trial_id"], "model": t["model"],
+                            "run_id": t["run_id"], "differs_in": diff,
+                            "reason": "; ".join(f"{k} {theirs[k]!r} vs {cohort[k]!r}"
+                                                if "sha" not in k else f"{k} differs"
+                                                for k in diff)})
+        else:
+            kept.append(t)
+    latest: dict[tuple, dict[str, Any]] = {}
+    for t in kept:                       # each model's latest attempt, never its best
+        key = (t["model"], t["seed"], t["repeat"])
+        if key not in latest or (t["started_at"], t["attempt"] or 1) > \
+                (latest[key]["started_at"], latest[key]["attempt"] or 1):
+            latest[key] = t
+    ranked = [t for t in latest.values() if t["status"] not in SET_APART]
+    apart = [{"trial_id": t["trial_id"], "model": t["model"], "seed": t["seed"],
+              "status": t["status"], "reason": t["reason"]}
+             for t in latest.values() if t["status"] in SET_APART]
+    for t in ranked:
+        t.pop("_run", None)
+    return Selection(cohort, ranked, refused, apart, chosen_ids)
+
+
+def trial_rows(store: Store, trial_id: str) -> dict[str, list[dict[str, Any]]]:
+    """A trial's days, sales and tool calls, as plain rows."""
+    out = {}
+    for table, cols in (("days", "*"), ("sales", "*"),
+                        ("tool_calls", "name, ok, result_json")):
+        cur = store.con.execute(f"SELECT {cols} FROM {table} WHERE trial_id = ? ORDER BY "
+                                f"{'seq' if table == 'tool_calls' else 'day'}", [trial_id])
+        names = [d[0] for d in cur.description]
+        out[table] = [dict(zip(names, r)) for r in cur.fetchall()]
+    return out

@@ -1,0 +1,178 @@
+"""The leaderboard's metrics on small hand-built results with known answers (SPEC §4)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import statistics
+from decimal import Decimal as D
+
+import pytest
+
+from vendbench.leaderboard import bootstrap_ci, build, html_report, render, write_charts
+from vendbench.results import Store
+
+T0 = dt.datetime(2026, 11, 1)
+
+
+def add_run(store, run_id, *, days=30, created=T0, prompt="p", tools="t", scenario="autovend"):
+    store.con.execute(
+        "INSERT INTO runs (run_id, name, created_at, scenario, days, config_json, prompt_sha256,"
+        " tools_sha256, status) VALUES (?, 'test', ?, ?, ?, '{}', ?, ?, 'completed')",
+        [run_id, created, scenario, days, prompt, tools])
+
+
+def add_trial(store, run_id, model, seed, status="completed", net=50_000.0, cost="0",
+              attempt=1, started=T0, cash=40_000.0, days=None):
+    tid = f"{run_id}-{model}-{seed}-{attempt}"
+    store.con.execute(
+        'INSERT INTO trials (trial_id, run_id, model, seed, "repeat", attempt, status, '
+        "initial_cash, final_cash, final_net_assets, cost_usd, started_at, days_completed) "
+        "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 30)",
+        [tid, run_id, model, seed, attempt, status, cash, net, net,
+         None if cost is None else D(cost), started])
+    for day, row in enumerate(days or [], 1):
+        store.con.execute(
+            "INSERT INTO days (trial_id, day, cash, net_assets, revenue, cogs, waste_cost) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)", [tid, day, *row])
+    return tid
+
+
+@pytest.fixture
+def db(tmp_path):
+    return str(tmp_path / "lb.duckdb")
+
+
+def row(board, model):
+    return next(r for r in board.rows if r.model == model)
+
+
+def test_core_metrics_with_known_answers(db):
+    with Store(db) as s:
+        add_run(s, "r1")
+        for seed, (net, cost) in enumerate([(60_000, "2"), (80_000, "4"), (70_000, "1")], 1):
+            add_trial(s, "r1", "openai/a", seed, net=net, cost=cost)
+        for seed, net in enumerate([50_000, 50_000, 50_000], 1):
+            add_trial(s, "r1", "baseline/order-up-to", seed, net=net)
+        for seed, net in enumerate([140_000, 140_000, 140_000], 1):
+            add_trial(s, "r1", "baseline/oracle", seed, net=net)
+    board = build(db)
+    a = row(board, "openai/a")
+    assert a.trials == a.completed == 3
+    assert a.mean_net_assets == 70_000 and a.sd_net_assets == pytest.approx(10_000)
+    assert a.growth == 30_000 and a.cv == pytest.approx(10_000 / 70_000)
+    assert a.cost_total_usd == 7 and a.cost_mean_usd == pytest.approx(7 / 3)
+    # API efficiency: growth per USD, averaged per trial: (20k/2 + 40k/4 + 30k/1) / 3
+    assert a.api_efficiency == pytest.approx((10_000 + 10_000 + 30_000) / 3)
+    assert a.vs_baseline_ratio == pytest.approx((1.2 + 1.6 + 1.4) / 3)
+    assert a.beats_baseline == 3 and a.baseline_pairs == 3
+    assert a.oracle_share == pytest.approx((0.2 + 0.4 + 0.3) / 3)
+    lo, hi = a.ci_net_assets
+    assert 60_000 <= lo < 70_000 < hi <= 80_000
+    assert [r.model for r in board.rows] == ["baseline/oracle", "openai/a",
+                                             "baseline/order-up-to"]
+    base = row(board, "baseline/order-up-to")
+    assert base.vs_baseline_ratio is None and base.api_efficiency is None   # zero cost
+
+
+def test_unfinished_trials_score_zero_and_errors_are_set_apart(db):
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "openai/a", 1, net=90_000, cost="1")
+        add_trial(s, "r1", "openai/a", 2, status="budget_exhausted", net=45_000, cost="5")
+        add_trial(s, "r1", "openai/a", 3, status="bankrupt", net=-100, cost="1")
+        add_trial(s, "r1", "openai/a", 4, status="error", net=45_000, cost="1")
+    board = build(db)
+    a = row(board, "openai/a")
+    assert a.trials == 3 and a.completed == 1
+    assert a.mean_net_assets == pytest.approx(30_000)                # (90k + 0 + 0) / 3
+    assert [x["seed"] for x in board.selection.set_apart] == [4]
+    data = json.loads(render(board, "json"))
+    assert data["set_apart"][0]["status"] == "error" and len(data["rows"]) == 1
+
+
+def test_all_unfinished_and_single_trial_edge_cases(db):
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "openai/a", 1, status="timeout", cost="1")
+        add_trial(s, "r1", "openai/b", 1, net=55_000, cost="0.5")
+    board = build(db)
+    a, b = row(board, "openai/a"), row(board, "openai/b")
+    assert a.mean_net_assets == 0 and a.cv is None and a.api_efficiency == -40_000
+    assert b.sd_net_assets == 0 and b.ci_net_assets is None           # one trial: no CI
+    assert b.api_efficiency == pytest.approx(30_000)
+    assert "—" in render(board, "table")
+
+
+def test_an_unpriced_model_shows_no_cost_and_no_efficiency(db):
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "ollama/x", 1, net=60_000, cost=None)
+    r = row(build(db), "ollama/x")
+    assert r.cost_total_usd is None and r.api_efficiency is None
+
+
+def test_refuses_to_mix_horizons_prompts_and_cash_and_takes_the_latest_attempt(db):
+    with Store(db) as s:
+        add_run(s, "old", created=T0)
+        add_run(s, "new", created=T0 + dt.timedelta(days=1))
+        add_run(s, "long", created=T0 - dt.timedelta(days=1), days=180)
+        add_run(s, "other-prompt", created=T0 - dt.timedelta(days=2), prompt="q")
+        add_trial(s, "old", "openai/a", 1, net=99_000, cost="1")        # best, but older
+        add_trial(s, "new", "openai/a", 1, net=55_000, cost="1",
+                  started=T0 + dt.timedelta(days=1))
+        add_trial(s, "long", "openai/a", 1, net=300_000, cost="1")
+        add_trial(s, "other-prompt", "openai/b", 1, net=70_000, cost="1")
+        add_trial(s, "old", "openai/c", 1, net=50_000, cost="1", cash=30_000)
+    board = build(db, "all")
+    assert [r.model for r in board.rows] == ["openai/a"]
+    assert row(board, "openai/a").mean_net_assets == 55_000          # latest, never best
+    reasons = {r["run_id"]: r["reason"] for r in board.selection.refused}
+    assert "days 180 vs 30" in reasons["long"]
+    assert "prompt_sha256 differs" in reasons["other-prompt"]
+    assert "initial_cash 30000.0 vs 40000.0" in reasons["old"]
+    assert "refused to mix" in render(board, "table")
+
+
+def test_operational_metrics_from_days(db):
+    days = [(30_000.0, 50_000.0, 1000.0, 600.0, 30.0), (35_000.0, 50_000.0, 1000.0, 600.0, 0.0)]
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "openai/a", 1, cost="1", days=days)
+    r = row(build(db), "openai/a")
+    assert r.operations["waste_rate"] == pytest.approx(30 / 1200)
+    assert r.operations["capital_efficiency"] == pytest.approx(800 / (20_000 + 15_000))
+    assert r.operations["empty_shelf_pct"] == 100.0                 # no stocked machine-day
+
+
+def test_bootstrap_ci_is_deterministic_and_brackets_the_mean():
+    values = [1.0, 2.0, 3.0, 4.0, 10.0]
+    assert bootstrap_ci(values) == bootstrap_ci(values)
+    lo, hi = bootstrap_ci(values)
+    assert lo < statistics.fmean(values) < hi
+    assert bootstrap_ci([5.0]) is None
+
+
+def test_formats_charts_and_a_self_contained_report(db, tmp_path):
+    with Store(db) as s:
+        add_run(s, "r1")
+        for seed in (1, 2):
+            add_trial(s, "r1", "openai/a", seed, net=60_000 + seed, cost="1",
+                      days=[(40_000.0, 40_000.0, 0, 0, 0), (41_000.0, 60_000.0 + seed, 9, 5, 0)])
+            add_trial(s, "r1", "baseline/order-up-to", seed, net=50_000,
+                      days=[(40_000.0, 40_000.0, 0, 0, 0), (41_000.0, 50_000.0, 9, 5, 0)])
+    board = build(db)
+    assert render(board, "markdown").startswith("| #")
+    csv_text = render(board, "csv")
+    assert csv_text.splitlines()[0].startswith("model,trials,completed,mean_net_assets")
+    files = write_charts(board, tmp_path / "charts")
+    assert {f.name for f in files} == {f"{n}.{e}" for n in ("trajectories",
+                                                          "terminal_net_assets",
+                                                          "return_vs_cost", "operations")
+                                       for e in ("png", "svg")}
+    assert all(f.stat().st_size > 5_000 for f in files)
+    assert all(f.read_bytes().startswith(b"\x89PNG") for f in files if f.suffix == ".png")
+    page = html_report(board)
+    assert page.count("<svg") == 4 and "<table>" in page and "openai/a" in page
+    for external in ("src=", "<link", 'href="http', "url(http", "@import", "<metadata"):
+        assert external not in page                        # nothing loaded from outside
