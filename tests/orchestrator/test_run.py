@@ -77,3 +77,25 @@ def test_log_grows_linearly_over_a_60_day_trial(llm, tmp_path):
     ratio = sizes[60][0] / sizes[30][0]
     assert 1.7 < ratio < 2.3, sizes                        # linear, not quadratic (4x)
     assert sizes[60][1] / sizes[30][1] < 2.2
+
+
+def test_a_results_file_of_another_schema_is_refused_plainly(tmp_path):
+    import duckdb
+    import pytest
+
+    from vendbench.errors import ResultsError
+
+    db = str(tmp_path / "old.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE meta(key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.close()
+    for read_only in (True, False):
+        with pytest.raises(ResultsError, match="schema 1"):
+            Store(db, read_only=read_only)
+    other = str(tmp_path / "other.duckdb")
+    con = duckdb.connect(other)
+    con.execute("CREATE TABLE something(x INTEGER)")
+    con.close()
+    with pytest.raises(ResultsError, match="schema 0"):
+        Store(other, read_only=True)

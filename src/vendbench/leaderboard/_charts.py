@@ -98,9 +98,13 @@ def write_charts(board: Board, directory: str | Path) -> list[Path]:
             best = p["score"] - initial
             frontier.append((p["cost"], best / 1000))
     if frontier:
-        ax.step(*zip(*frontier), where="post", color="black", linewidth=1,
-                label="efficiency frontier")
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        ax.plot(*zip(*frontier), drawstyle="steps-post", color="black", linewidth=1,
+                marker="D", markersize=7, fillstyle="none", label="efficiency frontier")
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())          # no overlapping labels
     else:
         ax.text(0.5, 0.5, "no priced LLM trials in this run", transform=ax.transAxes,
                 ha="center", va="center", color="grey")

@@ -7,7 +7,7 @@ length, yet every request can be rebuilt exactly (``results.rebuild_request``).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2      # 2: trials.attempt, exchanges.sent_at
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);

@@ -27,10 +27,26 @@ class Store:
         except duckdb.IOException as exc:
             raise ResultsError(f"cannot open {self.path}: {str(exc).splitlines()[0]} "
                                "(is a run still writing to it?)") from None
+        version = self._version()
+        if version is not None and version != SCHEMA_VERSION:
+            self.con.close()
+            raise ResultsError(f"{self.path} was written with results schema {version}; this "
+                               f"vendbench reads and writes schema {SCHEMA_VERSION}. Use a new "
+                               "--db file (or the vendbench version that wrote it)")
         if not read_only:
             self.con.execute(DDL)
             self.con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                              [str(SCHEMA_VERSION)])
+
+    def _version(self) -> int | None:
+        try:
+            row = self.con.execute("SELECT value FROM meta WHERE key = 'schema_version'"
+                                   ).fetchone()
+        except duckdb.CatalogException:
+            tables = self.con.execute("SELECT count(*) FROM information_schema.tables"
+                                      ).fetchone()[0]
+            return None if tables == 0 else 0        # not a vendbench results file
+        return int(row[0]) if row else 0
 
     def close(self) -> None:
         self.con.close()
