@@ -56,6 +56,10 @@ class Budget:
             return above
         return own if above is None else min(own, above)
 
+    def has_open_earmarks(self) -> bool:
+        """Whether a child still holds a promise on this budget (money may come back)."""
+        return any(c.earmarked and not c.closed for c in self._children)
+
     def can_cover(self, amount: Decimal) -> bool:
         left = self.left()
         return left is None or amount <= left

@@ -41,57 +41,63 @@ def _style(model: str) -> dict:
     return {}
 
 
-def write_charts(board: Board, directory: str | Path) -> list[Path]:
-    """Write the four charts into ``directory``; returns the files written."""
-    plt = _plt()
+def _finish(plt, fig, ax, out: Path, name: str) -> list[Path]:
+    """Legend (when there is something to name), save as PNG and SVG, close."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(frameon=False, fontsize=8)
+    paths = _save(fig, out, name)
+    plt.close(fig)
+    return paths
+
+
+def _trajectories(plt, board: Board, out: Path) -> list[Path]:
     import numpy as np
 
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    models = [r.model for r in board.rows]
-
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    for model in models:
-        runs = [np.array(t) for t in board.trajectories.get(model, []) if t]
+    for row in board.rows:
+        runs = [np.array(t) for t in board.trajectories.get(row.model, []) if t]
         if not runs:
             continue
         n = min(len(t) for t in runs)
         stack = np.array([t[:n] for t in runs]) / 1000
         days = np.arange(1, n + 1)
-        line, = ax.plot(days, stack.mean(axis=0), label=model, **_style(model))
+        line, = ax.plot(days, stack.mean(axis=0), label=row.model, **_style(row.model))
         ax.fill_between(days, stack.min(axis=0), stack.max(axis=0), alpha=0.15,
                         color=line.get_color())
     ax.set(title="Net assets over time (mean, range over trials)", xlabel="day",
            ylabel="net assets (thousand CNY)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(frameon=False, fontsize=8)
-    written += _save(fig, out, "trajectories")
-    plt.close(fig)
+    return _finish(plt, fig, ax, out, "trajectories")
 
-    fig, ax = plt.subplots(figsize=(8, 0.6 * len(models) + 1.5))
-    y = np.arange(len(models))[::-1]
-    means = [r.mean_net_assets / 1000 for r in board.rows]
+
+def _terminal(plt, board: Board, out: Path) -> list[Path]:
+    import numpy as np
+
+    rows = board.rows
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.5))
+    y = np.arange(len(rows))[::-1]
     errs = [[(r.mean_net_assets - r.ci_net_assets[0]) / 1000 if r.ci_net_assets else 0
-             for r in board.rows],
+             for r in rows],
             [(r.ci_net_assets[1] - r.mean_net_assets) / 1000 if r.ci_net_assets else 0
-             for r in board.rows]]
-    ax.barh(y, means, xerr=errs, capsize=4, color="#4c78a8")
-    ax.set_yticks(y, models)
-    initial = board.selection.cohort["initial_cash"] or 0
-    ax.axvline(initial / 1000, color="black", linewidth=0.8, linestyle=":")
+             for r in rows]]
+    ax.barh(y, [r.mean_net_assets / 1000 for r in rows], xerr=errs, capsize=4,
+            color="#4c78a8")
+    ax.set_yticks(y, [r.model for r in rows])
+    ax.axvline((board.selection.cohort["initial_cash"] or 0) / 1000, color="black",
+               linewidth=0.8, linestyle=":")
     ax.set(title="Terminal net assets (mean, 95% bootstrap CI; unfinished = 0)",
            xlabel="thousand CNY")
-    written += _save(fig, out, "terminal_net_assets")
-    plt.close(fig)
+    return _finish(plt, fig, ax, out, "terminal_net_assets")
 
+
+def _return_vs_cost(plt, board: Board, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    initial = board.selection.cohort["initial_cash"] or 0
     priced = [p for p in board.points if p["cost"] is not None and p["cost"] > 0]
-    for model in models:
-        pts = [p for p in priced if p["model"] == model]
+    for row in board.rows:
+        pts = [p for p in priced if p["model"] == row.model]
         if pts:
             ax.scatter([p["cost"] for p in pts], [(p["score"] - initial) / 1000 for p in pts],
-                       label=model, s=28)
+                       label=row.model, s=28)
     frontier, best = [], -float("inf")
     for p in sorted(priced, key=lambda p: p["cost"]):
         if p["score"] - initial > best:
@@ -110,16 +116,18 @@ def write_charts(board: Board, directory: str | Path) -> list[Path]:
                 ha="center", va="center", color="grey")
     ax.set(title="Return against API cost, per trial", xlabel="API cost per trial (USD)",
            ylabel="net-asset growth (thousand CNY)")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(frameon=False, fontsize=8)
-    written += _save(fig, out, "return_vs_cost")
-    plt.close(fig)
+    return _finish(plt, fig, ax, out, "return_vs_cost")
 
-    keys = [k for k, *_ in OPS if any(r.operations.get(k) is not None for r in board.rows)]
-    fig, ax = plt.subplots(figsize=(1.1 * len(keys) + 3, 0.55 * len(models) + 1.8))
-    grid = np.full((len(models), len(keys)), np.nan)
+
+def _operations(plt, board: Board, out: Path) -> list[Path]:
+    import numpy as np
+
+    rows = board.rows
+    keys = [k for k, *_ in OPS if any(r.operations.get(k) is not None for r in rows)]
+    fig, ax = plt.subplots(figsize=(1.1 * len(keys) + 3, 0.55 * len(rows) + 1.8))
+    grid = np.full((len(rows), len(keys)), np.nan)
     for j, key in enumerate(keys):
-        vals = [r.operations.get(key) for r in board.rows]
+        vals = [r.operations.get(key) for r in rows]
         have = [v for v in vals if v is not None]
         lo, hi = (min(have), max(have)) if have else (0, 0)
         for i, v in enumerate(vals):
@@ -130,8 +138,8 @@ def write_charts(board: Board, directory: str | Path) -> list[Path]:
     ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
     labels = {k: h for k, h, _, _ in OPS}
     ax.set_xticks(range(len(keys)), [labels[k] for k in keys], rotation=30, ha="right")
-    ax.set_yticks(range(len(models)), models)
-    for i, r in enumerate(board.rows):
+    ax.set_yticks(range(len(rows)), [r.model for r in rows])
+    for i, r in enumerate(rows):
         for j, key in enumerate(keys):
             v = r.operations.get(key)
             scale, places = next((s, p) for k, _, s, p in OPS if k == key)
@@ -139,6 +147,13 @@ def write_charts(board: Board, directory: str | Path) -> list[Path]:
                     va="center", fontsize=8)
     ax.set_title("Operational profile (green = better; min–max across models)")
     ax.spines[:].set_visible(False)
-    written += _save(fig, out, "operations")
-    plt.close(fig)
-    return written
+    return _finish(plt, fig, ax, out, "operations")
+
+
+def write_charts(board: Board, directory: str | Path) -> list[Path]:
+    """Write the four charts into ``directory``; returns the files written."""
+    plt = _plt()
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    return [path for chart in (_trajectories, _terminal, _return_vs_cost, _operations)
+            for path in chart(plt, board, out)]

@@ -8,7 +8,7 @@ from typing import Any
 
 from .._secrets import redact
 from ..providers import Attempt
-from ..results import ResultsWriter, dumps
+from ..results import COLUMNS, ResultsWriter, dumps
 from ._context import Message
 
 TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat",
@@ -50,8 +50,6 @@ class TrialLog:
             bool(result.get("ok")))])
 
     def records(self, records: dict[str, list[dict[str, Any]]]) -> None:
-        from ..results import COLUMNS
-
         for table, rows in records.items():
             columns = COLUMNS.get(table)
             if columns is None or not rows:

@@ -200,8 +200,7 @@ class Scheduler:
             while True:
                 if self.pool.can_cover(need):
                     return self.pool.earmark("trial", spec.budget_usd)
-                if not any(c.earmarked and not c.closed for c in self.pool._children) \
-                        and self.pool.reserved == 0:
+                if not self.pool.has_open_earmarks() and self.pool.reserved == 0:
                     return None            # nothing running will give money back
                 await self._freed.wait()
 

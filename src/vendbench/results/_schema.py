@@ -62,5 +62,3 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "provider_events": ("run_id", "provider", "at_seconds", "event", "concurrency",
                         "retry_after"),
 }
-
-TRIAL_TABLES = ("messages", "exchanges", "tool_calls", "days", "sales")
