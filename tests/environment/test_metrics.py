@@ -79,3 +79,23 @@ def test_trial_metrics_counts_rejected_items_and_tool_calls():
     assert out["tool_calls_per_day"] == 1.5
     assert out["waste_rate"] == pytest.approx(10 / 200)
     assert out["pricing_regret"] is None and out["assortment_score"] is None
+
+
+def test_empty_shelves_and_utilisation_from_sales_rows():
+    days = [{"cogs": 0.0, "waste_cost": 0.0, "revenue": 0.0, "net_assets": 1.0,
+             "cash": 1.0}] * 2
+    m1, m2 = WORLD.machines[0].id, WORLD.machines[1].id
+    sales = [  # day 1: M01 holds 100 + 60 units, M02 an empty listing; day 2: M01 40 units
+        {"day": 1, "machine_id": m1, "product_id": "P0001", "price": 2.0,
+         "units_on_shelf": 100, "units_sold": 0, "revenue": 0.0, "cogs": 0.0},
+        {"day": 1, "machine_id": m1, "product_id": "P0002", "price": 3.0,
+         "units_on_shelf": 60, "units_sold": 0, "revenue": 0.0, "cogs": 0.0},
+        {"day": 1, "machine_id": m2, "product_id": "P0002", "price": 3.0,
+         "units_on_shelf": 0, "units_sold": 0, "revenue": 0.0, "cogs": 0.0},
+        {"day": 2, "machine_id": m1, "product_id": "P0001", "price": 2.0,
+         "units_on_shelf": 40, "units_sold": 0, "revenue": 0.0, "cogs": 0.0},
+    ]
+    out = trial_metrics("autovend", days, sales, [])
+    machine_days = 20 * 2
+    assert out["empty_shelf_pct"] == pytest.approx(100 * (machine_days - 2) / machine_days)
+    assert out["shelf_utilisation"] == pytest.approx(200 / (machine_days * 200))
