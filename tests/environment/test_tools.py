@@ -69,6 +69,11 @@ def test_machine_inventory(env):
     row = inv["listings"][0]
     assert row["product_id"] == "P0001" and row["units"] == row["sellable"] == 30
     assert row["expired"] == 0 and row["price"] == row["ref_price"]
+    assert row["sold_7d"] == row["sold_30d"] == 0
+    next_day(env, 8)
+    row = env.call("get_machine_inventory", {"machine_id": "M01"})["listings"][0]
+    report = env.call("get_sales_report", {"window": 30, "machine_id": "M01"})
+    assert row["sold_30d"] == report["totals"]["units"] >= row["sold_7d"]
     assert not env.call("get_machine_inventory", {"machine_id": "M21"})["ok"]
     assert "list_machines" in env.call("get_machine_inventory", {"machine_id": "x"})["error"]
     assert not env.call("get_machine_inventory", {})["ok"]

@@ -123,7 +123,7 @@ TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("list_machines", "query", "All machines: site type, units/capacity, fill, listings.",
          s.NoArgs, q.list_machines),
     Tool("get_machine_inventory", "query", "One machine's listings: units, sellable, expired, "
-         "price, reference price, unit cost, next expiry, units sold in the last 7 days.",
+         "price, reference price, unit cost, next expiry, units sold in the last 7 and 30 days.",
          s.MachineArgs, q.machine_inventory),
     Tool("get_warehouse_inventory", "query", "Warehouse batches: units, arrival, expiry, "
          "expired. Paginated.", s.WarehouseArgs, q.warehouse_inventory),

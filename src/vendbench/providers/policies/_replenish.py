@@ -145,9 +145,7 @@ class ReplenishmentPolicy:
         if m.last_visit > 0:
             inv = call("get_machine_inventory", {"machine_id": m.mid})
             shelf = {r["product_id"]: r for r in inv["listings"]}
-            rep = call("get_sales_report", {"window": 30, "machine_id": m.mid,
-                                            "group_by": "product", "page_size": 50})
-            sold30 = {r["product_id"]: r["units"] for r in rep["rows"]}
+            sold30 = {pid: r["sold_30d"] for pid, r in shelf.items()}
             self.review(call, m, shelf, sold30, prices)
         next_visit = day + m.cycle()
         # units that would expire on the shelf before the next visit come off now
