@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -37,13 +36,10 @@ def list_machines(biz: Business, _: s.NoArgs, __: Resolver) -> dict:
 def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict:
     m = ids.machine(args.machine_id)
     recent = biz.recent_sales(30, m)
-    sold7: dict[int, int] = defaultdict(int)
-    sold30: dict[int, int] = defaultdict(int)
-    week = biz.day - 7
-    for d, k, n in zip(recent[:, 0].tolist(), recent[:, 2].tolist(), recent[:, 5].tolist()):
-        sold30[k] += n
-        if d >= week:
-            sold7[k] += n
+    n_k = len(biz.world.products)
+    units30 = np.bincount(recent[:, 2], weights=recent[:, 5], minlength=n_k)
+    week = recent[:, 0] >= biz.day - 7
+    units7 = np.bincount(recent[week, 2], weights=recent[week, 5], minlength=n_k)
     rows = []
     day, products = biz.day, biz.world.products
     for k, lst in sorted(biz.shelves[m].items()):
@@ -59,7 +55,7 @@ def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict
                      "units": lst.units, "sellable": lst.units - expired, "expired": expired,
                      "price": lst.price / 100, "ref_price": p.ref_price / 100,
                      "unit_cost": p.unit_cost / 100, "next_expiry": next_expiry,
-                     "sold_7d": sold7.get(k, 0), "sold_30d": sold30.get(k, 0)})
+                     "sold_7d": int(units7[k]), "sold_30d": int(units30[k])})
     machine = biz.world.machines[m]
     return {"machine_id": machine.id, "site_type": machine.site_type,
             "units": biz.shelf_units(m), "capacity": MACHINE_CAPACITY, "listings": rows}

@@ -102,6 +102,13 @@ def take_oldest(batches: list[Batch], units: int, *, skip_expired_before: int | 
 
     With ``skip_expired_before=day``, batches already expired on ``day`` are left in place.
     """
+    if batches and (skip_expired_before is None or batches[0].expiry > skip_expired_before):
+        first = batches[0]                 # the common case: the oldest batch suffices
+        if first.units >= units:
+            first.units -= units
+            if first.units == 0:
+                del batches[0]
+            return [Batch(first.expiry, first.arrived, units)] if units else []
     taken: list[Batch] = []
     for b in batches:
         if units == 0:
@@ -141,6 +148,7 @@ class Business:
         self.unit_cost = np.array([p.unit_cost for p in world.products], dtype=np.int64)
         self.cost = [p.unit_cost for p in world.products]      # the same, for Python loops
         self.ref_price = np.array([p.ref_price for p in world.products], dtype=np.int64)
+        self.ref_price_f = self.ref_price.astype(float)
         self.cash = STARTING_CASH
         self.day = 0
         self.status = "running"
@@ -259,12 +267,12 @@ class Business:
                     if not lst.units)                     # empty listings sell nothing
         sold: list[int] = []
         if stocked:
-            ks = np.array([k for k, _ in stocked])
-            units = np.array([lst.units for _, lst in stocked])
-            prices = np.array([lst.price for _, lst in stocked], dtype=float)
+            cols = np.array([(k, lst.units, lst.price) for k, lst in stocked], dtype=np.int64)
+            ks, units = cols[:, 0], cols[:, 1]
             fill = min(1.0, units.sum() / MACHINE_CAPACITY)
-            probs = demand.choice_probabilities(self.world.hidden, m, ks, units, prices,
-                                                self.ref_price[ks].astype(float), fill, heat)
+            probs = demand.choice_probabilities(self.world.hidden, m, ks, units,
+                                                cols[:, 2].astype(float),
+                                                self.ref_price_f[ks], fill, heat)
             sold = demand.sell(draws, probs, units).tolist()
         for (k, lst), n in zip(stocked, sold):
             on_shelf, revenue, cogs = lst.units, 0, 0

@@ -64,6 +64,15 @@ class Books:
         last = max(day, good_until)
         return sum(u for e, u in self.warehouse.get(pid, []) if e > last)
 
+    def fresh_all(self, last: int) -> dict[str, int]:
+        """Units per product that will still be good on day ``last``."""
+        out = {}
+        for pid, batches in self.warehouse.items():
+            n = sum(u for e, u in batches if e > last)
+            if n:
+                out[pid] = n
+        return out
+
     def has_fresh(self, pid: str, day: int) -> bool:
         return any(e > day for e, _ in self.warehouse.get(pid, ()))
 

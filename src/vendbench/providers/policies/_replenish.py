@@ -225,6 +225,7 @@ class ReplenishmentPolicy:
         for lines in self.books.pending.values():
             for pid, n in lines:
                 transit[pid] = transit.get(pid, 0) + n
+        good = self.books.fresh_all(self.day + 5)     # units still good in five days
         first: dict[str, int] = {}          # stock for listings to be added at next visits
         for m in self.machines.values():
             for pid in m.planned_adds:
@@ -237,7 +238,7 @@ class ReplenishmentPolicy:
             target = max(target, first.get(pid, 0))
             if sku.life <= 30:
                 target = min(target, max(first.get(pid, 0), math.ceil(rate * 14)))
-            position = self.books.fresh(pid, self.day, self.day + 5) + transit.get(pid, 0)
+            position = good.get(pid, 0) + transit.get(pid, 0)
             if target - position >= max(3, 0.25 * target):
                 items.append({"product_id": pid, "quantity": int(target - position)})
         for m in self.machines.values():
