@@ -215,17 +215,23 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
             await context.add_user(NUDGE)
             continue
         silent = 0
-        results = []
-        for call in calls:                    # parallel tool calls run in order
-            fn = call.get("function") or {}
-            name, args = fn.get("name", ""), fn.get("arguments", "")
-            result = DAY_OVER if env.done or env.day != day else env.call(name, args)
-            tlog.tool_call(seq, day, call.get("id"), name, args, result)
-            out.tool_calls += 1
-            results.append({"role": "tool", "tool_call_id": call.get("id"),
-                            "content": dumps(result)})
-        await context.add_exchange(message, results)
+        await context.add_exchange(message, _run_tool_calls(calls, env, day, seq, tlog, out))
         tlog.records(env.drain_records())
         out.days = env.summary().get("days_completed", out.days)
         ctx.on_progress(out, env)
     tlog.messages(context.take_new())
+
+
+def _run_tool_calls(calls: list[dict[str, Any]], env: Environment, day: int, seq: int,
+                    tlog: TrialLog, out: TrialOutcome) -> list[dict[str, Any]]:
+    """Run a reply's tool calls in order; once the day has ended, the rest are refused."""
+    results = []
+    for call in calls:
+        fn = call.get("function") or {}
+        name, args = fn.get("name", ""), fn.get("arguments", "")
+        result = DAY_OVER if env.done or env.day != day else env.call(name, args)
+        tlog.tool_call(seq, day, call.get("id"), name, args, result)
+        out.tool_calls += 1
+        results.append({"role": "tool", "tool_call_id": call.get("id"),
+                        "content": dumps(result)})
+    return results
