@@ -103,6 +103,26 @@ class Arrivals:
         return rng.poisson(self._hidden.volume * multipliers * self._shock)
 
 
+def attraction(
+    hidden: HiddenDemand,
+    machine: int,
+    products: np.ndarray,
+    units: np.ndarray,
+    prices: np.ndarray,
+    ref_prices: np.ndarray,
+    fill: float,
+    heat_mult: np.ndarray,
+) -> np.ndarray:
+    """w(m,k,t) of each listing: b · F^η · min(1, q/φ) · (p/p̄)^(−ε) · E."""
+    return (
+        hidden.attraction[machine, products]
+        * fill ** FILL_ETA
+        * np.minimum(1.0, units / DEPTH_PHI)
+        * (prices / ref_prices) ** (-hidden.elasticity[machine])
+        * heat_mult[products]
+    )
+
+
 def choice_probabilities(
     hidden: HiddenDemand,
     machine: int,
@@ -114,13 +134,7 @@ def choice_probabilities(
     heat_mult: np.ndarray,
 ) -> np.ndarray:
     """MNL purchase probabilities of each listing (the no-purchase share is the rest)."""
-    w = (
-        hidden.attraction[machine, products]
-        * fill ** FILL_ETA
-        * np.minimum(1.0, units / DEPTH_PHI)
-        * (prices / ref_prices) ** (-hidden.elasticity[machine])
-        * heat_mult[products]
-    )
+    w = attraction(hidden, machine, products, units, prices, ref_prices, fill, heat_mult)
     return w / (hidden.no_purchase[machine] + w.sum())
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -76,17 +77,22 @@ def trial_metrics(days: list[dict[str, Any]], sales: list[dict[str, Any]],
     }
 
 
+@lru_cache(maxsize=8)
+def _costs(world: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unit costs and reference prices (CNY) of every product, and a neutral weather."""
+    cost = np.array([p.unit_cost for p in world.products], dtype=float) / 100
+    ref = np.array([p.ref_price for p in world.products], dtype=float) / 100
+    return cost, ref, np.ones(len(world.products))
+
+
 def _expected_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray, prices: np.ndarray,
                  volume: float) -> np.ndarray:
     """Expected gross profit per listing per day (CNY) under the hidden MNL."""
-    h = world.hidden
-    ref = np.array([world.products[k].ref_price for k in ks], dtype=float) / 100
-    cost = np.array([world.products[k].unit_cost for k in ks], dtype=float) / 100
+    cost, ref, neutral = _costs(world)
     fill = min(1.0, units.sum() / MACHINE_CAPACITY)
-    w = (h.attraction[m, ks] * fill ** demand.FILL_ETA * np.minimum(1.0, units / demand.DEPTH_PHI)
-         * (prices / ref) ** (-h.elasticity[m]))
-    share = w / (h.no_purchase[m] + w.sum())
-    return volume * share * (prices - cost)
+    share = demand.choice_probabilities(world.hidden, m, ks, units, prices, ref[ks], fill,
+                                        neutral)
+    return volume * share * (prices - cost[ks])
 
 
 def _best_single_price_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray,
@@ -94,10 +100,10 @@ def _best_single_price_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray,
     """Per listing, the best expected gross profit over the price grid, the other
     listings' prices held (vectorised: listings × grid)."""
     h = world.hidden
-    ref = np.array([world.products[k].ref_price for k in ks], dtype=float) / 100
-    cost = np.array([world.products[k].unit_cost for k in ks], dtype=float) / 100
+    cost, ref_all, neutral = _costs(world)
+    ref, cost = ref_all[ks], cost[ks]
     fill = min(1.0, units.sum() / MACHINE_CAPACITY)
-    base = h.attraction[m, ks] * fill ** demand.FILL_ETA * np.minimum(1.0, units / demand.DEPTH_PHI)
+    base = demand.attraction(h, m, ks, units, ref, ref, fill, neutral)   # at p = p̄
     eps = h.elasticity[m]
     w_now = base * (prices / ref) ** (-eps)
     others = w_now.sum() - w_now                                   # (n,)
@@ -114,8 +120,7 @@ def _hidden_model_metrics(world: Any, sales: list[dict[str, Any]]
     mids = {mc.id: i for i, mc in enumerate(world.machines)}
     pids = world.product_index()
     h = world.hidden
-    cost = np.array([p.unit_cost for p in world.products], dtype=float) / 100
-    ref = np.array([p.ref_price for p in world.products], dtype=float) / 100
+    cost, ref, _ = _costs(world)
     ref_gp = h.attraction * (ref - cost)[None, :]             # GP potential at p̄, (M, K)
     ranked = np.sort(ref_gp, axis=1)[:, ::-1]
     groups: dict[tuple[int, int], list[dict[str, Any]]] = {}

@@ -219,9 +219,7 @@ class Business:
                 self.orders[self._first_open_order].arrived is not None:
             self._first_open_order += 1
         wh_units, expiring, value = self._stock_pass()
-        transit = sum(self.cost[k] * n for o in self.orders[self._first_open_order:]
-                      if o.arrived is None for k, n in o.items)
-        self._day_value, self._expiring_today = value + transit, expiring
+        self._day_value, self._expiring_today = value + self._transit_value(), expiring
         self.today.fees = FIXED_FEE + MACHINE_RENT * len(self.shelves) + WAREHOUSE_RENT * wh_units
         self.cash -= self.today.fees
         self.today.waste += expiring
@@ -333,9 +331,12 @@ class Business:
 
     def recount_inventory_value(self) -> int:
         """``inventory_value`` recomputed from every batch (for invariant checks)."""
-        transit = sum(self.cost[k] * n for o in self.orders if o.arrived is None
-                      for k, n in o.items)
-        return self._stock_pass()[2] + transit
+        return self._stock_pass()[2] + self._transit_value()
+
+    def _transit_value(self) -> int:
+        """Cost value of units ordered and not yet arrived (fen)."""
+        return sum(self.cost[k] * n for o in self.orders[self._first_open_order:]
+                   if o.arrived is None for k, n in o.items)
 
     def net_assets(self) -> int:
         return self.cash + self.inventory_value()
