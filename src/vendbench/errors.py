@@ -52,12 +52,12 @@ class BudgetExceeded(VendbenchError):
 
 
 class ProviderError(VendbenchError):
-    """A model request failed for good. ``kind`` says whether the model or the harness
-    is to blame; the message is already free of secrets."""
+    """A model request failed for good (a harness/provider failure, not the model's);
+    the message is already free of secrets."""
 
-    def __init__(self, message: str, *, kind: str, status: int | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
-        self.kind, self.status = kind, status
+        self.status = status
 
 
 class ResultsError(VendbenchError):

@@ -42,9 +42,6 @@ class Price:
         return {k: (str(v) if isinstance(v, Decimal) else v) for k, v in asdict(self).items()}
 
 
-UNPRICED = None   # a model the user chose to run without prices (no API efficiency)
-
-
 def parse_price_flag(text: str) -> tuple[str, Price]:
     """Parse ``MODEL=IN,OUT`` (USD per million input and output tokens)."""
     model, sep, numbers = text.rpartition("=")

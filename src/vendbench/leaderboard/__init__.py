@@ -11,6 +11,7 @@ hidden demand model); it never writes to the database.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,8 +43,6 @@ def build(db: str, run: str = "latest") -> Board:
         selection = select(store, run)
         world_seed = None
         if selection.runs:
-            import json
-
             config = json.loads(store.run(selection.runs[-1])["config_json"])
             world_seed = config.get("world_seed")
         scenario = selection.cohort["scenario"]

@@ -96,9 +96,8 @@ class ModelClient:
                                                on_attempt)
         except _Retry as exc:
             f = exc.failure
-            kind = "model" if f.kind is RetryKind.NO and f.status in (400, 422) else "provider"
             raise ProviderError(f"{request.model}: gave up after {number} attempt(s): "
-                                f"{f.message}", kind=kind, status=f.status) from None
+                                f"{f.message}", status=f.status) from None
         raise AssertionError("unreachable")
 
     async def _attempt(self, number: int, request: CompletionRequest, budget: Budget,
