@@ -106,3 +106,19 @@ def test_counts_are_litellms_plus_chat_framing():
     assert counts[0] == litellm.token_counter(model="openai/gpt-4.1-mini", text=text) + 20
     assert counts[1] == counts[2] == litellm.token_counter(
         model="openai/gpt-4.1-mini", text=results[0]["content"]) + 4
+
+
+def test_counts_match_litellms_token_counter_on_long_and_odd_texts():
+    """The counting function resolved once agrees with litellm.token_counter, for two
+    tokenizer families, on empty, non-ASCII, special-token-like and long texts."""
+    import litellm
+
+    from vendbench.orchestrator._tokens import TokenCounter
+
+    texts = ["", "héllo wörld ✓", "<|endoftext|> and <|im_start|>", json.dumps(
+        {"rows": [{"product_id": f"P{i:04d}", "units": i} for i in range(4000)]})]
+    for name in ("openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5"):
+        counter = TokenCounter(name)
+        for text in texts:
+            got = asyncio.run(counter.count([{"role": "user", "content": text}]))[0]
+            assert got == litellm.token_counter(model=name, text=text) + 4, (name, text[:30])

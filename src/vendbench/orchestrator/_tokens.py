@@ -28,19 +28,31 @@ def message_texts(message: dict[str, Any]) -> tuple[str, int]:
 
 
 class TokenCounter:
-    """Counts messages and tool schemas for one model with litellm's counter."""
+    """Counts messages and tool schemas for one model with litellm's counter.
+
+    ``litellm.token_counter`` picks the model's tokenizer again on every call (a third of
+    its cost); the counting function it would pick is resolved once here, from the
+    litellm module that ``token_counter`` itself uses, so counts are the same (tested).
+    An older or newer litellm without that function falls back to ``token_counter``.
+    """
 
     def __init__(self, model: str) -> None:
         from ..providers._litellm import import_litellm
 
         self._litellm = import_litellm()
         self.model = model
+        try:
+            from litellm.litellm_core_utils.token_counter import _get_count_function
+
+            self._text = _get_count_function(model)
+        except (ImportError, TypeError, ValueError):
+            self._text = lambda text: self._litellm.token_counter(model=model, text=text)
 
     async def count(self, messages: list[dict[str, Any]]) -> list[int]:
         out = []
         for message in messages:
             text, framing = message_texts(message)
-            out.append(int(self._litellm.token_counter(model=self.model, text=text)) + framing)
+            out.append(int(self._text(text)) + framing)
         return out
 
     def tools(self, tools: list[dict[str, Any]]) -> int:
