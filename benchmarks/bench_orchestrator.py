@@ -8,7 +8,11 @@
    requests vendbench sent (rebuilt from its log), same run, same server; runs are
    interleaved ours, bare, ours, bare (target: at least 0.7).
 2. A 1 s-latency server, 100 trials in flight: throughput against the ideal 100
-   exchanges/s (target: at least 85 %), and peak memory (target: under 1.5 GB).
+   exchanges/s (target: at least 85 %), and peak memory of the scheduler and its worker
+   processes together (target: under 1.5 GB).
+
+Both run with the automatic ``--processes`` (LLM trials in worker processes), and once
+more in one process for comparison.
 
 The server runs in its own process, so it does not share the client's interpreter.
 Not run by CI: the figures depend on the machine.
@@ -20,11 +24,12 @@ import argparse
 import asyncio
 import json
 import os
-import resource
+import re
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -80,13 +85,15 @@ async def bare_litellm(url: str, concurrency: int, requests: list[dict]) -> floa
     return len(requests) / (time.perf_counter() - start)
 
 
-async def ours(url: str, trials: int, days: int, db: str) -> tuple[float, int, float]:
+async def ours(url: str, trials: int, days: int, db: str, processes: int | None = None
+               ) -> tuple[float, int, float]:
     """Exchanges/s of a vendbench run (context, tools, budgets, DuckDB logging all on)."""
     from vendbench.orchestrator import build_config, execute
     from vendbench.results import Store
 
     config = build_config({
         "days": days, "seeds": list(range(1, trials + 1)), "workers": trials,
+        "processes": processes,
         "models": [{"id": MODEL, "api_base": url,
                     "max_output_tokens": 256,
                     "max_concurrency": trials, "max_context_tokens": 30_000}]})
@@ -103,6 +110,60 @@ async def ours(url: str, trials: int, days: int, db: str) -> tuple[float, int, f
     return (exchanges - 1) / span, exchanges, wall
 
 
+class TreeMemory:
+    """Peak resident memory of this process plus its worker processes (summed), sampled
+    every 0.2 s; the fake server is not counted."""
+
+    def __init__(self) -> None:
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> TreeMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        me = str(os.getpid())
+        while not self._stop.wait(0.2):
+            total = 0
+            for pid in os.listdir("/proc"):
+                try:
+                    status = Path(f"/proc/{pid}/status").read_text()
+                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                ppid = re.search(r"^PPid:\s+(\d+)", status, re.M)
+                if pid == me or (ppid and ppid.group(1) == me and b"_shard_main" in cmd):
+                    rss = re.search(r"^VmRSS:\s+(\d+) kB", status, re.M)
+                    total += int(rss.group(1)) if rss else 0
+            self.peak_mb = max(self.peak_mb, total / 1024)
+
+
+def fresh(url: str, trials: int, days: int, db: str, processes: int | None = None) -> dict:
+    """``ours`` in a fresh interpreter, as ``vendbench run`` would be: its peak memory
+    is then that of one run, not of everything this script did before."""
+    spec = json.dumps({"url": url, "trials": trials, "days": days, "db": db,
+                       "processes": processes})
+    out = subprocess.run([sys.executable, __file__, "--one", spec], cwd=ROOT, check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def one(spec: dict) -> None:
+    from vendbench.providers._litellm import import_litellm
+
+    import_litellm()
+    with TreeMemory() as memory:
+        rate, n, wall = asyncio.run(ours(spec["url"], spec["trials"], spec["days"],
+                                         spec["db"], spec["processes"]))
+    print(json.dumps({"rate": rate, "exchanges": n, "wall": wall, "peak_mb": memory.peak_mb}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=50)
@@ -110,36 +171,53 @@ def main() -> None:
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--slow-trials", type=int, default=100)
     ap.add_argument("--slow-days", type=int, default=15)
+    ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.one:
+        one(json.loads(args.one))
+        return
+    from vendbench.orchestrator import build_config
+    from vendbench.orchestrator._shards import plan_processes
     from vendbench.providers._litellm import import_litellm
 
     import_litellm()                    # import cost is paid once, outside the timings
+    auto = plan_processes(build_config({"seeds": list(range(1, args.trials + 1)),
+                                        "workers": args.trials,
+                                        "models": [{"id": MODEL,
+                                                    "max_concurrency": args.trials}]}))
+    print(f"{os.cpu_count()} cores; automatic --processes for these runs: {auto or 1}")
     tmp = tempfile.mkdtemp()
     proc, url = serve(0.0)
     try:
-        rate, n, wall = asyncio.run(ours(url, args.trials, args.days, f"{tmp}/fast.duckdb"))
+        first = fresh(url, args.trials, args.days, f"{tmp}/fast.duckdb")
         replay = logged_requests(f"{tmp}/fast.duckdb", args.requests)
         bare = asyncio.run(bare_litellm(url, args.trials, replay))
-        rate2, _, _ = asyncio.run(ours(url, args.trials, args.days, f"{tmp}/fast2.duckdb"))
+        second = fresh(url, args.trials, args.days, f"{tmp}/fast2.duckdb")
         bare2 = asyncio.run(bare_litellm(url, args.trials, replay))
+        single = fresh(url, args.trials, args.days, f"{tmp}/fast1.duckdb", processes=1)
     finally:
         proc.terminate()
-    rate = (rate + rate2) / 2
+    rate = (first["rate"] + second["rate"]) / 2
     bare_mean = (bare + bare2) / 2
     print(f"zero latency, {args.trials} in flight: bare litellm {bare_mean:.1f} req/s "
           f"replaying {len(replay)} of vendbench's requests (runs: {bare:.1f}, {bare2:.1f}); "
-          f"vendbench {rate:.1f} exchanges/s ({n} exchanges per run, first run {wall:.1f} s "
-          f"with start-up); ratio {rate / bare_mean:.2f}")
+          f"vendbench {rate:.1f} exchanges/s (runs: {first['rate']:.1f}, "
+          f"{second['rate']:.1f}; {first['exchanges']} exchanges per run, "
+          f"{first['wall']:.1f} s with start-up); ratio {rate / bare_mean:.2f} "
+          f"(in one process: {single['rate']:.1f}/s, ratio {single['rate'] / bare_mean:.2f})")
     proc, url = serve(1.0)
     try:
-        rate, n, wall = asyncio.run(ours(url, args.slow_trials, args.slow_days,
-                                         f"{tmp}/slow.duckdb"))
+        slow = fresh(url, args.slow_trials, args.slow_days, f"{tmp}/slow.duckdb")
+        single = fresh(url, args.slow_trials, args.slow_days, f"{tmp}/slow1.duckdb",
+                       processes=1)
     finally:
         proc.terminate()
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"1 s latency, {args.slow_trials} in flight: {rate:.1f} exchanges/s "
-          f"({rate / args.slow_trials:.0%} of the ideal {args.slow_trials}/s; {n} exchanges "
-          f"in {wall:.1f} s); peak RSS {peak_mb:.0f} MB")
+    print(f"1 s latency, {args.slow_trials} in flight: {slow['rate']:.1f} exchanges/s "
+          f"({slow['rate'] / args.slow_trials:.0%} of the ideal {args.slow_trials}/s; "
+          f"{slow['exchanges']} exchanges in {slow['wall']:.1f} s); peak RSS "
+          f"{slow['peak_mb']:.0f} MB for the scheduler and its workers together (in one "
+          f"process: {single['rate'] / args.slow_trials:.0%} of the ideal, peak RSS "
+          f"{single['peak_mb']:.0f} MB)")
 
 
 if __name__ == "__main__":

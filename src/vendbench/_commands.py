@@ -21,7 +21,8 @@ def _config_from_args(args: argparse.Namespace) -> Any:
 
     prices = dict(parse_price_flag(p) for p in args.price)
     top = {"seeds": args.seeds, "repeats": args.repeats, "days": args.days,
-           "scenario": args.scenario, "workers": args.workers, "budget_usd": args.budget,
+           "scenario": args.scenario, "workers": args.workers, "processes": args.processes,
+           "budget_usd": args.budget,
            "total_budget_usd": args.total_budget, "timeout_s": args.timeout,
            "max_turns": args.max_turns, "name": args.name,
            "allow_unpriced": args.allow_unpriced or None}
@@ -62,7 +63,13 @@ def _resume_config(args: argparse.Namespace) -> Any:
                           f"{', '.join('--' + g.replace('_', '-') for g in given)}")
     with Store(args.db, read_only=True) as store:
         row = store.run(args.resume)
-    return RunConfig.model_validate_json(row["config_json"]), row["run_id"]
+    config = RunConfig.model_validate_json(row["config_json"])
+    # how the rest is run may change (not what is run): trials in flight, processes
+    pace = {k: v for k, v in (("workers", args.workers), ("processes", args.processes))
+            if v is not None}
+    if pace:
+        config = RunConfig.model_validate({**config.model_dump(), **pace})
+    return config, row["run_id"]
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -137,6 +137,9 @@ def _run_parser(sub: Any) -> None:
     run.add_argument("--scenario", metavar="S", help="world (default autovend)")
     run.add_argument("--workers", type=_positive, metavar="W",
                      help="trials in flight at most (default 8)")
+    run.add_argument("--processes", type=_positive, metavar="P",
+                     help="processes running the LLM trials (default: one per core when "
+                          "16+ LLM trials are in flight, else 1); budgets stay exact")
     run.add_argument("--budget", type=_usd, metavar="USD", help="USD budget per trial")
     run.add_argument("--total-budget", type=_usd, metavar="USD",
                      help="USD budget for the whole run: one pool all trials draw from")

@@ -101,6 +101,8 @@ class RunProgress:
             self._total, self._pool = data["trials"], data["pool"]
             self._line(f"run {data['run_id']}: {data['trials']} trial(s) to run"
                        + (f", {data['kept']} kept from before" if data["kept"] else ""))
+        elif kind == "workers_started":
+            self._line(f"LLM trials run in {data['processes']} worker processes")
         elif kind == "trial_started":
             spec = data["spec"]
             self._rows[spec.trial_id] = {"model": spec.model.id, "seed": spec.seed,

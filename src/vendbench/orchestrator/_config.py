@@ -77,6 +77,8 @@ class RunConfig(BaseModel):
     seeds: list[int] = Field(default_factory=lambda: [1], min_length=1)
     repeats: int = Field(default=1, ge=1, le=100)
     workers: int = Field(default=8, ge=1, le=10_000)
+    processes: int | None = Field(default=None, ge=1, le=64,
+                                  description="processes running LLM trials (None: auto)")
     total_budget_usd: PositiveUSD | None = None
     budget_usd: PositiveUSD | None = Field(default=None, description="default per trial")
     timeout_s: float | None = Field(default=None, gt=0, description="wall clock per trial")

@@ -24,9 +24,10 @@ from .. import __version__
 from ..budgets import Budget, Price, resolve_prices
 from ..environment import Environment, make
 from ..errors import ConfigError, ResultsError
-from ..providers import AdaptiveLimit, ModelClient, RateLimits, make_provider
+from ..providers import AdaptiveLimit, LimitEvent, ModelClient, RateLimits, make_provider
 from ..results import ResultsWriter, Store, dumps
 from ._config import ModelConfig, RunConfig
+from ._shards import WorkerDied, Workers, charge, plan_processes
 from ._tokens import TokenCounter
 from ._trial import NUDGE, TrialContext, TrialOutcome, TrialSpec, run_trial
 
@@ -84,6 +85,8 @@ class Scheduler:
         self._clients: dict[str, ModelClient] = {}
         self._token_counters: dict[str, tuple[Any, int]] = {}
         self._freed = asyncio.Condition()
+        self._probe_env: Environment | None = None
+        self._worker_events: list[LimitEvent] = []
 
     # -- per-model plumbing -------------------------------------------------------------
     def _client(self, model: ModelConfig) -> ModelClient | None:
@@ -147,10 +150,49 @@ class Scheduler:
         for model in self.config.models:
             self._client(model)
 
+    def warm_up(self) -> None:
+        """Everything a first trial would otherwise load: clients, tokenizers, a world."""
+        self.prepare()
+        for model in self.config.models:
+            if not model.in_process:
+                self._counter(model, self._probe())
+
+    def trial_context(self, spec: TrialSpec, budget: Budget, writer: Any,
+                      on_progress: Callable[[TrialOutcome, Environment], None]
+                      ) -> TrialContext:
+        """What ``run_trial`` needs for ``spec``: this scheduler's client and counter."""
+        count, tools_tokens = (None, 0) if spec.model.in_process else \
+            self._counter(spec.model, self._probe())
+        return TrialContext(
+            make_env=self._make_env, writer=writer, budget=budget,
+            client=self._clients.get(spec.model.id), count_tokens=count,
+            tools_tokens=tools_tokens, days=self.config.days, timeout_s=self.config.timeout_s,
+            max_turns=self.config.max_turns, on_progress=on_progress)
+
+    def _probe(self) -> Environment:
+        if self._probe_env is None:
+            self._probe_env = self._make_env(self.config.seeds[0])
+        return self._probe_env
+
     async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter
                   ) -> list[TrialOutcome]:
         self.prepare()
-        probe = self._make_env(self.config.seeds[0])
+        processes = plan_processes(self.config)     # checked once already, in ``execute``
+        workers = None
+        if processes and any(not s.model.in_process for s in specs):
+            workers = await Workers.start(processes, self.config, self.prices, writer,
+                                          self.on_event)
+            self._limits.clear()     # the workers own the provider limits (and their history)
+            self.on_event("workers_started", {"processes": processes})
+        try:
+            return await self._run(specs, writer, workers)
+        finally:
+            if workers is not None:
+                await asyncio.shield(workers.close())
+                self._worker_events = workers.limit_events()
+
+    async def _run(self, specs: list[TrialSpec], writer: ResultsWriter,
+                   workers: Workers | None) -> list[TrialOutcome]:
         sem = asyncio.Semaphore(self.config.workers)
         outcomes: list[TrialOutcome] = []
 
@@ -170,18 +212,15 @@ class Scheduler:
                     self.on_event("trial_finished", {"outcome": out})
                     return
                 try:
-                    self.on_event("trial_started", {"spec": spec})
-                    counter = (None, 0) if spec.model.in_process else \
-                        self._counter(spec.model, probe)
-                    ctx = TrialContext(
-                        make_env=self._make_env, writer=writer, budget=budget,
-                        client=self._clients.get(spec.model.id), count_tokens=counter[0],
-                        tools_tokens=counter[1], days=self.config.days,
-                        timeout_s=self.config.timeout_s, max_turns=self.config.max_turns,
-                        on_progress=lambda o, e: self.on_event(
-                            "trial_progress", {"outcome": o, "day": e.day,
-                                               "net_assets": e.final_state()["final_net_assets"]}))
-                    out = await run_trial(spec, ctx)
+                    if workers is not None and not spec.model.in_process:
+                        out = await self._run_in_worker(spec, budget, workers, writer)
+                    else:
+                        self.on_event("trial_started", {"spec": spec})
+                        out = await run_trial(spec, self.trial_context(
+                            spec, budget, writer, lambda o, e: self.on_event(
+                                "trial_progress",
+                                {"outcome": o, "day": e.day,
+                                 "net_assets": e.final_state()["final_net_assets"]})))
                     outcomes.append(out)
                     self.on_event("trial_finished", {"outcome": out})
                 finally:
@@ -204,19 +243,47 @@ class Scheduler:
                     return None            # nothing running will give money back
                 await self._freed.wait()
 
+    async def _run_in_worker(self, spec: TrialSpec, budget: Budget, workers: Workers,
+                             writer: ResultsWriter) -> TrialOutcome:
+        """Run an LLM trial in a worker process; the parent keeps the budget exact."""
+        started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        priced = self.prices.get(spec.model.id) is not None
+        try:
+            out = await workers.pick(spec.model).run(spec, budget, priced)
+        except WorkerDied as exc:
+            # its last requests' outcomes are unknown: the whole earmark counts as spent
+            out = exc.outcome or TrialOutcome(spec, priced=priced)
+            out.status, out.reason = "error", str(exc)
+            charge(budget, budget.limit - budget.spent if budget.limit is not None
+                   else out.cost)
+            self._record(writer, out, started)
+            return out
+        charge(budget, out.cost)
+        return out
+
     def _record_unstarted(self, writer: ResultsWriter, out: TrialOutcome) -> None:
+        self._record(writer, out, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+
+    def _record(self, writer: ResultsWriter, out: TrialOutcome, started: dt.datetime) -> None:
+        """The trial row of a trial that did not record itself."""
         from ._log import TrialLog
 
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         TrialLog(writer, out.spec.trial_id, out.spec.model.id).trial_row(
             run_id=out.spec.run_id, seed=out.spec.seed, repeat=out.spec.repeat,
-            attempt=out.spec.attempt, status=out.status, reason=out.reason, final=None,
-            cost=Decimal(0) if out.priced else None, budget=out.spec.budget_usd,
-            tokens=(0, 0, 0), exchanges=0, tool_calls=0, days=0, started=now, ended=now)
+            attempt=out.spec.attempt, status=out.status, reason=out.reason, final=out.final,
+            cost=out.cost if out.priced else None, budget=out.spec.budget_usd,
+            tokens=tuple(out.tokens), exchanges=out.exchanges, tool_calls=out.tool_calls,
+            days=out.days, started=started, ended=now)
+
+    def limit_events(self) -> list[LimitEvent]:
+        """How each provider's limits moved, here and in the worker processes."""
+        return [e for limit in self._limits.values() for e in limit.events] \
+            + self._worker_events
 
     def provider_events(self, run_id: str) -> list[tuple]:
         return [(run_id, e.provider, e.at_seconds, e.event, e.concurrency, e.retry_after)
-                for limit in self._limits.values() for e in limit.events]
+                for e in self.limit_events()]
 
 
 def new_run_id() -> str:
@@ -243,6 +310,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     scheduler = Scheduler(config, prices=prices, on_event=on_event)
     scheduler.prepare()
     _check_first_request(scheduler, config)
+    plan_processes(config)              # an explicit --processes the run cannot honour
     store = Store(db, read_only=False) if resume is None else _open_existing(db)
     try:
         run_id = store.run(resume)["run_id"] if resume is not None else new_run_id()

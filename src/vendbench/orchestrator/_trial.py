@@ -83,9 +83,12 @@ class TrialContext:
     on_progress: Callable[[TrialOutcome, Environment], None] = lambda o, e: None
 
 
-async def run_trial(spec: TrialSpec, ctx: TrialContext) -> TrialOutcome:
-    """Run one trial to its end and record it; returns its outcome."""
-    out = TrialOutcome(spec, priced=ctx.client is None or ctx.client.price is not None)
+async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None = None
+                    ) -> TrialOutcome:
+    """Run one trial to its end and record it; returns its outcome (``out``, if given,
+    is filled in as the trial goes, so a caller still has it after a cancellation)."""
+    if out is None:
+        out = TrialOutcome(spec, priced=ctx.client is None or ctx.client.price is not None)
     tlog = TrialLog(ctx.writer, spec.trial_id, spec.model.id)
     started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     env: Environment | None = None

@@ -1,0 +1,177 @@
+"""A worker process: runs the LLM trials the scheduler hands it (see ``_shards``).
+
+    python -m vendbench.orchestrator._shard_main     (started by the scheduler only)
+
+Messages arrive on stdin; replies leave on the process's original stdout, which is
+moved aside at start so that nothing printed by a library can corrupt a frame (fd 1 then
+points at stderr). Ctrl-C reaches the whole process group, so this process ignores
+SIGINT and lets the scheduler decide; SIGTERM, or the scheduler's end, cancels every
+running trial, which records itself ``interrupted`` before the process exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from decimal import Decimal
+from itertools import count
+from typing import Any
+
+from ..budgets import Budget
+from ..errors import ResultsError
+from ._link import Link, LinkClosed
+from ._trial import TrialOutcome, TrialSpec, run_trial
+
+log = logging.getLogger("vendbench.worker")
+
+
+class LinkWriter:
+    """The results writer as a worker sees it: rows are queued here and sent to the
+    scheduler at each ``flush``, which returns once the scheduler has committed them."""
+
+    def __init__(self, link: Link) -> None:
+        self._link = link
+        self._items: list[tuple[str, Any]] = []
+        self._waiting: dict[int, asyncio.Future] = {}
+        self._ids = count(1)
+
+    def put(self, table: str, rows: list[tuple]) -> None:
+        if rows:
+            self._items.append((table, rows))
+
+    def put_sql(self, sql: str, params: list[Any]) -> None:
+        self._items.append(("__sql__", (sql, params)))
+
+    async def flush(self) -> None:
+        flush_id = next(self._ids)
+        done = self._waiting[flush_id] = asyncio.get_running_loop().create_future()
+        items, self._items = self._items, []
+        self._link.send("rows", flush_id, items)
+        await done
+
+    def acked(self, flush_id: int, failure: str | None) -> None:
+        done = self._waiting.pop(flush_id, None)
+        if done is not None and not done.done():
+            if failure is None:
+                done.set_result(None)
+            else:
+                done.set_exception(ResultsError(f"the scheduler could not commit: {failure}"))
+
+    def fail_all(self, why: str) -> None:
+        for done in self._waiting.values():
+            if not done.done():
+                done.set_exception(ResultsError(why))
+        self._waiting.clear()
+
+
+async def _stdio_link() -> Link:
+    loop = asyncio.get_running_loop()
+    out_fd = os.dup(1)
+    os.dup2(2, 1)                               # stray prints go to stderr, not the link
+    reader = asyncio.StreamReader(limit=2**24)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                        os.fdopen(out_fd, "wb"))
+    return Link(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
+
+
+async def serve(link: Link) -> None:
+    from ._scheduler import Scheduler
+
+    kind, config, prices, index, n = await link.recv()
+    assert kind == "init", kind
+    scheduler = Scheduler(config, prices=prices)
+    scheduler.warm_up()
+    link.send("ready")
+    writer = LinkWriter(link)
+    trials: dict[str, asyncio.Task] = {}
+
+    async def run_one(spec: TrialSpec, limit: Decimal | None) -> None:
+        budget = Budget("trial", limit)
+        out = TrialOutcome(spec, priced=prices.get(spec.model.id) is not None)
+        seen_day = [-1]
+
+        def progress(o: TrialOutcome, env: Any) -> None:
+            if env.day != seen_day[0]:           # a line per simulated day is plenty
+                seen_day[0] = env.day
+                link.send("progress", spec.trial_id,
+                          {"cost": o.cost, "exchanges": o.exchanges,
+                           "tool_calls": o.tool_calls, "days": o.days, "tokens": o.tokens},
+                          env.day, env.final_state()["final_net_assets"])
+
+        link.send("started", spec.trial_id)
+        try:
+            await run_trial(spec, scheduler.trial_context(spec, budget, writer, progress), out)
+        except asyncio.CancelledError:
+            pass                                 # recorded ``interrupted`` by run_trial
+        finally:
+            try:
+                await writer.flush()
+                link.send("finished", spec.trial_id, out)
+            except (LinkClosed, ResultsError):
+                pass
+            trials.pop(spec.trial_id, None)
+
+    closing = asyncio.Event()
+    abort = False                   # SIGTERM, or the scheduler is gone: cancel the trials
+
+    def on_sigterm() -> None:
+        nonlocal abort
+        abort = True
+        closing.set()
+
+    async def read() -> None:
+        nonlocal abort
+        try:
+            while True:
+                message = await link.recv()
+                if message[0] == "trial":
+                    spec, limit = message[1], message[2]
+                    trials[spec.trial_id] = asyncio.create_task(run_one(spec, limit))
+                elif message[0] == "ack":
+                    writer.acked(message[1], message[2])
+                elif message[0] == "cancel":
+                    task = trials.get(message[1])
+                    if task is not None:
+                        task.cancel()
+                elif message[0] == "close":
+                    closing.set()
+        except LinkClosed:
+            abort = True
+            writer.fail_all("the scheduler has gone")
+            closing.set()
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
+    reader = asyncio.create_task(read())
+    await closing.wait()
+    if abort:
+        for task in trials.values():
+            task.cancel()
+    if trials:
+        await asyncio.wait(list(trials.values()), timeout=30)
+    try:
+        link.send("limit_events", scheduler.limit_events())
+    except LinkClosed:
+        pass
+    reader.cancel()
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(level=logging.WARNING, format="vendbench worker: %(message)s")
+
+    async def run() -> None:
+        link = await _stdio_link()
+        try:
+            await serve(link)
+        finally:
+            link.close()
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

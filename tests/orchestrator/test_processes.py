@@ -1,0 +1,198 @@
+"""LLM trials in worker processes (``--processes``): same results, exact budgets, the
+parent's one writer, interruption, and a worker that dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+from decimal import Decimal as D
+from pathlib import Path
+
+import pytest
+
+from vendbench.errors import ConfigError
+from vendbench.orchestrator import build_config
+from vendbench.orchestrator._shards import plan_processes, shard_config
+
+from ..fakellm import Reply
+from .conftest import model, query, run
+from .test_cli_run import finish, llm_args, vendbench
+
+
+def _workers_of(pid: int) -> list[int]:
+    """Worker processes started by ``pid``."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmd = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if re.search(rf"^PPid:\s+{pid}$", status, re.M) and b"_shard_main" in cmd:
+            out.append(int(entry.name))
+    return sorted(out)
+
+
+def test_worker_processes_give_the_results_of_one_process(llm, tmp_path):
+    results = {}
+    for processes in (1, 2):
+        db = str(tmp_path / f"p{processes}.duckdb")
+        result = run(db, days=5, seeds=[1, 2, 3], processes=processes, models=[
+            model(llm, "openai/fake-a", max_concurrency=8), model(llm, "openai/fake-b"),
+            {"id": "baseline/order-up-to"}])
+        trials = result.as_json()["trials"]
+        assert {t["status"] for t in trials} == {"completed"}
+        results[processes] = {
+            (t["model"], t["seed"]): (t["final_net_assets"], t["exchanges"], t["tool_calls"],
+                                      pytest.approx(t["cost_usd"], rel=1e-3))
+            for t in trials}   # (the fake server's reply ids grow, and with them the prompts)
+        tables = {t: query(db, f"SELECT count(*) FROM {t}")[0][0]
+                  for t in ("exchanges", "messages", "tool_calls", "days", "sales")}
+        results[processes]["rows"] = tables
+        starts = sorted(c for c, in query(db, "SELECT concurrency FROM provider_events "
+                                              "WHERE event = 'start'"))
+        results[processes]["starts"] = starts
+        # the trial row's cost is the sum of its logged exchanges, in both modes
+        rows = query(db, """SELECT t.cost_usd, sum(e.cost_usd) FROM trials t JOIN exchanges e
+                            USING (trial_id) GROUP BY t.trial_id, t.cost_usd""")
+        assert len(rows) == 6 and all(a == b for a, b in rows)
+    one, two = results[1], results[2]
+    assert one.pop("starts") == [8.0]                   # one endpoint, one limit of 8…
+    assert two.pop("starts") == [4.0, 4.0]              # …split over the two workers
+    assert one == two
+    assert one["rows"]["exchanges"] > 0
+
+
+def test_processes_are_planned_and_limits_split_exactly():
+    def config(**extra):
+        base = {"seeds": list(range(1, 21)), "workers": 20,
+                "models": [{"id": "openai/x", "max_concurrency": 16, "rpm": 7, "tpm": 1001}]}
+        return build_config({**base, **extra})
+
+    assert plan_processes(config(processes=3)) == 3
+    assert plan_processes(config(processes=1)) == 0
+    assert plan_processes(config(workers=8)) == 0                 # too few in flight: auto 1
+    assert plan_processes(config(seeds=[1], workers=20)) == 0
+    assert plan_processes(build_config({"seeds": list(range(1, 30)), "workers": 30, "models": [
+        {"id": "baseline/oracle"}]})) == 0                         # no LLM trials
+    cfg = config()
+    for n in (2, 3, 5):
+        parts = [shard_config(cfg, i, n).models[0] for i in range(n)]
+        assert sum(p.max_concurrency for p in parts) == 16
+        assert sum(p.rpm for p in parts) == 7 and sum(p.tpm for p in parts) == 1001
+        assert min(p.rpm for p in parts) >= 1
+    with pytest.raises(ConfigError, match="--budget"):
+        plan_processes(config(processes=2, total_budget_usd="5"))
+    assert plan_processes(config(processes=2, total_budget_usd="5", budget_usd="0.5")) == 2
+    with pytest.raises(ConfigError, match="rpm=7 cannot be split over 8"):
+        plan_processes(config(processes=8))
+    # automatic: a run it cannot split runs in one process, without an error
+    assert plan_processes(config(total_budget_usd="5")) == 0
+
+
+def test_no_overspend_across_worker_processes(llm, tmp_path):
+    """20 trials on two workers draw on one pool through earmarked trial budgets, against
+    a server reporting large usage: every trial budget and the pool hold, because each
+    worker reserves against its trial's budget before every request."""
+    llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")],
+                                    completion_tokens=500, delay=0.2)
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=30, seeds=list(range(1, 21)), workers=20, processes=2,
+                 budget_usd="0.01", total_budget_usd="0.05",
+                 models=[model(llm, max_output_tokens=600, max_concurrency=32)])
+    trials = result.as_json()["trials"]
+    assert llm.max_in_flight >= 5                       # 5 × $0.01 fit the pool at once
+    spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
+    assert D("0.04") < spent <= D("0.05")               # drawn on to within one trial budget
+    per_trial = query(db, "SELECT trial_id, sum(cost_usd) FROM exchanges GROUP BY 1")
+    assert all(cost <= D("0.01") for _, cost in per_trial)
+    started = [t for t in trials if t["exchanges"] > 0]
+    not_started = [t for t in trials if "not started" in (t["reason"] or "")]
+    assert len(started) >= 5 and len(not_started) >= 1
+    assert len(started) + len(not_started) == 20
+    for t in started:        # each stopped because its next reservation did not fit
+        needed, left = re.search(r"needs \$([\d.]+) but only \$([\d.]+)", t["reason"]).groups()
+        assert t["status"] == "budget_exhausted" and D(left) < D(needed)
+    assert sum(t["cost_usd"] for t in trials) == pytest.approx(float(spent))
+
+
+def test_a_worker_that_dies_fails_only_its_own_trials(llm, tmp_path):
+    llm.latency = 0.02
+    db = str(tmp_path / "r.duckdb")
+    me = os.getpid()
+    killed: list[int] = []
+
+    def kill_one_worker() -> None:
+        for _ in range(1000):
+            if llm.served >= 12:
+                workers = _workers_of(me)
+                if len(workers) == 2:
+                    os.kill(workers[0], signal.SIGKILL)
+                    killed.append(workers[0])
+                return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_one_worker)
+    killer.start()
+    result = run(db, days=40, seeds=[1, 2, 3, 4], processes=2, budget_usd="1",
+                 models=[model(llm)])
+    killer.join()
+    assert killed
+    trials = result.as_json()["trials"]
+    died = [t for t in trials if t["status"] == "error"]
+    assert len(died) == 2 and len(trials) == 4            # two trials per worker
+    assert all("exited unexpectedly" in t["reason"] for t in died)
+    assert [t["status"] for t in trials if t not in died] == ["completed", "completed"]
+    assert all(t["exchanges"] > 0 for t in died)          # what they did is kept
+    statuses = dict(query(db, "SELECT trial_id, status FROM trials"))
+    assert sorted(statuses.values()) == ["completed", "completed", "error", "error"]
+    logged = dict(query(db, "SELECT trial_id, count(*) FROM exchanges GROUP BY 1"))
+    for t in died:                           # every exchange reported was also logged
+        assert logged[t["trial_id"]] >= t["exchanges"]
+
+
+def test_ctrl_c_with_workers_marks_trials_interrupted_and_resume_finishes(llm, tmp_path):
+    """Ctrl-C reaches the whole process group: the workers leave it to the scheduler,
+    which has every running trial recorded ``interrupted``."""
+    llm.latency = 0.05
+    db = str(tmp_path / "r.duckdb")
+    proc = vendbench("run", "--models", "openai/fake", *llm_args(llm), "--seeds", "1", "2",
+                     "3", "--days", "60", "--processes", "2", "--db", db,
+                     start_new_session=True)
+    for _ in range(1200):
+        if llm.served >= 20 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert len(_workers_of(proc.pid)) == 2
+    os.killpg(proc.pid, signal.SIGINT)
+    rc, out, err = finish(proc)
+    assert rc == 130 and "--resume" in err, err
+    assert "Traceback" not in err
+    statuses = [s for s, in query(db, "SELECT status FROM trials")]
+    assert statuses == ["interrupted"] * 3
+    assert query(db, "SELECT count(*) FROM exchanges")[0][0] >= 20
+    run_id = err.split("vendbench run --resume ")[1].split()[0]
+    rc, out, err = finish(vendbench("run", "--resume", run_id, "--db", db, "--json",
+                                    "--processes", "2"))
+    assert rc == 0, err
+    payload = json.loads(out)
+    assert [t["status"] for t in payload["trials"]] == ["completed"] * 3
+    assert all(t["attempt"] == 2 for t in payload["trials"])
+    assert query(db, "SELECT count(*) FROM days WHERE trial_id LIKE '%-a2'")[0][0] == 3 * 60
+
+
+def test_processes_flag_errors_are_plain(llm, tmp_path):
+    rc, out, err = finish(vendbench("run", "--models", "openai/fake", *llm_args(llm),
+                                    "--processes", "2", "--total-budget", "1",
+                                    "--db", str(tmp_path / "r.duckdb")))
+    assert rc == 2 and "--processes 2" in err and "--budget" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "r.duckdb").exists()          # refused before anything ran
+    rc, out, err = finish(vendbench("run", "--models", "openai/fake", "--processes", "0"))
+    assert rc == 2 and "--processes" in err
