@@ -67,6 +67,12 @@ class Ledger:
             assert biz.on_shelf[m] == biz.count_shelf(m) <= 200
             assert len(biz.shelves[m]) <= 40
         assert all(b.units > 0 for bs in biz.warehouse.values() for b in bs)
+        # the figures the day cycle keeps without a scan agree with a recount
+        wh_units, expiring, value = biz._stock_pass()
+        assert biz.wh_units == wh_units == census["warehouse"]
+        by_expiry = biz._expiry_cost
+        assert by_expiry.get(biz.day, 0) == expiring
+        assert sum(c for e, c in by_expiry.items() if e > biz.day) == value
 
 
 def play_checked(env: AutoVendEnv, play_day: Callable[[Callable[..., Any], str], None]) -> Ledger:

@@ -89,6 +89,8 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
     # expired units were written off the day they expired; unexpired ones are wasted now
     waste = sum(biz.cost[k] * b.units for b in taken if b.expiry > biz.day)
     put_back(batches, [])
+    biz.wh_units -= quantity
+    biz.stock_out(k, taken)
     biz.today.waste += waste
     biz.units.discarded += quantity
     return {"discarded": quantity, "expired": sum(b.units for b in taken if b.expiry <= biz.day),
@@ -114,6 +116,7 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     if new:
         listing = shelf[k] = Listing(price=int(biz.ref_price[k]), listed_day=biz.day)
     listing.put(taken)
+    biz.wh_units -= quantity
     biz.on_shelf[m] += quantity
     biz.visited.add(m)
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,
@@ -128,6 +131,7 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
                         f"{biz.world.products[k].id}")
     taken = listing.take(quantity)
     put_back(biz.warehouse.setdefault(k, []), taken)
+    biz.wh_units += quantity
     biz.on_shelf[m] -= quantity
     biz.visited.add(m)
     return {"removed": quantity, "expired_removed": sum(b.units for b in taken
@@ -140,10 +144,13 @@ def delist(biz: Business, m: int, k: int) -> dict:
     if listing is None:
         raise ToolError(f"{biz.world.products[k].id} is not listed on {biz.world.machines[m].id}")
     fresh = [b for b in listing.batches if b.expiry > biz.day]
-    expired = sum(b.units for b in listing.batches if b.expiry <= biz.day)
+    stale = [b for b in listing.batches if b.expiry <= biz.day]
+    expired = sum(b.units for b in stale)
     if fresh:
         put_back(biz.warehouse.setdefault(k, []), [Batch(b.expiry, b.arrived, b.units)
                                                    for b in fresh])
+        biz.wh_units += sum(b.units for b in fresh)
+    biz.stock_out(k, stale)
     biz.units.written_off += expired
     biz.on_shelf[m] -= listing.units
     del biz.shelves[m][k]

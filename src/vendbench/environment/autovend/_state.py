@@ -154,6 +154,8 @@ class Business:
         self.status = "running"
         self.days_below_zero = 0
         self.warehouse: dict[int, list[Batch]] = {}
+        self.wh_units = 0              # units in the warehouse (expired included), kept by every move
+        self._expiry_cost: dict[int, int] = {}   # cost of units in stock, by expiry day
         self.shelves: list[dict[int, Listing]] = [{} for _ in world.machines]
         self.orders: list[Order] = []
         self._first_open_order = 0     # orders before this index have all arrived
@@ -167,7 +169,6 @@ class Business:
         # one int64 array per finished day, one row per listing (SALES_COLUMNS), by machine
         self.sales: list[np.ndarray] = []
         self.sales_offsets: list[np.ndarray] = []   # per day: first row of each machine
-        self._today_sales: list[tuple] = []
         self.on_shelf = [0] * len(world.machines)   # units per machine, kept by every move
         self._arrivals = demand.Arrivals(seed, world.hidden)
         self.attempts_log: list[np.ndarray] = []
@@ -213,14 +214,19 @@ class Business:
             if order.arrived is None and order.due <= self.day:
                 order.arrived = self.day
                 for k, n in order.items:
-                    life = self.world.products[k].shelf_life
-                    put_back(self.warehouse.setdefault(k, []), [Batch(self.day + life, self.day, n)])
+                    expiry = self.day + self.world.products[k].shelf_life
+                    put_back(self.warehouse.setdefault(k, []), [Batch(expiry, self.day, n)])
+                    self.wh_units += n
+                    self.stock_in(k, expiry, n)
         while self._first_open_order < len(self.orders) and \
                 self.orders[self._first_open_order].arrived is not None:
             self._first_open_order += 1
-        wh_units, expiring, value = self._stock_pass()
+        day, by_expiry = self.day, self._expiry_cost
+        expiring = by_expiry.get(day, 0)
+        value = sum(c for e, c in by_expiry.items() if e > day)
         self._day_value, self._expiring_today = value + self._transit_value(), expiring
-        self.today.fees = FIXED_FEE + MACHINE_RENT * len(self.shelves) + WAREHOUSE_RENT * wh_units
+        self.today.fees = FIXED_FEE + MACHINE_RENT * len(self.shelves) \
+            + WAREHOUSE_RENT * self.wh_units
         self.cash -= self.today.fees
         self.today.waste += expiring
 
@@ -247,49 +253,80 @@ class Business:
         attempts = self._arrivals.draw(self.day, multipliers)
         self.attempts_log.append(attempts)       # hidden: for tests and metrics only
         heat = demand.product_multiplier(self.world.hidden.heat, self.weather)
-        self._today_sales = []
-        offsets = [0]
         draws = demand.customer_draws(self.seed, self.day, attempts)
-        for m, shelf in enumerate(self.shelves):
-            self._sell_machine(m, shelf, draws[m], heat)
-            offsets.append(len(self._today_sales))
-        self.sales.append(np.array(self._today_sales, dtype=np.int64).reshape(-1, 8))
-        self.sales_offsets.append(np.array(offsets))
+        parts = [self._sell_machine(m, shelf, draws[m], heat)
+                 for m, shelf in enumerate(self.shelves)]
+        self.sales.append(np.concatenate(parts))
+        self.sales_offsets.append(np.cumsum([0] + [len(p) for p in parts]))
         self.cash += self.today.revenue - self.today.fines
 
     def _sell_machine(self, m: int, shelf: dict[int, Listing], draws: np.ndarray,
-                      heat: np.ndarray) -> None:
-        day, rows = self.day, self._today_sales
+                      heat: np.ndarray) -> np.ndarray:
+        """One machine's sales today: its rows (SALES_COLUMNS), empty listings first.
+
+        Revenue and cost of goods are computed for all listings at once; only listings
+        that sold touch their batches, and only one that sells into an expired or
+        exhausted oldest batch takes the batch-by-batch path (fines, exact cost)."""
+        day = self.day
+        empty = [(k, lst.price) for k, lst in shelf.items() if not lst.units]
         stocked = [(k, lst) for k, lst in shelf.items() if lst.units]
-        rows.extend((day, m, k, lst.price, 0, 0, 0, 0) for k, lst in shelf.items()
-                    if not lst.units)                     # empty listings sell nothing
-        sold: list[int] = []
-        if stocked:
-            cols = np.array([(k, lst.units, lst.price) for k, lst in stocked], dtype=np.int64)
-            ks, units = cols[:, 0], cols[:, 1]
-            fill = min(1.0, units.sum() / MACHINE_CAPACITY)
-            probs = demand.choice_probabilities(self.world.hidden, m, ks, units,
-                                                cols[:, 2].astype(float),
-                                                self.ref_price_f[ks], fill, heat)
-            sold = demand.sell(draws, probs, units).tolist()
-        for (k, lst), n in zip(stocked, sold):
-            on_shelf, revenue, cogs = lst.units, 0, 0
-            if n:
-                for b in lst.take(n):
-                    revenue += b.units * lst.price
-                    if b.expiry <= day:
-                        self.today.expired_sold += b.units
-                        self.today.fines += EXPIRED_SALE_FINE * b.units
-                    else:
-                        cogs += b.units * self.cost[k]
-                self.today.revenue += revenue
-                self.today.cogs += cogs
-                self.today.units_sold += n
-                self.units.sold += n
-                self.on_shelf[m] -= n
-            rows.append((day, m, k, lst.price, on_shelf, n, revenue, cogs))
+        rows = np.zeros((len(empty) + len(stocked), len(SALES_COLUMNS)), dtype=np.int64)
+        rows[:, 0], rows[:, 1] = day, m
+        if empty:
+            rows[:len(empty), 2:4] = empty            # empty listings sell nothing
+        if not stocked:
+            return rows
+        cols = rows[len(empty):]
+        cols[:, 2:5] = [(k, lst.price, lst.units) for k, lst in stocked]
+        ks, prices, units = cols[:, 2], cols[:, 3], cols[:, 4]
+        fill = min(1.0, units.sum() / MACHINE_CAPACITY)
+        probs = demand.choice_probabilities(self.world.hidden, m, ks, units,
+                                            prices.astype(float), self.ref_price_f[ks], fill,
+                                            heat)
+        sold = cols[:, 5] = demand.sell(draws, probs, units)
+        cols[:, 6] = sold * prices
+        cols[:, 7] = sold * self.unit_cost[ks]
+        t = self.today
+        for i in np.flatnonzero(sold).tolist():
+            k, lst = stocked[i]
+            n = int(sold[i])
+            first = lst.batches[0]
+            if first.units >= n and first.expiry > day:     # the common case
+                first.units -= n
+                lst.units -= n
+                if not first.units:
+                    del lst.batches[0]
+                self._expiry_cost[first.expiry] -= self.cost[k] * n
+                continue
+            cogs = 0
+            taken = lst.take(n)
+            self.stock_out(k, taken)
+            for b in taken:
+                if b.expiry <= day:
+                    t.expired_sold += b.units
+                    t.fines += EXPIRED_SALE_FINE * b.units
+                else:
+                    cogs += b.units * self.cost[k]
+            cols[i, 7] = cogs
+        n_sold = int(sold.sum())
+        t.revenue += int(cols[:, 6].sum())
+        t.cogs += int(cols[:, 7].sum())
+        t.units_sold += n_sold
+        self.units.sold += n_sold
+        self.on_shelf[m] -= n_sold
+        return rows
 
     # ------------------------------------------------------------------ valuation
+    def stock_in(self, k: int, expiry: int, units: int) -> None:
+        """Units of product ``k`` entered stock (they arrived)."""
+        self._expiry_cost[expiry] = self._expiry_cost.get(expiry, 0) + self.cost[k] * units
+
+    def stock_out(self, k: int, batches: list[Batch]) -> None:
+        """Units of product ``k`` left stock (sold, discarded or written off)."""
+        for b in batches:
+            self._expiry_cost[b.expiry] = self._expiry_cost.get(b.expiry, 0) \
+                - self.cost[k] * b.units
+
     def shelf_units(self, m: int) -> int:
         return self.on_shelf[m]
 
@@ -299,7 +336,9 @@ class Business:
 
     def _stock_pass(self) -> tuple[int, int, int]:
         """One pass over all stock: (warehouse units, cost of units expiring today,
-        cost of unexpired units on shelves and in the warehouse)."""
+        cost of unexpired units on shelves and in the warehouse). The day cycle keeps
+        these without a scan (``wh_units``, ``stock_in``/``stock_out``); this recount is
+        what the invariant checks compare them with."""
         day, cost = self.day, self.cost
         wh_units = expiring = value = 0
         for k, batches in self.warehouse.items():
