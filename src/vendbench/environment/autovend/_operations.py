@@ -7,7 +7,8 @@ before the first mutation, so a rejected item leaves no trace (and triggers no v
 from __future__ import annotations
 
 from ...errors import ToolError
-from ._state import LEAD_TIME, Batch, Business, Listing, Order, put_back, take_oldest
+from ._state import (LEAD_TIME, Batch, Business, Listing, Order, batch_order, put_back,
+                     take_oldest)
 from ._world import MACHINE_CAPACITY, MAX_LISTINGS
 from . import _demand as demand
 
@@ -88,7 +89,7 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
     taken = take_oldest(batches, quantity)
     # expired units were written off the day they expired; unexpired ones are wasted now
     waste = sum(biz.cost[k] * b.units for b in taken if b.expiry > biz.day)
-    put_back(batches, [])
+    batches.sort(key=batch_order)
     biz.wh_units -= quantity
     biz.stock_out(k, taken)
     biz.today.waste += waste

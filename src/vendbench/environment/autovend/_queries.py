@@ -35,11 +35,7 @@ def list_machines(biz: Business, _: s.NoArgs, __: Resolver) -> dict:
 
 def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict:
     m = ids.machine(args.machine_id)
-    recent = biz.recent_sales(30, m)
-    n_k = len(biz.world.products)
-    units30 = np.bincount(recent[:, 2], weights=recent[:, 5], minlength=n_k)
-    week = recent[:, 0] >= biz.day - 7
-    units7 = np.bincount(recent[week, 2], weights=recent[week, 5], minlength=n_k)
+    units7, units30 = biz.sold_7d[m], biz.sold_30d[m]
     rows = []
     day, products = biz.day, biz.world.products
     for k, lst in sorted(biz.shelves[m].items()):

@@ -125,15 +125,21 @@ def take_oldest(batches: list[Batch], units: int, *, skip_expired_before: int | 
 
 
 def put_back(batches: list[Batch], new: list[Batch]) -> None:
-    """Merge batches into a list kept sorted by expiry (merging equal expiry days)."""
+    """Merge batches into a list kept sorted by (expiry, arrival), merging equal ones."""
     for nb in new:
-        for b in batches:
+        for i, b in enumerate(batches):
             if b.expiry == nb.expiry and b.arrived == nb.arrived:
                 b.units += nb.units
                 break
+            if b.expiry > nb.expiry or (b.expiry == nb.expiry and b.arrived > nb.arrived):
+                batches.insert(i, Batch(nb.expiry, nb.arrived, nb.units))
+                break
         else:
             batches.append(Batch(nb.expiry, nb.arrived, nb.units))
-    batches.sort(key=lambda b: (b.expiry, b.arrived))
+
+
+def batch_order(b: Batch) -> tuple[int, int]:
+    return b.expiry, b.arrived
 
 
 class Business:
@@ -169,6 +175,9 @@ class Business:
         # one int64 array per finished day, one row per listing (SALES_COLUMNS), by machine
         self.sales: list[np.ndarray] = []
         self.sales_offsets: list[np.ndarray] = []   # per day: first row of each machine
+        # units sold per (machine, product) over the last 7 and 30 finished days
+        shape = (len(world.machines), len(world.products))
+        self.sold_7d, self.sold_30d = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
         self.on_shelf = [0] * len(world.machines)   # units per machine, kept by every move
         self._arrivals = demand.Arrivals(seed, world.hidden)
         self.attempts_log: list[np.ndarray] = []
@@ -258,6 +267,13 @@ class Business:
                  for m, shelf in enumerate(self.shelves)]
         self.sales.append(np.concatenate(parts))
         self.sales_offsets.append(np.cumsum([0] + [len(p) for p in parts]))
+        for window, sold in ((7, self.sold_7d), (30, self.sold_30d)):
+            # a listing is one row a day, so each (machine, product) appears once per day
+            new = self.sales[-1]
+            sold[new[:, 1], new[:, 2]] += new[:, 5]
+            if len(self.sales) > window:
+                old = self.sales[-1 - window]
+                sold[old[:, 1], old[:, 2]] -= old[:, 5]
         self.cash += self.today.revenue - self.today.fines
 
     def _sell_machine(self, m: int, shelf: dict[int, Listing], draws: np.ndarray,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from ...errors import ToolError
 from . import _operations as ops
@@ -59,9 +60,13 @@ def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
         return {"ok": False, "error": f"{tool.name}: malformed batch, nothing done: {why}"}
     accepted, rejected = [], []
     context: dict[str, Any] = {}      # shared by the items of one call (the purchase order)
-    for index, raw_item in enumerate(items):
+    try:                              # all at once when all are well-formed (the usual case)
+        valid: list[Any] = _list_adapter(tool.item).validate_python(items)
+    except ValidationError:
+        valid = items
+    for index, raw_item in enumerate(valid):
         try:
-            item = tool.item.model_validate(raw_item)
+            item = raw_item if valid is not items else tool.item.model_validate(raw_item)
             result = tool.op(biz, ids, item, context)
         except ValidationError as exc:
             rejected.append({"index": index, "reason": describe_errors(exc, f"items[{index}].")})
@@ -74,6 +79,11 @@ def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
         out["error"] = (f"{len(rejected)} of {len(items)} items rejected (they changed nothing); "
                         "see 'rejected' for each reason")
     return out
+
+
+@cache
+def _list_adapter(item: type[BaseModel]) -> TypeAdapter:
+    return TypeAdapter(list[item])  # type: ignore[valid-type]
 
 
 def _order(biz: Business, ids: ops.Resolver, it: s.OrderItem, ctx: dict) -> dict:
