@@ -38,8 +38,9 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         self.trials: dict[tuple[str, str], dict] = {}
         self.last_trial: dict[tuple[str, str], int] = {}
         self.next_direction: dict[tuple[str, str], int] = {}
-        self.gp_rate: dict[tuple[str, str], float] = {}   # latest CNY/day per listing
+        self.gp_rate: dict[str, dict[str, float]] = {}   # machine -> CNY/day per listing
         self.explore_order: dict[str, list[str]] = {}
+        self._ranks: dict[str, dict[str, str]] = {}       # key -> product -> its rank
 
     # -- what to list ----------------------------------------------------------------
     def initial_assortment(self, m: MachineView) -> list[str]:
@@ -47,13 +48,20 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         by_sub: dict[str, list[str]] = {}
         for pid, sku in self.books.catalog.items():
             by_sub.setdefault(sku.subcategory, []).append(pid)
+        site, own_rank = self.ranks(m.site), self.ranks(m.mid)
         picks = []
         for sub, pids in sorted(by_sub.items()):
-            shared = min(pids, key=lambda p: _rank(m.site, p))
-            own = min((p for p in pids if p != shared), key=lambda p: _rank(m.mid, p))
+            shared = min(pids, key=site.__getitem__)
+            own = min((p for p in pids if p != shared), key=own_rank.__getitem__)
             picks += [shared, own]
         self.tried[m.mid] = set(picks)
         return picks
+
+    def ranks(self, key: str) -> dict[str, str]:
+        """Each catalog product's fixed pseudo-random rank for ``key`` (a site or a machine)."""
+        if key not in self._ranks:
+            self._ranks[key] = {p: _rank(key, p) for p in self.books.catalog}
+        return self._ranks[key]
 
     def prior_rate(self, m: MachineView, pid: str) -> float:
         known = [r for p, r in m.rates.items() if p in m.listed]
@@ -62,6 +70,7 @@ class OrderUpToPolicy(ReplenishmentPolicy):
     # -- learning at a visit -------------------------------------------------------------
     def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
                prices: list[dict]) -> None:
+        gp = self.gp_rate.setdefault(m.mid, {})
         for pid in list(m.rates):
             if pid not in m.listed:
                 continue
@@ -69,7 +78,7 @@ class OrderUpToPolicy(ReplenishmentPolicy):
             prior = self.prior_rate(m, pid) if days < 7 else m.rates[pid]
             m.rates[pid] = (sold30.get(pid, 0) + prior * PRIOR_DAYS) / (days + PRIOR_DAYS)
             sku = self.books.catalog[pid]
-            self.gp_rate[(m.mid, pid)] = m.rates[pid] * (m.prices[pid] - sku.cost)
+            gp[pid] = m.rates[pid] * (m.prices[pid] - sku.cost)
         self._price_trials(m, shelf)
         self._assortment(m)
 
@@ -110,7 +119,8 @@ class OrderUpToPolicy(ReplenishmentPolicy):
             started += 1
 
     def _assortment(self, m: MachineView) -> None:
-        mature = {p: self.gp_rate[(m.mid, p)] for p in m.rates
+        gp = self.gp_rate[m.mid]
+        mature = {p: gp[p] for p in m.rates
                   if p in m.listed and self.day - m.listed[p] >= DROP_AFTER_DAYS}
         if len(mature) < 8:
             return
@@ -131,21 +141,25 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         for other in self.machines.values():
             if other.site != m.site or other is m:
                 continue
+            theirs = self.gp_rate.get(other.mid, {})
             for pid in other.rates:
-                gp = self.gp_rate.get((other.mid, pid))
-                if gp is not None and pid not in tried:
+                if pid in tried:
+                    continue
+                gp = theirs.get(pid)
+                if gp is not None:
                     peers[pid] = max(gp, peers.get(pid, 0.0))
         best = sorted(peers, key=lambda p: -peers[p])
         gp_by_sub: dict[str, list[float]] = {}
+        mine = self.gp_rate.get(m.mid, {})
         for pid in m.rates:
-            if (m.mid, pid) in self.gp_rate:
+            if pid in mine:
                 sub = self.books.catalog[pid].subcategory
-                gp_by_sub.setdefault(sub, []).append(self.gp_rate[(m.mid, pid)])
+                gp_by_sub.setdefault(sub, []).append(mine[pid])
         good_subs = sorted(gp_by_sub, key=lambda s: -sum(gp_by_sub[s]) / len(gp_by_sub[s]))[:6]
         order = self.explore_order.get(m.mid)
         if order is None:     # a fixed, machine-specific exploration order over the catalog
             order = self.explore_order[m.mid] = sorted(self.books.catalog,
-                                                       key=lambda p: _rank(m.mid, p))
+                                                       key=self.ranks(m.mid).__getitem__)
         fresh = list(itertools.islice((p for p in order if p not in tried and
                                        self.books.catalog[p].subcategory in good_subs), 8))
         return best[:PEER_PICKS] + fresh

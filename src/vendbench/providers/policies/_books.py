@@ -62,13 +62,20 @@ class Books:
     def fresh(self, pid: str, day: int, good_until: int = 0) -> int:
         """Unexpired units that will still be good on day ``max(day, good_until)``."""
         last = max(day, good_until)
-        return sum(u for e, u in self.warehouse.get(pid, []) if e > last)
+        n = 0
+        for e, u in self.warehouse.get(pid, ()):
+            if e > last:
+                n += u
+        return n
 
     def fresh_all(self, last: int) -> dict[str, int]:
         """Units per product that will still be good on day ``last``."""
         out = {}
         for pid, batches in self.warehouse.items():
-            n = sum(u for e, u in batches if e > last)
+            n = 0
+            for e, u in batches:
+                if e > last:
+                    n += u
             if n:
                 out[pid] = n
         return out
@@ -101,9 +108,12 @@ class Books:
 
     def expired(self, day: int, within: int = 0) -> dict[str, int]:
         """Units per product that are expired (or will be within ``within`` days)."""
-        out = {}
+        out, last = {}, day + within
         for pid, batches in self.warehouse.items():
-            n = sum(u for e, u in batches if e <= day + within)
+            n = 0
+            for e, u in batches:
+                if e <= last:
+                    n += u
             if n:
                 out[pid] = n
         return out
