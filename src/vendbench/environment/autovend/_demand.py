@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._calendar import CLIMATE, DayInfo
-from ._world import HiddenDemand
+from ._world import MACHINE_CAPACITY, HiddenDemand
 
 SHAPE_R = 2.74
 PERSISTENCE_RHO = 0.21
@@ -105,15 +105,17 @@ class Arrivals:
 
 def attraction(
     hidden: HiddenDemand,
-    machine: int,
+    machine: int | np.ndarray,
     products: np.ndarray,
     units: np.ndarray,
     prices: np.ndarray,
     ref_prices: np.ndarray,
-    fill: float,
+    fill: float | np.ndarray,
     heat_mult: np.ndarray,
 ) -> np.ndarray:
-    """w(m,k,t) of each listing: b · F^η · min(1, q/φ) · (p/p̄)^(−ε) · E."""
+    """w(m,k,t) of each listing: b · F^η · min(1, q/φ) · (p/p̄)^(−ε) · E.
+
+    ``machine`` and ``fill`` are one machine's, or one per listing."""
     return (
         hidden.attraction[machine, products]
         * fill ** FILL_ETA
@@ -136,6 +138,41 @@ def choice_probabilities(
     """MNL purchase probabilities of each listing (the no-purchase share is the rest)."""
     w = attraction(hidden, machine, products, units, prices, ref_prices, fill, heat_mult)
     return w / (hidden.no_purchase[machine] + w.sum())
+
+
+def day_sales(
+    hidden: HiddenDemand,
+    machines: np.ndarray,
+    products: np.ndarray,
+    units: np.ndarray,
+    prices: np.ndarray,
+    ref_prices: np.ndarray,
+    heat_mult: np.ndarray,
+    attempts: np.ndarray,
+    draws: np.ndarray,
+) -> np.ndarray:
+    """Units sold per listing today, for every machine at once (``sell`` of each machine's
+    customers under ``choice_probabilities``, in one pass).
+
+    Listings come grouped by machine, in machine order, with stock on the shelf;
+    ``draws`` are the day's customer draws in machine order, ``attempts`` per machine.
+    """
+    n_m = len(attempts)
+    stock = np.bincount(machines, weights=units, minlength=n_m)
+    fill = np.minimum(1.0, stock / MACHINE_CAPACITY)
+    w = attraction(hidden, machines, products, units, prices, ref_prices, fill[machines],
+                   heat_mult)
+    probs = w / (hidden.no_purchase + np.bincount(machines, weights=w, minlength=n_m))[machines]
+    # machine m's listings hold [first_m, end_m) of the cumulative probabilities: its
+    # customer with draw u picks the first listing whose cumulative share passes
+    # (share before first_m) + u, and nothing at all if that is past end_m
+    cum = np.cumsum(probs)
+    end = np.cumsum(np.bincount(machines, minlength=n_m))
+    before = np.concatenate(([0.0], cum))[end - np.bincount(machines, minlength=n_m)]
+    whose = np.repeat(np.arange(n_m), attempts)
+    choice = np.searchsorted(cum, before[whose] + draws, side="right")
+    chosen = np.bincount(choice[choice < end[whose]], minlength=len(probs))
+    return np.minimum(chosen, units)
 
 
 def customer_draws(seed: int, day: int, attempts: np.ndarray) -> list[np.ndarray]:

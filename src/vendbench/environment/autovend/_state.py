@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _demand as demand
 from ._calendar import DayInfo, day_info
-from ._world import MACHINE_CAPACITY, World
+from ._world import World
 
 FIXED_FEE = 8_000            # fen per day
 MACHINE_RENT = 400           # fen per machine per day
@@ -257,80 +257,75 @@ class Business:
             self._start_day()
 
     def _sell(self) -> None:
+        """Customers buy at every machine. Sales rows: per machine, its empty listings
+        first, then the stocked ones (SALES_COLUMNS)."""
         multipliers = np.array([demand.site_multiplier(m.site_type, self.info, self.weather)
                                 for m in self.world.machines])
         attempts = self._arrivals.draw(self.day, multipliers)
         self.attempts_log.append(attempts)       # hidden: for tests and metrics only
         heat = demand.product_multiplier(self.world.hidden.heat, self.weather)
         draws = demand.customer_draws(self.seed, self.day, attempts)
-        parts = [self._sell_machine(m, shelf, draws[m], heat)
-                 for m, shelf in enumerate(self.shelves)]
-        self.sales.append(np.concatenate(parts))
-        self.sales_offsets.append(np.cumsum([0] + [len(p) for p in parts]))
-        for window, sold in ((7, self.sold_7d), (30, self.sold_30d)):
+        day, t = self.day, self.today
+        cols: list[tuple[int, int, int, int]] = []     # machine, product, price, units
+        stocked: list[tuple[int, Listing]] = []
+        per_machine = []
+        for m, shelf in enumerate(self.shelves):
+            listings = shelf.items()
+            cols += [(m, k, lst.price, 0) for k, lst in listings if not lst.units]
+            full = [(k, lst) for k, lst in listings if lst.units]
+            cols += [(m, k, lst.price, lst.units) for k, lst in full]
+            stocked += full
+            per_machine.append(len(shelf))
+        rows = np.zeros((len(cols), len(SALES_COLUMNS)), dtype=np.int64)
+        rows[:, 0] = day
+        if cols:
+            rows[:, 1:5] = cols
+        on = np.flatnonzero(rows[:, 4])
+        if len(on):
+            ms, ks, prices, units = (rows[on, c] for c in (1, 2, 3, 4))
+            sold = demand.day_sales(self.world.hidden, ms, ks, units, prices.astype(float),
+                                    self.ref_price_f[ks], heat, attempts,
+                                    np.concatenate(draws))
+            cogs = sold * self.unit_cost[ks]
+            hit = np.flatnonzero(sold)
+            by_expiry, cost = self._expiry_cost, self.cost
+            for i, n in zip(hit.tolist(), sold[hit].tolist()):
+                k, lst = stocked[i]
+                first = lst.batches[0]
+                if first.units >= n and first.expiry > day:     # the common case
+                    first.units -= n
+                    lst.units -= n
+                    if not first.units:
+                        del lst.batches[0]
+                    by_expiry[first.expiry] -= cost[k] * n
+                    continue
+                taken = lst.take(n)          # into an expired or exhausted oldest batch
+                self.stock_out(k, taken)
+                cogs[i] = 0
+                for b in taken:
+                    if b.expiry <= day:
+                        t.expired_sold += b.units
+                        t.fines += EXPIRED_SALE_FINE * b.units
+                    else:
+                        cogs[i] += b.units * cost[k]
+            rows[on, 5], rows[on, 6], rows[on, 7] = sold, sold * prices, cogs
+            n_sold = int(sold.sum())
+            t.revenue += int(rows[on, 6].sum())
+            t.cogs += int(cogs.sum())
+            t.units_sold += n_sold
+            self.units.sold += n_sold
+            for m, n in enumerate(np.bincount(ms, weights=sold, minlength=len(self.shelves))
+                                  .astype(np.int64).tolist()):
+                self.on_shelf[m] -= n
+        self.sales.append(rows)
+        self.sales_offsets.append(np.cumsum([0] + per_machine))
+        for window, sold_in in ((7, self.sold_7d), (30, self.sold_30d)):
             # a listing is one row a day, so each (machine, product) appears once per day
-            new = self.sales[-1]
-            sold[new[:, 1], new[:, 2]] += new[:, 5]
+            sold_in[rows[:, 1], rows[:, 2]] += rows[:, 5]
             if len(self.sales) > window:
                 old = self.sales[-1 - window]
-                sold[old[:, 1], old[:, 2]] -= old[:, 5]
-        self.cash += self.today.revenue - self.today.fines
-
-    def _sell_machine(self, m: int, shelf: dict[int, Listing], draws: np.ndarray,
-                      heat: np.ndarray) -> np.ndarray:
-        """One machine's sales today: its rows (SALES_COLUMNS), empty listings first.
-
-        Revenue and cost of goods are computed for all listings at once; only listings
-        that sold touch their batches, and only one that sells into an expired or
-        exhausted oldest batch takes the batch-by-batch path (fines, exact cost)."""
-        day = self.day
-        empty = [(k, lst.price) for k, lst in shelf.items() if not lst.units]
-        stocked = [(k, lst) for k, lst in shelf.items() if lst.units]
-        rows = np.zeros((len(empty) + len(stocked), len(SALES_COLUMNS)), dtype=np.int64)
-        rows[:, 0], rows[:, 1] = day, m
-        if empty:
-            rows[:len(empty), 2:4] = empty            # empty listings sell nothing
-        if not stocked:
-            return rows
-        cols = rows[len(empty):]
-        cols[:, 2:5] = [(k, lst.price, lst.units) for k, lst in stocked]
-        ks, prices, units = cols[:, 2], cols[:, 3], cols[:, 4]
-        fill = min(1.0, units.sum() / MACHINE_CAPACITY)
-        probs = demand.choice_probabilities(self.world.hidden, m, ks, units,
-                                            prices.astype(float), self.ref_price_f[ks], fill,
-                                            heat)
-        sold = cols[:, 5] = demand.sell(draws, probs, units)
-        cols[:, 6] = sold * prices
-        cols[:, 7] = sold * self.unit_cost[ks]
-        t = self.today
-        for i in np.flatnonzero(sold).tolist():
-            k, lst = stocked[i]
-            n = int(sold[i])
-            first = lst.batches[0]
-            if first.units >= n and first.expiry > day:     # the common case
-                first.units -= n
-                lst.units -= n
-                if not first.units:
-                    del lst.batches[0]
-                self._expiry_cost[first.expiry] -= self.cost[k] * n
-                continue
-            cogs = 0
-            taken = lst.take(n)
-            self.stock_out(k, taken)
-            for b in taken:
-                if b.expiry <= day:
-                    t.expired_sold += b.units
-                    t.fines += EXPIRED_SALE_FINE * b.units
-                else:
-                    cogs += b.units * self.cost[k]
-            cols[i, 7] = cogs
-        n_sold = int(sold.sum())
-        t.revenue += int(cols[:, 6].sum())
-        t.cogs += int(cols[:, 7].sum())
-        t.units_sold += n_sold
-        self.units.sold += n_sold
-        self.on_shelf[m] -= n_sold
-        return rows
+                sold_in[old[:, 1], old[:, 2]] -= old[:, 5]
+        self.cash += t.revenue - t.fines
 
     # ------------------------------------------------------------------ valuation
     def stock_in(self, k: int, expiry: int, units: int) -> None:
