@@ -65,6 +65,36 @@ def test_sales_never_exceed_stock_and_lost_demand_vanishes():
     assert 140 <= sold[1] <= 160
 
 
+def test_one_pass_over_all_machines_sells_what_each_machine_would_alone():
+    """``day_sales`` (the day cycle's) equals ``sell`` under ``choice_probabilities``
+    machine by machine, including machines with no stock and machines with no customers."""
+    hidden = build_world().hidden
+    rng = np.random.default_rng(7)
+    heat = rng.uniform(0.7, 1.4, 1372)
+    for trial in range(40):
+        listings = rng.integers(0, 41, 20)
+        listings[rng.integers(0, 20, 3)] = 0                # some machines hold nothing
+        attempts = rng.poisson(60, 20)
+        attempts[rng.integers(0, 20)] = 0                   # one has no customers
+        ms = np.repeat(np.arange(20), listings)
+        ks = np.concatenate([rng.choice(1372, n, replace=False) for n in listings])
+        units = rng.integers(1, 30, len(ks))
+        refs = rng.uniform(200, 800, len(ks))
+        prices = refs * rng.uniform(0.5, 2.0, len(ks))
+        draws = rng.random(int(attempts.sum()))
+        got = demand.day_sales(hidden, ms, ks, units, prices, refs, heat, attempts, draws)
+        want, at, first = [], 0, 0
+        for m in range(20):
+            own = slice(first, first + listings[m])
+            fill = min(1.0, units[own].sum() / 200)
+            probs = demand.choice_probabilities(hidden, m, ks[own], units[own], prices[own],
+                                                refs[own], fill, heat)
+            want.append(demand.sell(draws[at:at + attempts[m]], probs, units[own]))
+            at, first = at + attempts[m], first + listings[m]
+        assert np.array_equal(got, np.concatenate(want)), trial
+        assert got.sum() > 0
+
+
 def test_site_multipliers():
     wx = demand.Weather(20.0, False)
     saturday, monday = day_info(dt.date(2026, 4, 11)), day_info(dt.date(2026, 4, 13))
