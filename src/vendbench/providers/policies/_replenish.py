@@ -60,6 +60,7 @@ class ReplenishmentPolicy:
         self.today = dt.date.min
         self.posted: dict[tuple[str, str], float] = {}   # prices we set, per listing
         self._claimed: dict[str, int] = {}
+        self._days: dict[str, int] = {}
 
     # -- hooks -----------------------------------------------------------------------
     def initial_assortment(self, m: MachineView) -> list[str]:
@@ -171,24 +172,26 @@ class ReplenishmentPolicy:
         room = CAPACITY - sum(r["units"] for r in shelf.values())
         slots = MAX_LISTINGS - len(shelf)
         total = 0
+        mid, claimed, posted, price_of = m.mid, self._claimed, self.posted, m.prices
         for pid, target in targets.items():
-            have = shelf.get(pid, {}).get("sellable", 0)
-            avail = books.fresh(pid, day, next_visit + 1) - self._claimed.get(pid, 0)
+            row = shelf.get(pid)
+            have = row["sellable"] if row is not None else 0
+            avail = books.fresh(pid, day, next_visit + 1) - claimed.get(pid, 0)
             qty = max(0, min(target - have, avail, room))
-            if qty and pid not in shelf:
+            if qty and row is None:
                 if slots == 0:          # the listing it replaces goes at the next visit
                     continue
                 slots -= 1
             room -= qty
             if qty:
-                restocks.append({"machine_id": m.mid, "product_id": pid, "quantity": qty})
-                self._claimed[pid] = self._claimed.get(pid, 0) + qty
+                restocks.append({"machine_id": mid, "product_id": pid, "quantity": qty})
+                claimed[pid] = claimed.get(pid, 0) + qty
                 alarm = min(alarm, books.first_expiry(pid, next_visit + 1))
                 m.listed.setdefault(pid, day)
             total += have + qty
-            if (have or qty) and self.posted.get((m.mid, pid)) != m.prices[pid]:
-                prices.append({"machine_id": m.mid, "product_id": pid, "price": m.prices[pid]})
-                self.posted[(m.mid, pid)] = m.prices[pid]
+            if (have or qty) and posted.get((mid, pid)) != price_of[pid]:
+                prices.append({"machine_id": mid, "product_id": pid, "price": price_of[pid]})
+                posted[(mid, pid)] = price_of[pid]
         m.last_visit, m.level_after_visit, m.expiry_alarm = day, total, alarm - 1
 
     def targets(self, m: MachineView, next_visit: int) -> dict[str, int]:
@@ -218,9 +221,10 @@ class ReplenishmentPolicy:
     # -- ordering ------------------------------------------------------------------------
     def order(self, call: Call) -> None:
         need: dict[str, float] = {}
+        need_of = need.get
         for m in self.machines.values():
             for pid, rate in m.rates.items():
-                need[pid] = need.get(pid, 0.0) + rate
+                need[pid] = need_of(pid, 0.0) + rate
         transit: dict[str, int] = {}
         for lines in self.books.pending.values():
             for pid, n in lines:
@@ -231,16 +235,19 @@ class ReplenishmentPolicy:
             for pid in m.planned_adds:
                 first[pid] = first.get(pid, 0) + self._initial_qty(m, pid)
         items = []
+        catalog, ceil, sqrt = self.books.catalog, math.ceil, math.sqrt
+        horizon = LEAD + 1 + 4
         for pid, rate in need.items():
-            sku = self.books.catalog[pid]
-            horizon = LEAD + 1 + 4
-            target = math.ceil(rate * horizon + 1.5 * math.sqrt(rate * horizon))
-            target = max(target, first.get(pid, 0))
-            if sku.life <= 30:
-                target = min(target, max(first.get(pid, 0), math.ceil(rate * 14)))
-            position = good.get(pid, 0) + transit.get(pid, 0)
-            if target - position >= max(3, 0.25 * target):
-                items.append({"product_id": pid, "quantity": int(target - position)})
+            expected = rate * horizon
+            target = ceil(expected + 1.5 * sqrt(expected))
+            initial = first.get(pid, 0)
+            if initial > target:
+                target = initial
+            if catalog[pid].life <= 30:
+                target = min(target, max(initial, ceil(rate * 14)))
+            short = target - good.get(pid, 0) - transit.get(pid, 0)
+            if short >= 3 and short >= 0.25 * target:
+                items.append({"product_id": pid, "quantity": int(short)})
         for m in self.machines.values():
             m.planned_adds = []
         # spend what the cash allows, keeping a reserve for fees; fastest sellers first
@@ -267,4 +274,8 @@ class ReplenishmentPolicy:
         return max(MIN_DEPTH + 1, math.ceil(m.rates.get(pid, 0.0) * MAX_CYCLE))
 
     def _day_of(self, iso: str) -> int:
-        return self.day + (dt.date.fromisoformat(iso) - self.today).days
+        """The simulated day of a date the tools reported (memoised: dates repeat)."""
+        day = self._days.get(iso)
+        if day is None:
+            day = self._days[iso] = self.day + (dt.date.fromisoformat(iso) - self.today).days
+        return day
