@@ -99,12 +99,15 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
 
 
 def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
-    shelf = biz.shelves[m]
-    fresh = sum(b.units for b in biz.warehouse.get(k, []) if b.expiry > biz.day)
+    shelf, day = biz.shelves[m], biz.day
+    fresh = 0
+    for b in biz.warehouse.get(k, ()):
+        if b.expiry > day:
+            fresh += b.units
     if quantity > fresh:
         raise ToolError(f"only {fresh} unexpired units of {biz.world.products[k].id} "
                         "in the warehouse")
-    free = MACHINE_CAPACITY - biz.shelf_units(m)
+    free = MACHINE_CAPACITY - biz.on_shelf[m]
     if quantity > free:
         raise ToolError(f"{biz.world.machines[m].id} has room for {free} more units "
                         f"(capacity {MACHINE_CAPACITY})")

@@ -92,19 +92,22 @@ def orders(biz: Business, args: s.OrdersArgs, _: Resolver) -> dict:
 def search_catalog(biz: Business, args: s.CatalogArgs, _: Resolver) -> dict:
     words = (args.query or "").lower().split()
     limit = None if args.max_unit_cost is None else round(args.max_unit_cost * 100)
-    rows = []
+    found = []
     for p in biz.world.products:
         if args.subcategory and p.subcategory != args.subcategory:
             continue
         if limit is not None and p.unit_cost > limit:
             continue
-        hay = f"{p.id} {p.name} {p.subcategory}".lower()
-        if any(w not in hay for w in words):
-            continue
-        rows.append({"product_id": p.id, "name": p.name, "subcategory": p.subcategory,
-                     "unit_cost": fen(p.unit_cost), "ref_price": fen(p.ref_price),
-                     "shelf_life_days": p.shelf_life})
-    return paginate(rows, args.page, args.page_size)
+        if words:
+            hay = f"{p.id} {p.name} {p.subcategory}".lower()
+            if any(w not in hay for w in words):
+                continue
+        found.append(p)
+    out = paginate(found, args.page, args.page_size)      # rows are built for one page only
+    out["rows"] = [{"product_id": p.id, "name": p.name, "subcategory": p.subcategory,
+                    "unit_cost": fen(p.unit_cost), "ref_price": fen(p.ref_price),
+                    "shelf_life_days": p.shelf_life} for p in out["rows"]]
+    return out
 
 
 def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict:

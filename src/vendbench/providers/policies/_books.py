@@ -119,14 +119,15 @@ class Books:
         return out
 
 
-_SENT = ("machine_id", "product_id", "quantity", "price")   # our own notes stay with us
+_SENT = frozenset({"machine_id", "product_id", "quantity", "price"})  # our notes stay ours
 
 
 def batched(call: Call, tool: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Send ``items`` in calls of at most 100; return the items that were accepted."""
     accepted = []
     for i in range(0, len(items), 100):
-        out = call(tool, {"items": [{k: v for k, v in it.items() if k in _SENT}
+        out = call(tool, {"items": [it if it.keys() <= _SENT else
+                                    {k: v for k, v in it.items() if k in _SENT}
                                     for it in items[i:i + 100]]})
         accepted.extend(items[i + a["index"]] for a in out.get("accepted", []))
     return accepted
