@@ -16,16 +16,22 @@ from ._protocol import Environment
 SCENARIOS = ("autovend",)
 
 
-def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
-    """Create a fresh environment of ``scenario`` (keyword arguments go to its constructor)."""
+def scenario_class(scenario: str) -> type:
+    """The environment class of ``scenario``; its package is imported on first use."""
     if scenario == "autovend":
         from .autovend import AutoVendEnv
 
-        try:
-            return AutoVendEnv(**kwargs)
-        except TypeError as exc:
-            raise ConfigError(f"autovend: {exc}") from None
+        return AutoVendEnv
     raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
+
+
+def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
+    """Create a fresh environment of ``scenario`` (keyword arguments go to its constructor)."""
+    cls = scenario_class(scenario)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"{scenario}: {exc}") from None
 
 
 def trial_metrics(scenario: str, days: list[dict[str, Any]], sales: list[dict[str, Any]],
@@ -48,4 +54,5 @@ def metric_directions(scenario: str) -> dict[str, str]:
     raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
 
 
-__all__ = ["Environment", "SCENARIOS", "make", "metric_directions", "trial_metrics"]
+__all__ = ["Environment", "SCENARIOS", "make", "metric_directions", "scenario_class",
+           "trial_metrics"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Protocol
 
-from ...environment import Environment, make
+from ...environment import Environment, make, scenario_class
 
 
 class InProcessPolicy(Protocol):
@@ -61,6 +61,7 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
     kwargs: dict[str, Any] = {"seed": seed, "days": days}
     if world_seed is not None:
         kwargs["world_seed"] = world_seed
+    scenario_class(scenario)    # importing the simulator's modules is not the episode's time
     start = time.perf_counter()
     env = make(scenario, **kwargs)
     policy = make_policy(policy_name, env)
