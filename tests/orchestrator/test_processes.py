@@ -3,6 +3,8 @@ parent's one writer, interruption, and a worker that dies."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import re
@@ -196,3 +198,34 @@ def test_processes_flag_errors_are_plain(llm, tmp_path):
     assert not (tmp_path / "r.duckdb").exists()          # refused before anything ran
     rc, out, err = finish(vendbench("run", "--models", "openai/fake", "--processes", "0"))
     assert rc == 2 and "--processes" in err
+
+
+def test_a_worker_that_does_not_answer_a_cancel_is_recorded_by_the_scheduler(
+        llm, tmp_path, monkeypatch):
+    from vendbench.orchestrator import _shards, execute
+
+    monkeypatch.setattr(_shards, "CANCEL_GRACE_S", 1.0)
+    llm.latency = 0.02
+    db = str(tmp_path / "r.duckdb")
+    config = build_config({"days": 60, "seeds": [1, 2, 3, 4], "processes": 2,
+                           "budget_usd": "1", "retry_backoff_s": 0.01, "models": [model(llm)]})
+
+    async def interrupt_with_one_worker_frozen() -> int:
+        task = asyncio.create_task(execute(config, db))
+        while llm.served < 12:
+            await asyncio.sleep(0.02)
+        frozen = _workers_of(os.getpid())[0]
+        os.kill(frozen, signal.SIGSTOP)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return frozen
+
+    frozen = asyncio.run(interrupt_with_one_worker_frozen())
+    with contextlib.suppress(ProcessLookupError):        # killed by the scheduler already
+        os.kill(frozen, signal.SIGKILL)
+    rows = query(db, "SELECT status, reason FROM trials")
+    assert [s for s, _ in rows] == ["interrupted"] * 4       # none left "running"
+    unanswered = [r for _, r in rows if "did not answer" in r]
+    assert len(unanswered) == 2                             # the frozen worker's two
+    assert query(db, "SELECT status FROM runs")[0][0] == "interrupted"

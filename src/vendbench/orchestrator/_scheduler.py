@@ -181,7 +181,8 @@ class Scheduler:
         workers = None
         if processes and any(not s.model.in_process for s in specs):
             workers = await Workers.start(processes, self.config, self.prices, writer,
-                                          self.on_event)
+                                          self.on_event,
+                                          lambda out, started: self._record(writer, out, started))
             self._limits.clear()     # the workers own the provider limits (and their history)
             self.on_event("workers_started", {"processes": processes})
         try:

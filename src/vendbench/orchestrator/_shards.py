@@ -25,6 +25,7 @@ A worker that dies takes only its running trials with it: they are recorded ``er
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import os
 import sys
@@ -114,6 +115,8 @@ class WorkerDied(Exception):
 class _Running:
     spec: TrialSpec
     outcome: TrialOutcome          # kept up to date by the worker's progress messages
+    started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc)
+                                 .replace(tzinfo=None))
     done: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop()
                                  .create_future())
 
@@ -122,9 +125,10 @@ class Worker:
     """One worker process, seen from the scheduler."""
 
     def __init__(self, index: int, proc: asyncio.subprocess.Process, link: Link,
-                 writer: Any, on_event: Callable[[str, dict[str, Any]], None]) -> None:
+                 writer: Any, on_event: Callable[[str, dict[str, Any]], None],
+                 record: Callable[[TrialOutcome, dt.datetime], None]) -> None:
         self.index, self.proc, self.link = index, proc, link
-        self.writer, self.on_event = writer, on_event
+        self.writer, self.on_event, self.record = writer, on_event, record
         self.running: dict[str, _Running] = {}
         self.events: list[LimitEvent] = []
         self.closed = asyncio.get_running_loop().create_future()
@@ -157,6 +161,13 @@ class Worker:
                         await asyncio.wait_for(asyncio.shield(entry.done), CANCEL_GRACE_S)
                     except (LinkClosed, asyncio.TimeoutError, WorkerDied):
                         pass
+                if not entry.done.done() or entry.done.exception() is not None:
+                    # the worker never said how the trial ended: record it here
+                    out = entry.outcome
+                    out.status = "interrupted"
+                    out.reason = ("the run was interrupted (Ctrl-C or SIGTERM); its worker "
+                                  "process did not answer")
+                    self.record(out, entry.started)
                 raise
         finally:
             self.running.pop(spec.trial_id, None)
@@ -169,6 +180,7 @@ class Worker:
             pass
         except Exception:                       # a bug of ours: fail the trials, loudly
             log.exception("worker %d: bad message", self.index + 1)
+            self.proc.kill()
         code = await self.proc.wait()
         why = f"worker process {self.index + 1} exited unexpectedly (exit code {code})"
         for entry in list(self.running.values()):
@@ -248,7 +260,10 @@ class Workers:
 
     @classmethod
     async def start(cls, n: int, config: RunConfig, prices: dict[str, Price | None],
-                    writer: Any, on_event: Callable[[str, dict[str, Any]], None]) -> Workers:
+                    writer: Any, on_event: Callable[[str, dict[str, Any]], None],
+                    record: Callable[[TrialOutcome, dt.datetime], None]) -> Workers:
+        """Start ``n`` workers and wait until each is ready. ``record`` writes the trial
+        row of a trial whose worker could not (it died, or did not answer a cancel)."""
         links: list[tuple[asyncio.subprocess.Process, Link]] = []
         workers = []
         for i in range(n):
@@ -273,7 +288,7 @@ class Workers:
                 raise ConfigError(f"worker process {i + 1} could not start (exit code "
                                   f"{code}; its error is printed above)") from None
             assert message == ("ready",), message
-            workers.append(Worker(i, proc, link, writer, on_event))
+            workers.append(Worker(i, proc, link, writer, on_event, record))
         return cls(workers)
 
     def pick(self, model: ModelConfig) -> Worker:

@@ -160,7 +160,7 @@ class Business:
         self.status = "running"
         self.days_below_zero = 0
         self.warehouse: dict[int, list[Batch]] = {}
-        self.wh_units = 0              # units in the warehouse (expired included), kept by every move
+        self.wh_units = 0     # warehouse units (expired ones too), kept by every move
         self._expiry_cost: dict[int, int] = {}   # cost of units in stock, by expiry day
         self.shelves: list[dict[int, Listing]] = [{} for _ in world.machines]
         self.orders: list[Order] = []
