@@ -21,7 +21,7 @@ from vendbench.orchestrator import build_config
 from vendbench.orchestrator._shards import plan_processes, shard_config
 
 from ..fakellm import Reply
-from .conftest import model, query, run
+from .conftest import CANARY, model, query, run
 from .test_cli_run import finish, llm_args, vendbench
 
 
@@ -229,3 +229,20 @@ def test_a_worker_that_does_not_answer_a_cancel_is_recorded_by_the_scheduler(
     unanswered = [r for _, r in rows if "did not answer" in r]
     assert len(unanswered) == 2                             # the frozen worker's two
     assert query(db, "SELECT status FROM runs")[0][0] == "interrupted"
+
+
+def test_no_secret_leaves_a_worker_process(llm, tmp_path):
+    """A provider that echoes the key back, seen from a worker: the key reaches neither
+    the database nor anything the scheduler or its workers print."""
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("500", times=2, echo_auth=True)
+    llm.inject("401", echo_auth=True)
+    rc, out, err = finish(vendbench("-v", "run", "--models", "openai/fake", *llm_args(llm),
+                                    "--seeds", "1", "2", "--days", "2", "--processes", "2",
+                                    "--db", db))
+    assert rc == 3, err                                  # one trial: a provider error
+    assert CANARY in llm.headers[0]["Authorization"]     # the key really was sent…
+    assert CANARY not in out and CANARY not in err       # …and never printed
+    reasons = [r for r, in query(db, "SELECT reason FROM trials WHERE status = 'error'")]
+    assert len(reasons) == 1 and "injected 401" in reasons[0] and "***" in reasons[0]
+    assert CANARY.encode() not in Path(db).read_bytes()
