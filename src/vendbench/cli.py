@@ -44,6 +44,10 @@ A model without a known price does not run unless you give --price (or pass
 Every exchange is written to the DuckDB file before the next request is sent. Ctrl-C
 marks running trials 'interrupted'; finish the run later with --resume RUN_ID.
 
+With many LLM trials in flight (32+), they run in worker processes (--processes): one
+event loop tops out near 100 exchanges/s. The budget pool and the results file stay with
+the scheduler; with --total-budget, workers need a per-trial --budget too.
+
 examples:
   vendbench run --models openai/gpt-4.1-mini --seeds 1 2 3 --days 30 --budget 1
   vendbench run --models openai/my-model --api-base http://127.0.0.1:8000/v1 \\
@@ -138,8 +142,9 @@ def _run_parser(sub: Any) -> None:
     run.add_argument("--workers", type=_positive, metavar="W",
                      help="trials in flight at most (default 8)")
     run.add_argument("--processes", type=_positive, metavar="P",
-                     help="processes running the LLM trials (default: one per core when "
-                          "16+ LLM trials are in flight, else 1); budgets stay exact")
+                     help="processes running the LLM trials (default: one more than the "
+                          "cores, at most one per 16 LLM trials in flight); budgets stay "
+                          "exact")
     run.add_argument("--budget", type=_usd, metavar="USD", help="USD budget per trial")
     run.add_argument("--total-budget", type=_usd, metavar="USD",
                      help="USD budget for the whole run: one pool all trials draw from")

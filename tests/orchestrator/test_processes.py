@@ -71,17 +71,24 @@ def test_worker_processes_give_the_results_of_one_process(llm, tmp_path):
     assert one["rows"]["exchanges"] > 0
 
 
-def test_processes_are_planned_and_limits_split_exactly():
+def test_processes_are_planned_and_limits_split_exactly(monkeypatch):
     def config(**extra):
-        base = {"seeds": list(range(1, 21)), "workers": 20,
+        base = {"seeds": list(range(1, 41)), "workers": 40,
                 "models": [{"id": "openai/x", "max_concurrency": 16, "rpm": 7, "tpm": 1001}]}
         return build_config({**base, **extra})
 
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert plan_processes(config()) == 2                 # automatic: 16+ trials per worker…
+    assert plan_processes(config(seeds=list(range(1, 201)), workers=200,
+                                 models=[{"id": "openai/x", "max_concurrency": 64}])) == 8
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert plan_processes(config(seeds=list(range(1, 201)), workers=200,
+                                 models=[{"id": "openai/x", "max_concurrency": 64}])) == 3
+    assert plan_processes(config(workers=31)) == 0       # …else one process
+    assert plan_processes(config(seeds=[1], workers=40)) == 0
     assert plan_processes(config(processes=3)) == 3
     assert plan_processes(config(processes=1)) == 0
-    assert plan_processes(config(workers=8)) == 0                 # too few in flight: auto 1
-    assert plan_processes(config(seeds=[1], workers=20)) == 0
-    assert plan_processes(build_config({"seeds": list(range(1, 30)), "workers": 30, "models": [
+    assert plan_processes(build_config({"seeds": list(range(1, 60)), "workers": 60, "models": [
         {"id": "baseline/oracle"}]})) == 0                         # no LLM trials
     cfg = config()
     for n in (2, 3, 5):

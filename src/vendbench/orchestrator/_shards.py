@@ -43,7 +43,7 @@ from ._trial import TrialOutcome, TrialSpec
 
 log = logging.getLogger(__name__)
 
-AUTO_MIN_TRIALS = 16      # fewer LLM trials in flight than this: one process is enough
+AUTO_MIN_TRIALS = 16      # LLM trials in flight per worker at least (a worker costs ~360 MB)
 AUTO_MAX_PROCESSES = 8
 CANCEL_GRACE_S = 15.0     # how long a cancelled trial may take to record itself
 
@@ -51,20 +51,17 @@ CANCEL_GRACE_S = 15.0     # how long a cancelled trial may take to record itself
 def plan_processes(config: RunConfig) -> int:
     """How many worker processes run the LLM trials (0: they run in this process).
 
-    ``processes`` None is automatic: one more than the cores when at least 16 LLM trials
-    can be in flight and the run allows it (a worker's loop is latency-bound before it
-    is CPU-bound: with 100 trials at 1 s latency on 2 cores, 2 workers kept 86–87 % of
-    the ideal rate and 3 kept 86–91 %). An explicit figure that the run cannot honour is an
+    ``processes`` None is automatic: one more than the cores (a worker's loop is
+    latency-bound before it is CPU-bound: with 100 trials at 1 s latency on 2 cores, 2
+    workers kept 86–87 % of the ideal rate and 3 kept 86–91 %), but no more than one per
+    16 LLM trials in flight (each worker holds its own litellm and tokenizer, ~360 MB),
+    and only if the run allows it. An explicit figure that the run cannot honour is an
     error that says why.
     """
     llm = [m for m in config.models if not m.in_process]
-    trials = len(llm) * len(config.seeds) * config.repeats
-    if config.processes is not None:
-        wanted = config.processes
-    elif min(trials, config.workers) >= AUTO_MIN_TRIALS:
-        wanted = min((os.cpu_count() or 1) + 1, AUTO_MAX_PROCESSES)
-    else:
-        wanted = 1
+    in_flight = min(len(llm) * len(config.seeds) * config.repeats, config.workers)
+    wanted = config.processes if config.processes is not None else \
+        min((os.cpu_count() or 1) + 1, AUTO_MAX_PROCESSES, in_flight // AUTO_MIN_TRIALS)
     if wanted <= 1 or not llm:
         return 0
     problems = []
