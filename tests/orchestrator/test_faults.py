@@ -139,3 +139,32 @@ def test_wall_clock_timeout_ends_the_trial_with_that_status(llm, tmp_path):
     assert by_model["baseline/oracle"]["status"] in ("completed", "timeout")
     status = query(db, "SELECT status, reason FROM trials WHERE model = 'openai/fake-model'")
     assert status[0][0] == "timeout" and "1 s" in status[0][1]
+
+
+def test_a_request_interrupted_in_flight_is_logged_and_charged_in_full(llm, tmp_path):
+    """Ctrl-C while the provider holds a request: it may be billed, so it is logged as an
+    attempt of unknown outcome and charged its reservation; the trial's cost includes it."""
+    import asyncio
+
+    from vendbench.orchestrator import build_config, execute
+
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("hang", seconds=3)
+    config = build_config({"days": 2, "seeds": [1], "models": [model(llm)]})
+
+    async def interrupt_when_sent() -> None:
+        task = asyncio.create_task(execute(config, db))
+        while llm.in_flight == 0:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(interrupt_when_sent())
+    (attempt, status, cost, reserved), = statuses(db)
+    assert status == "unknown" and cost == reserved > 0
+    error, = query(db, "SELECT error FROM exchanges")[0]
+    assert "interrupted" in error
+    assert query(db, "SELECT status, cost_usd FROM trials") == [("interrupted", cost)]

@@ -11,6 +11,7 @@ than a Retry-After; 400/401/403/404 are never retried.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -105,12 +106,24 @@ class ModelClient:
                        ) -> Completion:
         reserved = self.reservation(counted_input, request.max_tokens)
         hold = budget.reserve(reserved)            # BudgetExceeded: not sent
-        start, sent_at = time.perf_counter(), time.time()
+        start, sent_at, sent = time.perf_counter(), time.time(), False
         try:
             async with self.limit.slot():
                 await self.rates.acquire(counted_input + request.max_tokens)
-                start, sent_at = time.perf_counter(), time.time()
+                start, sent_at, sent = time.perf_counter(), time.time(), True
                 completion = await self.provider.complete(request)
+        except asyncio.CancelledError:
+            if not sent:                           # interrupted before it left: no cost
+                hold.release()
+                raise
+            # interrupted while the provider had it: it may be billed, so it is charged in
+            # full and logged like any other attempt whose outcome is unknown
+            hold.charge_in_full()
+            failure = Failure(RetryKind.UNKNOWN, "interrupted (Ctrl-C or SIGTERM) before the "
+                              "reply arrived; charged its full reservation")
+            await on_attempt(Attempt(number, None, failure, reserved if self.price else None,
+                                     reserved, (time.perf_counter() - start) * 1000, sent_at))
+            raise
         except Exception as exc:
             latency = (time.perf_counter() - start) * 1000
             failure = self.provider.classify(exc)
