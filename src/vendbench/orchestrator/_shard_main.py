@@ -81,7 +81,7 @@ async def _stdio_link() -> Link:
 async def serve(link: Link) -> None:
     from ._scheduler import Scheduler
 
-    kind, config, prices, index, n = await link.recv()
+    kind, config, prices, _index, _count = await link.recv()
     assert kind == "init", kind
     scheduler = Scheduler(config, prices=prices)
     scheduler.warm_up()
