@@ -208,7 +208,8 @@ class Scheduler:
                                        reason="not started: the run's total budget could not "
                                               "cover this trial's budget")
                     out.priced = self.prices.get(spec.model.id) is not None
-                    self._record_unstarted(writer, out)
+                    self._record(writer, out,
+                                 dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
                     outcomes.append(out)
                     self.on_event("trial_finished", {"outcome": out})
                     return
@@ -261,9 +262,6 @@ class Scheduler:
             return out
         charge(budget, out.cost)
         return out
-
-    def _record_unstarted(self, writer: ResultsWriter, out: TrialOutcome) -> None:
-        self._record(writer, out, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
 
     def _record(self, writer: ResultsWriter, out: TrialOutcome, started: dt.datetime) -> None:
         """The trial row of a trial that did not record itself."""

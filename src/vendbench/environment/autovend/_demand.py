@@ -175,15 +175,15 @@ def day_sales(
     return np.minimum(chosen, units)
 
 
-def customer_draws(seed: int, day: int, attempts: np.ndarray) -> list[np.ndarray]:
-    """One uniform "taste" draw per purchase attempt, per machine, for ``day``.
+def customer_draws(seed: int, day: int, attempts: np.ndarray) -> np.ndarray:
+    """One uniform "taste" draw per purchase attempt for ``day``: machine 0's customers
+    first, then machine 1's, and so on (``attempts`` per machine).
 
     Drawn from a stream keyed by (seed, day) in machine order, and the attempts are
     policy-independent, so a machine's customers are the same under every policy; only
     what they choose depends on the listings they find.
     """
-    u = stream(seed, _CHOICE, day).random(int(attempts.sum()))
-    return np.split(u, np.cumsum(attempts)[:-1])
+    return stream(seed, _CHOICE, day).random(int(attempts.sum()))
 
 
 def sell(draws: np.ndarray, probs: np.ndarray, units: np.ndarray) -> np.ndarray:

@@ -284,8 +284,7 @@ class Business:
         if len(on):
             ms, ks, prices, units = (rows[on, c] for c in (1, 2, 3, 4))
             sold = demand.day_sales(self.world.hidden, ms, ks, units, prices.astype(float),
-                                    self.ref_price_f[ks], heat, attempts,
-                                    np.concatenate(draws))
+                                    self.ref_price_f[ks], heat, attempts, draws)
             cogs = sold * self.unit_cost[ks]
             hit = np.flatnonzero(sold)
             by_expiry, cost = self._expiry_cost, self.cost
