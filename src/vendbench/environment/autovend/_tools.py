@@ -61,12 +61,13 @@ def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
     accepted, rejected = [], []
     context: dict[str, Any] = {}      # shared by the items of one call (the purchase order)
     try:                              # all at once when all are well-formed (the usual case)
-        valid: list[Any] = _list_adapter(tool.item).validate_python(items)
+        checked: list[Any] | None = _list_adapter(tool.item).validate_python(items)
     except ValidationError:
-        valid = items
-    for index, raw_item in enumerate(valid):
+        checked = None                # one by one, so that each bad item gets its reason
+    for index, raw_item in enumerate(items):
         try:
-            item = raw_item if valid is not items else tool.item.model_validate(raw_item)
+            item = checked[index] if checked is not None else \
+                tool.item.model_validate(raw_item)
             result = tool.op(biz, ids, item, context)
         except ValidationError as exc:
             rejected.append({"index": index, "reason": describe_errors(exc, f"items[{index}].")})
