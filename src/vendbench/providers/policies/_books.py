@@ -61,21 +61,13 @@ class Books:
 
     def fresh(self, pid: str, day: int, good_until: int = 0) -> int:
         """Unexpired units that will still be good on day ``max(day, good_until)``."""
-        last = max(day, good_until)
-        n = 0
-        for e, u in self.warehouse.get(pid, ()):
-            if e > last:
-                n += u
-        return n
+        return _good_after(self.warehouse.get(pid, ()), max(day, good_until))
 
     def fresh_all(self, last: int) -> dict[str, int]:
         """Units per product that will still be good on day ``last``."""
         out = {}
         for pid, batches in self.warehouse.items():
-            n = 0
-            for e, u in batches:
-                if e > last:
-                    n += u
+            n = _good_after(batches, last)
             if n:
                 out[pid] = n
         return out
@@ -117,6 +109,15 @@ class Books:
             if n:
                 out[pid] = n
         return out
+
+
+def _good_after(batches: Any, last: int) -> int:
+    """Units of ``batches`` ([expiry, units] pairs) still good after day ``last``."""
+    n = 0
+    for expiry, units in batches:
+        if expiry > last:
+            n += units
+    return n
 
 
 _SENT = frozenset({"machine_id", "product_id", "quantity", "price"})  # our notes stay ours

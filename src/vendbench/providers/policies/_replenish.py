@@ -60,7 +60,7 @@ class ReplenishmentPolicy:
         self.today = dt.date.min
         self.posted: dict[tuple[str, str], float] = {}   # prices we set, per listing
         self._claimed: dict[str, int] = {}
-        self._days: dict[str, int] = {}
+        self._days: dict[str, int] = {}                  # reported dates as day numbers
 
     # -- hooks -----------------------------------------------------------------------
     def initial_assortment(self, m: MachineView) -> list[str]:
