@@ -130,3 +130,14 @@ def test_trial_budgets_are_earmarked_from_the_pool(llm, tmp_path):
     # a trial is refused only when the pool cannot cover its budget and nothing running
     # would give money back: the pool was used up to within one trial budget
     assert spent > D("0.05") - D("0.01")
+
+
+def test_charge_records_spend_settled_elsewhere_and_is_checked():
+    pool = Budget("run", D("1"))
+    trial = pool.earmark("trial", D("0.4"))
+    trial.charge(D("0.25"))
+    assert trial.spent == pool.spent == D("0.25") and trial.reserved == pool.reserved == 0
+    with pytest.raises(BudgetExceeded):
+        trial.charge(D("0.2"))                  # more than is left of the earmark
+    trial.charge(D("0"))
+    assert pool.spent == D("0.25")

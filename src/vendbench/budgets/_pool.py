@@ -93,6 +93,12 @@ class Budget:
             node.reserved += amount
         return Reservation(self, chain, amount)
 
+    def charge(self, amount: Decimal) -> None:
+        """Record spend reserved and settled elsewhere against this budget (a trial run in
+        a worker process, within its earmark); checked like any reservation."""
+        if amount:
+            self.reserve(amount).settle(amount)
+
     def earmark(self, scope: str, amount: Decimal | None) -> Budget:
         """Open a child budget. With an amount and a limited pool, that much is promised
         to the child now, or BudgetExceeded is raised."""

@@ -27,7 +27,7 @@ from ..errors import ConfigError, ResultsError
 from ..providers import AdaptiveLimit, LimitEvent, ModelClient, RateLimits, make_provider
 from ..results import ResultsWriter, Store, dumps
 from ._config import ModelConfig, RunConfig
-from ._shards import WorkerDied, Workers, charge, plan_processes
+from ._shards import WorkerDied, Workers, plan_processes
 from ._tokens import TokenCounter
 from ._trial import NUDGE, TrialContext, TrialOutcome, TrialSpec, run_trial
 
@@ -256,11 +256,11 @@ class Scheduler:
             # its last requests' outcomes are unknown: the whole earmark counts as spent
             out = exc.outcome or TrialOutcome(spec, priced=priced)
             out.status, out.reason = "error", str(exc)
-            charge(budget, budget.limit - budget.spent if budget.limit is not None
-                   else out.cost)
+            budget.charge(budget.limit - budget.spent if budget.limit is not None
+                          else out.cost)
             self._record(writer, out, started)
             return out
-        charge(budget, out.cost)
+        budget.charge(out.cost)
         return out
 
     def _record(self, writer: ResultsWriter, out: TrialOutcome, started: dt.datetime) -> None:

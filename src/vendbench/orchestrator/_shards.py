@@ -31,7 +31,6 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from ..budgets import Budget, Price
@@ -298,9 +297,3 @@ class Workers:
 
     async def close(self) -> None:
         await asyncio.gather(*(w.close() for w in self.workers), return_exceptions=True)
-
-
-def charge(budget: Budget, cost: Decimal) -> None:
-    """Record in the parent what a worker spent of a trial's budget (within its limit)."""
-    if cost:
-        budget.reserve(cost).settle(cost)
