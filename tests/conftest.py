@@ -70,6 +70,16 @@ class Ledger:
         # the figures the day cycle keeps without a scan agree with a recount
         wh_units, expiring, value = biz._stock_pass()
         assert biz.wh_units == wh_units == census["warehouse"]
+        wh = {"units": 0, "value": 0, "soon": 0, "expired": 0}
+        for k, batches in biz.warehouse.items():
+            for b in batches:
+                wh["units"] += b.units
+                if b.expiry <= biz.day:
+                    wh["expired"] += b.units
+                else:
+                    wh["value"] += b.units * biz.cost[k]
+                    wh["soon"] += b.units if b.expiry <= biz.day + 7 else 0
+        assert biz.warehouse_summary() == tuple(wh.values())
         by_expiry = biz._expiry_cost
         assert by_expiry.get(biz.day, 0) == expiring
         assert sum(c for e, c in by_expiry.items() if e > biz.day) == value

@@ -90,7 +90,7 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
     # expired units were written off the day they expired; unexpired ones are wasted now
     waste = sum(biz.cost[k] * b.units for b in taken if b.expiry > biz.day)
     batches.sort(key=batch_order)
-    biz.wh_units -= quantity
+    biz.out_of_warehouse(k, taken)
     biz.stock_out(k, taken)
     biz.today.waste += waste
     biz.units.discarded += quantity
@@ -120,7 +120,7 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     if new:
         listing = shelf[k] = Listing(price=int(biz.ref_price[k]), listed_day=biz.day)
     listing.put(taken)
-    biz.wh_units -= quantity
+    biz.out_of_warehouse(k, taken)
     biz.on_shelf[m] += quantity
     biz.visited.add(m)
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,
@@ -135,7 +135,7 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
                         f"{biz.world.products[k].id}")
     taken = listing.take(quantity)
     put_back(biz.warehouse.setdefault(k, []), taken)
-    biz.wh_units += quantity
+    biz.into_warehouse(k, taken)
     biz.on_shelf[m] -= quantity
     biz.visited.add(m)
     return {"removed": quantity, "expired_removed": sum(b.units for b in taken
@@ -153,7 +153,7 @@ def delist(biz: Business, m: int, k: int) -> dict:
     if fresh:
         put_back(biz.warehouse.setdefault(k, []), [Batch(b.expiry, b.arrived, b.units)
                                                    for b in fresh])
-        biz.wh_units += sum(b.units for b in fresh)
+        biz.into_warehouse(k, fresh)
     biz.stock_out(k, stale)
     biz.units.written_off += expired
     biz.on_shelf[m] -= listing.units

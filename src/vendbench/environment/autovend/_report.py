@@ -37,15 +37,7 @@ def daily_report(biz: Business) -> str:
         _pnl_line("Yesterday", yesterday),
         _pnl_line("Last 7 days", biz.history[-7:]),
     ]
-    wh_units = wh_value = soon = expired = 0
-    for k, batches in biz.warehouse.items():
-        for b in batches:
-            wh_units += b.units
-            if b.expiry <= day:
-                expired += b.units
-            else:
-                wh_value += b.units * biz.cost[k]
-                soon += b.units if b.expiry <= day + 7 else 0
+    wh_units, wh_value, soon, expired = biz.warehouse_summary()
     lines.append(f"Warehouse: {wh_units} units worth {fen(wh_value):,.2f}; {soon} expire within "
                  f"7 days; {expired} expired (discard them to stop paying rent)")
     transit = [o for o in biz.orders if o.arrived is None]

@@ -161,6 +161,7 @@ class Business:
         self.days_below_zero = 0
         self.warehouse: dict[int, list[Batch]] = {}
         self.wh_units = 0     # warehouse units (expired ones too), kept by every move
+        self._wh_expiry: dict[int, list[int]] = {}   # warehouse [units, cost] by expiry day
         self._expiry_cost: dict[int, int] = {}   # cost of units in stock, by expiry day
         self.shelves: list[dict[int, Listing]] = [{} for _ in world.machines]
         self.orders: list[Order] = []
@@ -224,8 +225,9 @@ class Business:
                 order.arrived = self.day
                 for k, n in order.items:
                     expiry = self.day + self.world.products[k].shelf_life
-                    put_back(self.warehouse.setdefault(k, []), [Batch(expiry, self.day, n)])
-                    self.wh_units += n
+                    batch = [Batch(expiry, self.day, n)]
+                    put_back(self.warehouse.setdefault(k, []), batch)
+                    self.into_warehouse(k, batch)
                     self.stock_in(k, expiry, n)
         while self._first_open_order < len(self.orders) and \
                 self.orders[self._first_open_order].arrived is not None:
@@ -330,6 +332,37 @@ class Business:
     def stock_in(self, k: int, expiry: int, units: int) -> None:
         """Units of product ``k`` entered stock (they arrived)."""
         self._expiry_cost[expiry] = self._expiry_cost.get(expiry, 0) + self.cost[k] * units
+
+    def into_warehouse(self, k: int, batches: list[Batch]) -> None:
+        """Units of product ``k`` entered the warehouse (arrived, or came off a shelf)."""
+        self._warehouse_move(k, batches, 1)
+
+    def out_of_warehouse(self, k: int, batches: list[Batch]) -> None:
+        """Units of product ``k`` left the warehouse (restocked or discarded)."""
+        self._warehouse_move(k, batches, -1)
+
+    def _warehouse_move(self, k: int, batches: list[Batch], sign: int) -> None:
+        by_expiry, c = self._wh_expiry, self.cost[k]
+        for b in batches:
+            units_cost = by_expiry.get(b.expiry)
+            if units_cost is None:
+                units_cost = by_expiry[b.expiry] = [0, 0]
+            units_cost[0] += sign * b.units
+            units_cost[1] += sign * b.units * c
+            self.wh_units += sign * b.units
+
+    def warehouse_summary(self) -> tuple[int, int, int, int]:
+        """(units, cost of unexpired units, units expiring within 7 days, expired units)."""
+        day = self.day
+        value = soon = expired = 0
+        for expiry, (units, cost) in self._wh_expiry.items():
+            if expiry <= day:
+                expired += units
+            else:
+                value += cost
+                if expiry <= day + 7:
+                    soon += units
+        return self.wh_units, value, soon, expired
 
     def stock_out(self, k: int, batches: list[Batch]) -> None:
         """Units of product ``k`` left stock (sold, discarded or written off)."""
