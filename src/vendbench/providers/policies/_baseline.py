@@ -64,8 +64,11 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         return self._ranks[key]
 
     def prior_rate(self, m: MachineView, pid: str) -> float:
-        known = [r for p, r in m.rates.items() if p in m.listed]
-        return 0.7 * statistics.median(known) if known else 1.2
+        known = sorted([r for p, r in m.rates.items() if p in m.listed])
+        if not known:
+            return 1.2
+        mid = len(known) // 2          # the median, as statistics.median computes it
+        return 0.7 * (known[mid] if len(known) % 2 else (known[mid - 1] + known[mid]) / 2)
 
     # -- learning at a visit -------------------------------------------------------------
     def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
@@ -128,14 +131,17 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         weak = sorted((p for p, g in mature.items() if g < DROP_BELOW * median), key=mature.get)[:5]
         m.planned_drops = weak
         room = MAX_LISTINGS - len(m.rates) + len(weak)
-        for pid in self._candidates(m)[:max(0, min(room, len(weak) + 1))]:
+        for pid in self._candidates(m, max(0, min(room, len(weak) + 1))):
             m.rates[pid] = self.prior_rate(m, pid)
             m.prices[pid] = self.books.catalog[pid].ref
             m.planned_adds.append(pid)
             self.tried[m.mid].add(pid)
 
-    def _candidates(self, m: MachineView) -> list[str]:
-        """Untried SKUs: first those selling well at the same site type, then fresh ones."""
+    def _candidates(self, m: MachineView, n: int) -> list[str]:
+        """Up to ``n`` untried SKUs: first those selling well at the same site type (at
+        most 3), then fresh ones."""
+        if n == 0:
+            return []
         tried = self.tried[m.mid]
         peers: dict[str, float] = {}
         for other in self.machines.values():
@@ -148,7 +154,9 @@ class OrderUpToPolicy(ReplenishmentPolicy):
                 gp = theirs.get(pid)
                 if gp is not None:
                     peers[pid] = max(gp, peers.get(pid, 0.0))
-        best = sorted(peers, key=lambda p: -peers[p])
+        best = sorted(peers, key=lambda p: -peers[p])[:PEER_PICKS]
+        if len(best) >= n:
+            return best[:n]
         gp_by_sub: dict[str, list[float]] = {}
         mine = self.gp_rate.get(m.mid, {})
         for pid in m.rates:
@@ -162,4 +170,4 @@ class OrderUpToPolicy(ReplenishmentPolicy):
                                                        key=self.ranks(m.mid).__getitem__)
         fresh = list(itertools.islice((p for p in order if p not in tried and
                                        self.books.catalog[p].subcategory in good_subs), 8))
-        return best[:PEER_PICKS] + fresh
+        return (best + fresh)[:n]
