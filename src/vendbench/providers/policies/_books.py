@@ -59,25 +59,19 @@ class Books:
             batches.append([expiry, units])
         batches.sort()
 
-    def fresh(self, pid: str, day: int, good_until: int = 0) -> int:
-        """Unexpired units that will still be good on day ``max(day, good_until)``."""
-        return _good_after(self.warehouse.get(pid, ()), max(day, good_until))
-
-    def fresh_all(self, last: int) -> dict[str, int]:
-        """Units per product that will still be good on day ``last``."""
-        out = {}
-        for pid, batches in self.warehouse.items():
-            n = _good_after(batches, last)
-            if n:
-                out[pid] = n
-        return out
+    def good(self, pid: str, last: int) -> tuple[int, int]:
+        """Units that will still be good after day ``last``, and the expiry day of the
+        first of them (10**6 when there are none)."""
+        units, first = 0, 10**6
+        for expiry, n in self.warehouse.get(pid, ()):     # sorted by expiry
+            if expiry > last:
+                if not units:
+                    first = expiry
+                units += n
+        return units, first
 
     def has_fresh(self, pid: str, day: int) -> bool:
         return any(e > day for e, _ in self.warehouse.get(pid, ()))
-
-    def first_expiry(self, pid: str, after: int) -> int:
-        """Expiry day of the first batch still good after day ``after``."""
-        return next((e for e, u in self.warehouse.get(pid, []) if e > after), 10**6)
 
     def take(self, pid: str, units: int, day: int) -> None:
         """Mirror ``restock``: earliest-expiry unexpired units leave the warehouse."""
@@ -111,7 +105,7 @@ class Books:
         return out
 
 
-def _good_after(batches: Any, last: int) -> int:
+def good_units(batches: Any, last: int) -> int:
     """Units of ``batches`` ([expiry, units] pairs) still good after day ``last``."""
     n = 0
     for expiry, units in batches:

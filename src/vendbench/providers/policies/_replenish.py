@@ -13,7 +13,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ._books import Books, Call, batched
+from ._books import Books, Call, batched, good_units
 
 CAPACITY = 200
 MAX_LISTINGS = 40
@@ -176,7 +176,8 @@ class ReplenishmentPolicy:
         for pid, target in targets.items():
             row = shelf.get(pid)
             have = row["sellable"] if row is not None else 0
-            avail = books.fresh(pid, day, next_visit + 1) - claimed.get(pid, 0)
+            good, first_expiry = books.good(pid, next_visit + 1)
+            avail = good - claimed.get(pid, 0)
             qty = max(0, min(target - have, avail, room))
             if qty and row is None:
                 if slots == 0:          # the listing it replaces goes at the next visit
@@ -186,7 +187,7 @@ class ReplenishmentPolicy:
             if qty:
                 restocks.append({"machine_id": mid, "product_id": pid, "quantity": qty})
                 claimed[pid] = claimed.get(pid, 0) + qty
-                alarm = min(alarm, books.first_expiry(pid, next_visit + 1))
+                alarm = min(alarm, first_expiry)
                 m.listed.setdefault(pid, day)
             total += have + qty
             if (have or qty) and posted.get((mid, pid)) != price_of[pid]:
@@ -229,7 +230,8 @@ class ReplenishmentPolicy:
         for lines in self.books.pending.values():
             for pid, n in lines:
                 transit[pid] = transit.get(pid, 0) + n
-        good = self.books.fresh_all(self.day + 5)     # units still good in five days
+        good_after = self.day + 5                   # units still good in five days count
+        warehouse = self.books.warehouse
         first: dict[str, int] = {}          # stock for listings to be added at next visits
         for m in self.machines.values():
             for pid in m.planned_adds:
@@ -245,7 +247,8 @@ class ReplenishmentPolicy:
                 target = initial
             if catalog[pid].life <= 30:
                 target = min(target, max(initial, ceil(rate * 14)))
-            short = target - good.get(pid, 0) - transit.get(pid, 0)
+            short = target - good_units(warehouse.get(pid, ()), good_after) \
+                - transit.get(pid, 0)
             if short >= 3 and short >= 0.25 * target:
                 items.append({"product_id": pid, "quantity": int(short)})
         for m in self.machines.values():
