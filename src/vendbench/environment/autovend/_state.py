@@ -53,7 +53,8 @@ class Listing:
         return take_oldest(self.batches, units)
 
     def put(self, batches: list[Batch]) -> None:
-        self.units += sum(b.units for b in batches)
+        for b in batches:
+            self.units += b.units
         put_back(self.batches, batches)
 
 
@@ -127,6 +128,9 @@ def take_oldest(batches: list[Batch], units: int, *, skip_expired_before: int | 
 def put_back(batches: list[Batch], new: list[Batch]) -> None:
     """Merge batches into a list kept sorted by (expiry, arrival), merging equal ones."""
     for nb in new:
+        if not batches or (batches[-1].expiry, batches[-1].arrived) < (nb.expiry, nb.arrived):
+            batches.append(Batch(nb.expiry, nb.arrived, nb.units))     # the usual place
+            continue
         for i, b in enumerate(batches):
             if b.expiry == nb.expiry and b.arrived == nb.arrived:
                 b.units += nb.units
