@@ -74,14 +74,14 @@ class OrderUpToPolicy(ReplenishmentPolicy):
     def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
                prices: list[dict]) -> None:
         gp = self.gp_rate.setdefault(m.mid, {})
-        for pid in list(m.rates):
-            if pid not in m.listed:
+        rates, listed, catalog = m.rates, m.listed, self.books.catalog
+        for pid in list(rates):
+            if pid not in listed:
                 continue
-            days = min(30, self.day - m.listed[pid])
-            prior = self.prior_rate(m, pid) if days < 7 else m.rates[pid]
-            m.rates[pid] = (sold30.get(pid, 0) + prior * PRIOR_DAYS) / (days + PRIOR_DAYS)
-            sku = self.books.catalog[pid]
-            gp[pid] = m.rates[pid] * (m.prices[pid] - sku.cost)
+            days = min(30, self.day - listed[pid])
+            prior = self.prior_rate(m, pid) if days < 7 else rates[pid]
+            rate = rates[pid] = (sold30.get(pid, 0) + prior * PRIOR_DAYS) / (days + PRIOR_DAYS)
+            gp[pid] = rate * (m.prices[pid] - catalog[pid].cost)
         self._price_trials(m, shelf)
         self._assortment(m)
 

@@ -150,15 +150,15 @@ class ReplenishmentPolicy:
             self.review(call, m, shelf, sold30, prices)
         next_visit = day + m.cycle()
         # units that would expire on the shelf before the next visit come off now
-        alarm = 10**6
+        alarm, too_late, day_of = 10**6, next_visit + 2, self._day_of
         for pid, r in shelf.items():
-            expiry = self._day_of(r["next_expiry"]) if r["next_expiry"] else 10**6
-            if r["expired"] or expiry <= next_visit + 2:
+            expiry = day_of(r["next_expiry"]) if r["next_expiry"] else 10**6
+            if r["expired"] or expiry <= too_late:
                 removals.append({"machine_id": m.mid, "product_id": pid, "quantity": r["units"],
                                  "expiry": min(expiry, day)})
-                r = shelf[pid] = {**r, "units": 0, "sellable": 0}
-            else:
-                alarm = min(alarm, expiry)
+                shelf[pid] = {**r, "units": 0, "sellable": 0}
+            elif expiry < alarm:
+                alarm = expiry
         for pid in due_drops:
             if pid in shelf and pid in m.rates:
                 delists.append({"machine_id": m.mid, "product_id": pid})
