@@ -75,13 +75,19 @@ class Books:
 
     def take(self, pid: str, units: int, day: int) -> None:
         """Mirror ``restock``: earliest-expiry unexpired units leave the warehouse."""
-        for b in self.warehouse.get(pid, []):
+        batches = self.warehouse.get(pid, [])
+        emptied = False
+        for b in batches:
+            if units == 0:
+                break
             if b[0] <= day:
                 continue
-            n = min(units, b[1])
+            n = units if units < b[1] else b[1]
             b[1] -= n
             units -= n
-        self.warehouse[pid] = [b for b in self.warehouse.get(pid, []) if b[1] > 0]
+            emptied = emptied or b[1] == 0
+        if emptied or pid not in self.warehouse:
+            self.warehouse[pid] = [b for b in batches if b[1] > 0]
 
     def discard(self, pid: str, units: int, day: int) -> None:
         """Mirror ``discard``: expired units first, then earliest expiry."""
