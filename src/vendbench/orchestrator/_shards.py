@@ -1,4 +1,4 @@
-"""LLM trials spread over worker processes, one event loop per core (``--processes``).
+"""LLM trials spread over worker processes, each with its own event loop (``--processes``).
 
 One event loop spends ~10 ms of CPU per exchange (litellm alone ~8 ms), so on its own it
 tops out near 100 exchanges/s however slow the provider is. With many trials in flight
