@@ -28,6 +28,8 @@ class Resolver:
         world = biz.world
         self.products = world.product_index()
         self.machines = {m.id: i for i, m in enumerate(world.machines)}
+        self.product_ids = [p.id for p in world.products]      # index -> id
+        self.machine_ids = [m.id for m in world.machines]
 
     def product(self, product_id: str) -> int:
         try:
@@ -104,6 +106,8 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     for b in biz.warehouse.get(k, ()):
         if b.expiry > day:
             fresh += b.units
+            if fresh >= quantity:
+                break
     if quantity > fresh:
         raise ToolError(f"only {fresh} unexpired units of {biz.world.products[k].id} "
                         "in the warehouse")
@@ -114,13 +118,11 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     if k not in shelf and len(shelf) >= MAX_LISTINGS:
         raise ToolError(f"{biz.world.machines[m].id} already lists {MAX_LISTINGS} products; "
                         "delist one first")
-    taken = take_oldest(biz.warehouse[k], quantity, skip_expired_before=biz.day)
     listing = shelf.get(k)
     new = listing is None
     if new:
         listing = shelf[k] = Listing(price=int(biz.ref_price[k]), listed_day=biz.day)
-    listing.put(taken)
-    biz.out_of_warehouse(k, taken)
+    biz.to_shelf(k, listing, quantity)
     biz.on_shelf[m] += quantity
     biz.visited.add(m)
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,

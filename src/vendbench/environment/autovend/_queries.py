@@ -35,10 +35,12 @@ def list_machines(biz: Business, _: s.NoArgs, __: Resolver) -> dict:
 
 def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict:
     m = ids.machine(args.machine_id)
-    units7, units30 = biz.sold_7d[m], biz.sold_30d[m]
+    listings = sorted(biz.shelves[m].items())
+    ks = [k for k, _ in listings]
+    units7, units30 = biz.sold_7d[m, ks].tolist(), biz.sold_30d[m, ks].tolist()
     rows = []
     day, products = biz.day, biz.world.products
-    for k, lst in sorted(biz.shelves[m].items()):
+    for i, (k, lst) in enumerate(listings):
         p = products[k]
         expired = 0
         next_expiry = None
@@ -51,7 +53,7 @@ def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict
                      "units": lst.units, "sellable": lst.units - expired, "expired": expired,
                      "price": lst.price / 100, "ref_price": p.ref_price / 100,
                      "unit_cost": p.unit_cost / 100, "next_expiry": next_expiry,
-                     "sold_7d": int(units7[k]), "sold_30d": int(units30[k])})
+                     "sold_7d": units7[i], "sold_30d": units30[i]})
     machine = biz.world.machines[m]
     return {"machine_id": machine.id, "site_type": machine.site_type,
             "units": biz.shelf_units(m), "capacity": MACHINE_CAPACITY, "listings": rows}
@@ -134,7 +136,7 @@ def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict:
             t = subs.setdefault(biz.world.products[k].subcategory, [0, 0, 0])
             t[0], t[1], t[2] = t[0] + u, t[1] + r, t[2] + g
         agg = subs
-    mids, pids = [mc.id for mc in biz.world.machines], [p.id for p in biz.world.products]
+    mids, pids = ids.machine_ids, ids.product_ids
     label = {
         "listing": lambda key: {"machine_id": mids[key[0]], "product_id": pids[key[1]]},
         "machine": lambda key: {"machine_id": mids[key]},

@@ -272,30 +272,33 @@ class Business:
         heat = demand.product_multiplier(self.world.hidden.heat, self.weather)
         draws = demand.customer_draws(self.seed, self.day, attempts)
         day, t = self.day, self.today
-        cols: list[tuple[int, int, int, int]] = []     # machine, product, price, units
-        stocked: list[tuple[int, Listing]] = []
+        machines: list[int] = []
+        products: list[int] = []
+        listings: list[Listing] = []
         per_machine = []
         for m, shelf in enumerate(self.shelves):
-            listings = shelf.items()
-            cols += [(m, k, lst.price, 0) for k, lst in listings if not lst.units]
-            full = [(k, lst) for k, lst in listings if lst.units]
-            cols += [(m, k, lst.price, lst.units) for k, lst in full]
-            stocked += full
+            products += shelf.keys()
+            listings += shelf.values()
+            machines += [m] * len(shelf)
             per_machine.append(len(shelf))
-        rows = np.zeros((len(cols), len(SALES_COLUMNS)), dtype=np.int64)
+        cols = np.array((machines, products, [lst.price for lst in listings],
+                         [lst.units for lst in listings]), dtype=np.int64).reshape(4, -1)
+        # each machine's empty listings first, then its stocked ones, in listing order
+        order = np.argsort(cols[0] * 2 + (cols[3] > 0), kind="stable")
+        rows = np.zeros((len(listings), len(SALES_COLUMNS)), dtype=np.int64)
         rows[:, 0] = day
-        if cols:
-            rows[:, 1:5] = cols
+        rows[:, 1:5] = cols[:, order].T
         on = np.flatnonzero(rows[:, 4])
         if len(on):
+            stocked = [listings[i] for i in order[on].tolist()]
             ms, ks, prices, units = (rows[on, c] for c in (1, 2, 3, 4))
             sold = demand.day_sales(self.world.hidden, ms, ks, units, prices.astype(float),
                                     self.ref_price_f[ks], heat, attempts, draws)
             cogs = sold * self.unit_cost[ks]
             hit = np.flatnonzero(sold)
             by_expiry, cost = self._expiry_cost, self.cost
-            for i, n in zip(hit.tolist(), sold[hit].tolist()):
-                k, lst = stocked[i]
+            for i, k, n in zip(hit.tolist(), ks[hit].tolist(), sold[hit].tolist()):
+                lst = stocked[i]
                 first = lst.batches[0]
                 if first.units >= n and first.expiry > day:     # the common case
                     first.units -= n
@@ -344,6 +347,33 @@ class Business:
     def out_of_warehouse(self, k: int, batches: list[Batch]) -> None:
         """Units of product ``k`` left the warehouse (restocked or discarded)."""
         self._warehouse_move(k, batches, -1)
+
+    def to_shelf(self, k: int, listing: Listing, units: int) -> None:
+        """Move ``units`` of product ``k`` from the warehouse onto ``listing``, earliest
+        unexpired expiry first (the caller has checked that there are enough)."""
+        stock = self.warehouse[k]
+        first = stock[0]
+        if first.units < units or first.expiry <= self.day:    # spans batches, or skips some
+            taken = take_oldest(stock, units, skip_expired_before=self.day)
+            listing.put(taken)
+            self.out_of_warehouse(k, taken)
+            return
+        first.units -= units           # the common case: the oldest batch suffices
+        if not first.units:
+            del stock[0]
+        listing.units += units
+        shelf, key = listing.batches, (first.expiry, first.arrived)
+        last = shelf[-1] if shelf else None
+        if last is not None and (last.expiry, last.arrived) == key:
+            last.units += units
+        elif last is None or (last.expiry, last.arrived) < key:
+            shelf.append(Batch(first.expiry, first.arrived, units))
+        else:
+            put_back(shelf, [Batch(first.expiry, first.arrived, units)])
+        units_cost = self._wh_expiry[first.expiry]
+        units_cost[0] -= units
+        units_cost[1] -= units * self.cost[k]
+        self.wh_units -= units
 
     def _warehouse_move(self, k: int, batches: list[Batch], sign: int) -> None:
         by_expiry, c = self._wh_expiry, self.cost[k]

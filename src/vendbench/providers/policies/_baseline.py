@@ -9,6 +9,7 @@ profit improves.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
 import statistics
@@ -25,10 +26,6 @@ DROP_BELOW = 0.7
 PEER_PICKS = 3
 
 
-def _rank(*parts: str) -> str:
-    return hashlib.blake2s("/".join(parts).encode(), digest_size=8).hexdigest()
-
-
 class OrderUpToPolicy(ReplenishmentPolicy):
     name = "baseline/order-up-to"
 
@@ -40,7 +37,8 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         self.next_direction: dict[tuple[str, str], int] = {}
         self.gp_rate: dict[str, dict[str, float]] = {}   # machine -> CNY/day per listing
         self.explore_order: dict[str, list[str]] = {}
-        self._ranks: dict[str, dict[str, str]] = {}       # key -> product -> its rank
+        self._ranks: dict[str, dict[str, bytes]] = {}       # key -> product -> its rank
+        self._explored: dict[str, int] = {}   # machine -> length of its tried explore_order prefix
 
     # -- what to list ----------------------------------------------------------------
     def initial_assortment(self, m: MachineView) -> list[str]:
@@ -57,39 +55,45 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         self.tried[m.mid] = set(picks)
         return picks
 
-    def ranks(self, key: str) -> dict[str, str]:
+    def ranks(self, key: str) -> dict[str, bytes]:
         """Each catalog product's fixed pseudo-random rank for ``key`` (a site or a machine)."""
         if key not in self._ranks:
-            self._ranks[key] = {p: _rank(key, p) for p in self.books.catalog}
+            prefix = hashlib.blake2s(f"{key}/".encode(), digest_size=8)
+            ranks = self._ranks[key] = {}
+            for p in self.books.catalog:     # blake2s of "key/product", prefix hashed once
+                h = prefix.copy()
+                h.update(p.encode())
+                ranks[p] = h.digest()
         return self._ranks[key]
 
     def prior_rate(self, m: MachineView, pid: str) -> float:
-        known = sorted([r for p, r in m.rates.items() if p in m.listed])
-        if not known:
-            return 1.2
-        mid = len(known) // 2          # the median, as statistics.median computes it
-        return 0.7 * (known[mid] if len(known) % 2 else (known[mid - 1] + known[mid]) / 2)
+        """The same for every product: 0.7 × the median rate of the machine's listings."""
+        return _prior(sorted([r for p, r in m.rates.items() if p in m.listed]))
 
     # -- learning at a visit -------------------------------------------------------------
     def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
                prices: list[dict]) -> None:
         gp = self.gp_rate.setdefault(m.mid, {})
         rates, listed, catalog = m.rates, m.listed, self.books.catalog
+        known = sorted([r for p, r in rates.items() if p in listed])   # kept sorted below
         for pid in list(rates):
             if pid not in listed:
                 continue
             days = min(30, self.day - listed[pid])
-            prior = self.prior_rate(m, pid) if days < 7 else rates[pid]
+            old = rates[pid]
+            prior = _prior(known) if days < 7 else old
             rate = rates[pid] = (sold30.get(pid, 0) + prior * PRIOR_DAYS) / (days + PRIOR_DAYS)
+            del known[bisect.bisect_left(known, old)]
+            bisect.insort(known, rate)
             gp[pid] = rate * (m.prices[pid] - catalog[pid].cost)
         self._price_trials(m, shelf)
         self._assortment(m)
 
     def _price_trials(self, m: MachineView, shelf: dict) -> None:
-        for pid, r in shelf.items():
-            key = (m.mid, pid)
-            trial = self.trials.get(key)
-            if trial is None or self.day - trial["since"] < TRIAL_DAYS or pid not in m.prices:
+        for key in [k for k in self.trials if k[0] == m.mid]:     # this machine's trials
+            pid, trial = key[1], self.trials[key]
+            r = shelf.get(pid)
+            if r is None or self.day - trial["since"] < TRIAL_DAYS or pid not in m.prices:
                 continue
             gp = r["sold_7d"] * (m.prices[pid] - self.books.catalog[pid].cost) / 7
             if gp < trial["base_gp"]:
@@ -100,14 +104,17 @@ class OrderUpToPolicy(ReplenishmentPolicy):
             del self.trials[key]
             self.last_trial[key] = self.day
         started = sum(1 for (mid, _) in self.trials if mid == m.mid)
-        ranked = sorted((p for p in shelf if p in m.listed and p in m.prices),
+        if started >= 3:
+            return
+        listed, since = m.listed, self.day - 14
+        ranked = sorted((p for p, r in shelf.items() if r["sold_7d"] >= 5 and p in m.prices
+                         and listed.get(p, since + 1) <= since),
                         key=lambda p: -m.rates.get(p, 0))
-        for pid in ranked:
+        for pid in ranked:       # the fastest sellers listed a fortnight, selling 5+ a week
             key = (m.mid, pid)
             if started >= 3:
                 break
-            if key in self.trials or self.day - self.last_trial.get(key, -99) < TRIAL_COOLDOWN \
-                    or self.day - m.listed[pid] < 14 or shelf[pid]["sold_7d"] < 5:
+            if key in self.trials or self.day - self.last_trial.get(key, -99) < TRIAL_COOLDOWN:
                 continue
             sku = self.books.catalog[pid]
             direction = self.next_direction.get(key, -1)
@@ -131,8 +138,9 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         weak = sorted((p for p, g in mature.items() if g < DROP_BELOW * median), key=mature.get)[:5]
         m.planned_drops = weak
         room = MAX_LISTINGS - len(m.rates) + len(weak)
+        prior = self.prior_rate(m, "")     # new listings are not yet in m.listed
         for pid in self._candidates(m, max(0, min(room, len(weak) + 1))):
-            m.rates[pid] = self.prior_rate(m, pid)
+            m.rates[pid] = prior
             m.prices[pid] = self.books.catalog[pid].ref
             m.planned_adds.append(pid)
             self.tried[m.mid].add(pid)
@@ -148,12 +156,8 @@ class OrderUpToPolicy(ReplenishmentPolicy):
             if other.site != m.site or other is m:
                 continue
             theirs = self.gp_rate.get(other.mid, {})
-            for pid in other.rates:
-                if pid in tried:
-                    continue
-                gp = theirs.get(pid)
-                if gp is not None:
-                    peers[pid] = max(gp, peers.get(pid, 0.0))
+            for pid in [p for p in other.rates if p in theirs and p not in tried]:
+                peers[pid] = max(theirs[pid], peers.get(pid, 0.0))
         best = sorted(peers, key=lambda p: -peers[p])[:PEER_PICKS]
         if len(best) >= n:
             return best[:n]
@@ -168,6 +172,21 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         if order is None:     # a fixed, machine-specific exploration order over the catalog
             order = self.explore_order[m.mid] = sorted(self.books.catalog,
                                                        key=self.ranks(m.mid).__getitem__)
-        fresh = list(itertools.islice((p for p in order if p not in tried and
-                                       self.books.catalog[p].subcategory in good_subs), 8))
+        start = self._explored.get(m.mid, 0)     # everything before it has been tried
+        while start < len(order) and order[start] in tried:
+            start += 1
+        self._explored[m.mid] = start
+        catalog = self.books.catalog
+        fresh = list(itertools.islice((p for p in itertools.islice(order, start, None)
+                                       if p not in tried and catalog[p].subcategory in good_subs),
+                                      8))
         return (best + fresh)[:n]
+
+
+def _prior(known: list[float]) -> float:
+    """0.7 × the median of ``known`` (sorted rates), as statistics.median computes it;
+    1.2 units a day when nothing is known yet."""
+    if not known:
+        return 1.2
+    mid = len(known) // 2
+    return 0.7 * (known[mid] if len(known) % 2 else (known[mid - 1] + known[mid]) / 2)

@@ -59,17 +59,6 @@ class Books:
             batches.append([expiry, units])
         batches.sort()
 
-    def good(self, pid: str, last: int) -> tuple[int, int]:
-        """Units that will still be good after day ``last``, and the expiry day of the
-        first of them (10**6 when there are none)."""
-        units, first = 0, 10**6
-        for expiry, n in self.warehouse.get(pid, ()):     # sorted by expiry
-            if expiry > last:
-                if not units:
-                    first = expiry
-                units += n
-        return units, first
-
     def has_fresh(self, pid: str, day: int) -> bool:
         return any(e > day for e, _ in self.warehouse.get(pid, ()))
 
@@ -102,6 +91,8 @@ class Books:
         """Units per product that are expired (or will be within ``within`` days)."""
         out, last = {}, day + within
         for pid, batches in self.warehouse.items():
+            if not batches or batches[0][0] > last:      # sorted by expiry
+                continue
             n = 0
             for e, u in batches:
                 if e <= last:
@@ -109,15 +100,6 @@ class Books:
             if n:
                 out[pid] = n
         return out
-
-
-def good_units(batches: Any, last: int) -> int:
-    """Units of ``batches`` ([expiry, units] pairs) still good after day ``last``."""
-    n = 0
-    for expiry, units in batches:
-        if expiry > last:
-            n += units
-    return n
 
 
 _SENT = frozenset({"machine_id", "product_id", "quantity", "price"})  # our notes stay ours

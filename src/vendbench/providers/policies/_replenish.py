@@ -13,7 +13,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ._books import Books, Call, batched, good_units
+from ._books import Books, Call, batched
 
 CAPACITY = 200
 MAX_LISTINGS = 40
@@ -173,10 +173,16 @@ class ReplenishmentPolicy:
         slots = MAX_LISTINGS - len(shelf)
         total = 0
         mid, claimed, posted, price_of = m.mid, self._claimed, self.posted, m.prices
+        warehouse, last = books.warehouse, next_visit + 1
         for pid, target in targets.items():
             row = shelf.get(pid)
             have = row["sellable"] if row is not None else 0
-            good, first_expiry = books.good(pid, next_visit + 1)
+            good, first_expiry = 0, 10**6       # units good after the next visit, and
+            for expiry, n in warehouse.get(pid, ()):   # the first of them's expiry
+                if expiry > last:
+                    if not good:
+                        first_expiry = expiry
+                    good += n
             avail = good - claimed.get(pid, 0)
             qty = max(0, min(target - have, avail, room))
             if qty and row is None:
@@ -221,11 +227,10 @@ class ReplenishmentPolicy:
 
     # -- ordering ------------------------------------------------------------------------
     def order(self, call: Call) -> None:
-        need: dict[str, float] = {}
+        need: dict[str, float] = {}    # units/day over all machines, summed in machine order
         need_of = need.get
         for m in self.machines.values():
-            for pid, rate in m.rates.items():
-                need[pid] = need_of(pid, 0.0) + rate
+            need.update({pid: need_of(pid, 0.0) + rate for pid, rate in m.rates.items()})
         transit: dict[str, int] = {}
         for lines in self.books.pending.values():
             for pid, n in lines:
@@ -247,8 +252,10 @@ class ReplenishmentPolicy:
                 target = initial
             if catalog[pid].life <= 30:
                 target = min(target, max(initial, ceil(rate * 14)))
-            short = target - good_units(warehouse.get(pid, ()), good_after) \
-                - transit.get(pid, 0)
+            short = target - transit.get(pid, 0)
+            for expiry, units in warehouse.get(pid, ()):
+                if expiry > good_after:
+                    short -= units
             if short >= 3 and short >= 0.25 * target:
                 items.append({"product_id": pid, "quantity": int(short)})
         for m in self.machines.values():
