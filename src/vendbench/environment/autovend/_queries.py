@@ -124,8 +124,8 @@ def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict:
     n_k = len(biz.world.products)
     key = {"listing": m * n_k + k, "machine": m, "product": k, "subcategory": k,
            "day": d}[group]
-    uniq, inv = np.unique(key, return_inverse=True)
-    sums = [np.bincount(inv, weights=col, minlength=len(uniq)).astype(np.int64).tolist()
+    uniq = np.flatnonzero(np.bincount(key))       # keys are small non-negative ints
+    sums = [np.bincount(key, weights=col)[uniq].astype(np.int64).tolist()
             for col in (n, rev, gp)]
     ukeys = [(int(u) // n_k, int(u) % n_k) if group == "listing" else int(u)
              for u in uniq.tolist()]

@@ -40,7 +40,7 @@ def daily_report(biz: Business) -> str:
     wh_units, wh_value, soon, expired = biz.warehouse_summary()
     lines.append(f"Warehouse: {wh_units} units worth {fen(wh_value):,.2f}; {soon} expire within "
                  f"7 days; {expired} expired (discard them to stop paying rent)")
-    transit = [o for o in biz.orders if o.arrived is None]
+    transit = biz.open_orders()
     lines.append(f"Orders in transit: {len(transit)} orders, "
                  f"{sum(n for o in transit for _, n in o.items)} units")
     sold: dict[int, tuple[int, int]] = {}
@@ -54,9 +54,13 @@ def daily_report(biz: Business) -> str:
     for m, machine in enumerate(biz.world.machines):
         shelf = biz.shelves[m]
         units, revenue = sold.get(m, (0, 0))
-        empty = sum(1 for lst in shelf.values() if not lst.batches)
-        exp = sum(b.units for lst in shelf.values() if lst.batches and lst.batches[0].expiry <= day
-                  for b in lst.batches if b.expiry <= day)    # batches sorted by expiry
+        empty = exp = 0
+        for lst in shelf.values():
+            batches = lst.batches
+            if not batches:
+                empty += 1
+            elif batches[0].expiry <= day:     # sorted by expiry: expired ones come first
+                exp += sum(b.units for b in batches if b.expiry <= day)
         lines.append(f"  {machine.id} {machine.name} [{machine.site_type}]: "
                      f"{biz.shelf_units(m)}/{MACHINE_CAPACITY}, {len(shelf)} listed, "
                      f"sold {units} for {fen(revenue):,.2f}, {empty} empty, {exp} expired")

@@ -451,8 +451,11 @@ class Business:
 
     def _transit_value(self) -> int:
         """Cost value of units ordered and not yet arrived (fen)."""
-        return sum(self.cost[k] * n for o in self.orders[self._first_open_order:]
-                   if o.arrived is None for k, n in o.items)
+        return sum(self.cost[k] * n for o in self.open_orders() for k, n in o.items)
+
+    def open_orders(self) -> list[Order]:
+        """Orders not yet delivered, oldest first."""
+        return [o for o in self.orders[self._first_open_order:] if o.arrived is None]
 
     def net_assets(self) -> int:
         return self.cash + self.inventory_value()

@@ -150,9 +150,10 @@ class ReplenishmentPolicy:
             self.review(call, m, shelf, sold30, prices)
         next_visit = day + m.cycle()
         # units that would expire on the shelf before the next visit come off now
-        alarm, too_late, day_of = 10**6, next_visit + 2, self._day_of
+        alarm, too_late, day_of, known = 10**6, next_visit + 2, self._day_of, self._days
         for pid, r in shelf.items():
-            expiry = day_of(r["next_expiry"]) if r["next_expiry"] else 10**6
+            iso = r["next_expiry"]
+            expiry = (known.get(iso) or day_of(iso)) if iso else 10**6
             if r["expired"] or expiry <= too_late:
                 removals.append({"machine_id": m.mid, "product_id": pid, "quantity": r["units"],
                                  "expiry": min(expiry, day)})
@@ -205,12 +206,14 @@ class ReplenishmentPolicy:
         """Order-up-to levels for each listing, fitted to capacity, filling the machine."""
         cover = next_visit - self.day + 1
         raw = {}
+        drops, safety, ceil, sqrt = set(m.planned_drops), self.critical_ratio_cover, \
+            math.ceil, math.sqrt
         for pid, rate in m.rates.items():
-            if pid in m.planned_drops:
+            if pid in drops:
                 continue
             mean = rate * cover
-            raw[pid] = max(MIN_DEPTH, math.ceil(mean * self.critical_ratio_cover
-                                                + 1.3 * math.sqrt(mean)))
+            target = ceil(mean * safety + 1.3 * sqrt(mean))
+            raw[pid] = target if target > MIN_DEPTH else MIN_DEPTH
         total = sum(raw.values())
         if total > CAPACITY:
             scale = CAPACITY / total
@@ -218,11 +221,13 @@ class ReplenishmentPolicy:
         else:   # spare room: fuller machines sell more, so fill it (within shelf life)
             spare = CAPACITY * 0.95 - total
             weight = sum(m.rates.values()) or 1.0
+            catalog = self.books.catalog
             for pid, rate in m.rates.items():
-                if pid not in raw:
+                level = raw.get(pid)
+                if level is None:
                     continue
-                life_cap = max(raw[pid], int(rate * self.books.catalog[pid].life * 0.5))
-                raw[pid] = min(life_cap, raw[pid] + int(spare * rate / weight))
+                life_cap = max(level, int(rate * catalog[pid].life * 0.5))
+                raw[pid] = min(life_cap, level + int(spare * rate / weight))
         return raw
 
     # -- ordering ------------------------------------------------------------------------
