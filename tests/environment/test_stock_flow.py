@@ -92,6 +92,38 @@ def test_restock_takes_earliest_expiry_first_and_never_expired_units():
     assert [(b.arrived, b.units) for b in wh] == [(9, 4)]
 
 
+def test_restocked_units_keep_their_batches_in_expiry_order_on_the_shelf():
+    env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
+    bread = next(p for p in env.world.products if p.subcategory == "bread/cakes")
+    k = int(bread.id[1:]) - 1
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 5}]})
+    next_day(env, 5)
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 9}]})
+    next_day(env, 4)                                  # batches arrived day 4 and day 9
+
+    def restock(n):
+        out = env.call("restock", {"items": [{"machine_id": "M01", "product_id": bread.id,
+                                              "quantity": n}]})
+        assert out["ok"], out
+
+    def shelf():
+        return [(b.arrived, b.units) for b in env.business.shelves[0][k].batches]
+
+    restock(2)                    # from the oldest batch, which holds enough
+    restock(2)                    # the same batch again: merged, not a second entry
+    assert shelf() == [(4, 4)]
+    restock(3)                    # the rest of the day-4 batch and the start of day 9's
+    restock(2)                    # day 9's again: merged into the shelf's last batch
+    assert shelf() == [(4, 5), (9, 4)]
+    out = env.call("remove_stock", {"items": [{"machine_id": "M01", "product_id": bread.id,
+                                               "quantity": 2}]})
+    assert out["ok"], out         # two day-4 units go back: the warehouse's oldest again
+    assert shelf() == [(4, 3), (9, 4)]
+    restock(1)                    # older than the shelf's last batch: merged in its place
+    assert shelf() == [(4, 4), (9, 4)]
+    assert [(b.arrived, b.units) for b in env.business.warehouse[k]] == [(4, 1), (9, 5)]
+
+
 def test_expired_units_sell_first_and_each_costs_a_1000_cny_fine():
     env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
     dairy = next(p for p in env.world.products if p.subcategory == "dairy/yogurt")

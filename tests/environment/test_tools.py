@@ -130,6 +130,34 @@ def test_sales_report_and_financials(env):
     assert not env.call("get_financials", {"window": 5})["ok"]
 
 
+def test_sales_report_groups_sum_the_raw_sales_rows():
+    env = make("autovend", seed=2, days=30, daily_tool_calls=10**9)
+    stock_machine(env, "M01", "P0001", quantity=40, ordered=80)
+    assert env.call("restock", {"items": [{"machine_id": "M03", "product_id": "P0001",
+                                           "quantity": 30}]})["ok"]
+    next_day(env, 4)
+    biz, rows = env.business, env.business.recent_sales(3)
+    mids = [m.id for m in env.world.machines]
+    expect = {}
+    for d, m, k, price, _, units, revenue, _ in rows.tolist():
+        gp = revenue - units * biz.cost[k]
+        for group, key in (("machine", mids[m]), ("listing", (mids[m], f"P{k + 1:04d}")),
+                           ("product", f"P{k + 1:04d}"), ("day", biz.iso(d))):
+            t = expect.setdefault((group, key), [0, 0, 0])
+            t[0], t[1], t[2] = t[0] + units, t[1] + revenue, t[2] + gp
+    for group in ("machine", "listing", "product", "day"):
+        out = env.call("get_sales_report", {"window": 3, "group_by": group, "page_size": 50})
+        got = {}
+        for r in out["rows"]:
+            key = {"machine": r.get("machine_id"), "product": r.get("product_id"),
+                   "listing": (r.get("machine_id"), r.get("product_id")),
+                   "day": r.get("date")}[group]
+            got[(group, key)] = [r["units"], round(r["revenue"] * 100),
+                                 round(r["gross_profit"] * 100)]
+        assert got == {k: v for k, v in expect.items() if k[0] == group}, group
+    assert sum(v[0] for k, v in expect.items() if k[0] == "day") > 0
+
+
 # --- remote mutations ----------------------------------------------------------------
 def test_place_order_debits_cash_at_once_and_partial_batches(env):
     cash = env.business.cash
