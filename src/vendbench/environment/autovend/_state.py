@@ -97,31 +97,18 @@ class UnitCounts:
     written_off: int = 0
 
 
-def take_oldest(batches: list[Batch], units: int, *, skip_expired_before: int | None = None
-                ) -> list[Batch]:
-    """Remove ``units`` from the front of ``batches`` (earliest expiry first), return them.
-
-    With ``skip_expired_before=day``, batches already expired on ``day`` are left in place.
-    """
-    if batches and (skip_expired_before is None or batches[0].expiry > skip_expired_before):
-        first = batches[0]                 # the common case: the oldest batch suffices
-        if first.units >= units:
-            first.units -= units
-            if first.units == 0:
-                del batches[0]
-            return [Batch(first.expiry, first.arrived, units)] if units else []
+def take_oldest(batches: list[Batch], units: int) -> list[Batch]:
+    """Remove ``units`` from the front of ``batches`` (earliest expiry first), return them."""
     taken: list[Batch] = []
-    for b in batches:
-        if units == 0:
-            break
-        if skip_expired_before is not None and b.expiry <= skip_expired_before:
-            continue
-        n = min(units, b.units)
+    while units:
+        b = batches[0]
+        n = units if units < b.units else b.units
+        b.units -= n
+        units -= n
         if n:
-            b.units -= n
-            units -= n
             taken.append(Batch(b.expiry, b.arrived, n))
-    batches[:] = [b for b in batches if b.units > 0]
+        if not b.units:
+            del batches[0]
     return taken
 
 
@@ -226,12 +213,16 @@ class Business:
         self.weather = demand.weather(self.seed, self.day, self.info)
         for order in self.orders[self._first_open_order:]:
             if order.arrived is None and order.due <= self.day:
-                order.arrived = self.day
+                order.arrived = day = self.day
                 for k, n in order.items:
-                    expiry = self.day + self.world.products[k].shelf_life
-                    batch = [Batch(expiry, self.day, n)]
-                    put_back(self.warehouse.setdefault(k, []), batch)
-                    self.into_warehouse(k, batch)
+                    expiry = day + self.world.products[k].shelf_life
+                    batch = Batch(expiry, day, n)
+                    stock = self.warehouse.setdefault(k, [])
+                    if not stock or (stock[-1].expiry, stock[-1].arrived) < (expiry, day):
+                        stock.append(batch)                     # the usual place
+                    else:
+                        put_back(stock, [batch])
+                    self.into_warehouse(k, [batch])
                     self.stock_in(k, expiry, n)
         while self._first_open_order < len(self.orders) and \
                 self.orders[self._first_open_order].arrived is not None:
@@ -299,23 +290,31 @@ class Business:
             by_expiry, cost = self._expiry_cost, self.cost
             for i, k, n in zip(hit.tolist(), ks[hit].tolist(), sold[hit].tolist()):
                 lst = stocked[i]
-                first = lst.batches[0]
+                lst.units -= n
+                batches, c = lst.batches, cost[k]
+                first = batches[0]
                 if first.units >= n and first.expiry > day:     # the common case
                     first.units -= n
-                    lst.units -= n
                     if not first.units:
-                        del lst.batches[0]
-                    by_expiry[first.expiry] -= cost[k] * n
+                        del batches[0]
+                    by_expiry[first.expiry] -= c * n
                     continue
-                taken = lst.take(n)          # into an expired or exhausted oldest batch
-                self.stock_out(k, taken)
-                cogs[i] = 0
-                for b in taken:
+                # into an expired or exhausted oldest batch: oldest first, batch by batch
+                cost_of_sold = 0
+                while n:
+                    b = batches[0]
+                    take = n if n < b.units else b.units
+                    b.units -= take
+                    n -= take
+                    by_expiry[b.expiry] = by_expiry.get(b.expiry, 0) - c * take
                     if b.expiry <= day:
-                        t.expired_sold += b.units
-                        t.fines += EXPIRED_SALE_FINE * b.units
+                        t.expired_sold += take
+                        t.fines += EXPIRED_SALE_FINE * take
                     else:
-                        cogs[i] += b.units * cost[k]
+                        cost_of_sold += c * take
+                    if not b.units:
+                        del batches[0]
+                cogs[i] = cost_of_sold
             rows[on, 5], rows[on, 6], rows[on, 7] = sold, sold * prices, cogs
             n_sold = int(sold.sum())
             t.revenue += int(rows[on, 6].sum())
@@ -351,29 +350,32 @@ class Business:
     def to_shelf(self, k: int, listing: Listing, units: int) -> None:
         """Move ``units`` of product ``k`` from the warehouse onto ``listing``, earliest
         unexpired expiry first (the caller has checked that there are enough)."""
-        stock = self.warehouse[k]
-        first = stock[0]
-        if first.units < units or first.expiry <= self.day:    # spans batches, or skips some
-            taken = take_oldest(stock, units, skip_expired_before=self.day)
-            listing.put(taken)
-            self.out_of_warehouse(k, taken)
-            return
-        first.units -= units           # the common case: the oldest batch suffices
-        if not first.units:
-            del stock[0]
+        stock, shelf, day, c = self.warehouse[k], listing.batches, self.day, self.cost[k]
         listing.units += units
-        shelf, key = listing.batches, (first.expiry, first.arrived)
-        last = shelf[-1] if shelf else None
-        if last is not None and (last.expiry, last.arrived) == key:
-            last.units += units
-        elif last is None or (last.expiry, last.arrived) < key:
-            shelf.append(Batch(first.expiry, first.arrived, units))
-        else:
-            put_back(shelf, [Batch(first.expiry, first.arrived, units)])
-        units_cost = self._wh_expiry[first.expiry]
-        units_cost[0] -= units
-        units_cost[1] -= units * self.cost[k]
         self.wh_units -= units
+        i = 0
+        while units:
+            b = stock[i]
+            if b.expiry <= day:           # expired units stay in the warehouse
+                i += 1
+                continue
+            n = units if units < b.units else b.units
+            b.units -= n
+            units -= n
+            last = shelf[-1] if shelf else None
+            if last is not None and last.expiry == b.expiry and last.arrived == b.arrived:
+                last.units += n
+            elif last is None or (last.expiry, last.arrived) < (b.expiry, b.arrived):
+                shelf.append(Batch(b.expiry, b.arrived, n))
+            else:
+                put_back(shelf, [Batch(b.expiry, b.arrived, n)])
+            units_cost = self._wh_expiry[b.expiry]
+            units_cost[0] -= n
+            units_cost[1] -= n * c
+            if b.units:
+                i += 1
+            else:
+                del stock[i]
 
     def _warehouse_move(self, k: int, batches: list[Batch], sign: int) -> None:
         by_expiry, c = self._wh_expiry, self.cost[k]

@@ -39,6 +39,7 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         self.explore_order: dict[str, list[str]] = {}
         self._ranks: dict[str, dict[str, bytes]] = {}       # key -> product -> its rank
         self._explored: dict[str, int] = {}   # machine -> length of its tried explore_order prefix
+        self._peers: dict[str, list[MachineView]] = {}   # machine -> others of its site type
 
     # -- what to list ----------------------------------------------------------------
     def initial_assortment(self, m: MachineView) -> list[str]:
@@ -76,16 +77,17 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         gp = self.gp_rate.setdefault(m.mid, {})
         rates, listed, catalog = m.rates, m.listed, self.books.catalog
         known = sorted([r for p, r in rates.items() if p in listed])   # kept sorted below
-        for pid in list(rates):
-            if pid not in listed:
+        day, price = self.day, m.prices
+        for pid, old in rates.items():         # values change, keys do not
+            since = listed.get(pid)
+            if since is None:
                 continue
-            days = min(30, self.day - listed[pid])
-            old = rates[pid]
+            days = day - since if day - since < 30 else 30
             prior = _prior(known) if days < 7 else old
             rate = rates[pid] = (sold30.get(pid, 0) + prior * PRIOR_DAYS) / (days + PRIOR_DAYS)
             del known[bisect.bisect_left(known, old)]
             bisect.insort(known, rate)
-            gp[pid] = rate * (m.prices[pid] - catalog[pid].cost)
+            gp[pid] = rate * (price[pid] - catalog[pid].cost)
         self._price_trials(m, shelf)
         self._assortment(m)
 
@@ -152,9 +154,11 @@ class OrderUpToPolicy(ReplenishmentPolicy):
             return []
         tried = self.tried[m.mid]
         peers: dict[str, float] = {}
-        for other in self.machines.values():
-            if other.site != m.site or other is m:
-                continue
+        peers_of = self._peers.get(m.mid)
+        if peers_of is None:
+            peers_of = self._peers[m.mid] = [o for o in self.machines.values()
+                                             if o.site == m.site and o is not m]
+        for other in peers_of:
             theirs = self.gp_rate.get(other.mid, {})
             for pid in [p for p in other.rates if p in theirs and p not in tried]:
                 peers[pid] = max(theirs[pid], peers.get(pid, 0.0))

@@ -24,6 +24,7 @@ class Books:
     catalog: dict[str, Sku] = field(default_factory=dict)
     warehouse: dict[str, list[list[int]]] = field(default_factory=dict)  # pid -> [[expiry, units]]
     pending: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    short_life: set[str] = field(default_factory=set)    # products good for 30 days or less
 
     def load_catalog(self, call: Call) -> None:
         page, pages = 1, 1
@@ -33,6 +34,8 @@ class Books:
                 self.catalog[r["product_id"]] = Sku(r["product_id"], r["subcategory"],
                                                     r["unit_cost"], r["ref_price"],
                                                     r["shelf_life_days"])
+                if r["shelf_life_days"] <= 30:
+                    self.short_life.add(r["product_id"])
             pages = out["pages"]
             page += 1
 
@@ -65,6 +68,9 @@ class Books:
     def take(self, pid: str, units: int, day: int) -> None:
         """Mirror ``restock``: earliest-expiry unexpired units leave the warehouse."""
         batches = self.warehouse.get(pid, [])
+        if batches and batches[0][0] > day and batches[0][1] > units:   # the usual case
+            batches[0][1] -= units
+            return
         emptied = False
         for b in batches:
             if units == 0:

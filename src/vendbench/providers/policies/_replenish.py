@@ -38,6 +38,7 @@ class MachineView:
     daily_units: float = 0.0                                  # EWMA of units sold per day
     planned_adds: list[str] = field(default_factory=list)
     planned_drops: list[str] = field(default_factory=list)
+    posted: dict[str, float] = field(default_factory=dict)   # prices we set, per product
 
     def cycle(self) -> int:
         """Days between visits: a week, or sooner when the machine sells fast."""
@@ -58,7 +59,6 @@ class ReplenishmentPolicy:
         self.day = 0
         self.cash = 0.0
         self.today = dt.date.min
-        self.posted: dict[tuple[str, str], float] = {}   # prices we set, per listing
         self._claimed: dict[str, int] = {}
         self._days: dict[str, int] = {}                  # reported dates as day numbers
 
@@ -173,7 +173,7 @@ class ReplenishmentPolicy:
         room = CAPACITY - sum(r["units"] for r in shelf.values())
         slots = MAX_LISTINGS - len(shelf)
         total = 0
-        mid, claimed, posted, price_of = m.mid, self._claimed, self.posted, m.prices
+        mid, claimed, posted, price_of = m.mid, self._claimed, m.posted, m.prices
         warehouse, last = books.warehouse, next_visit + 1
         for pid, target in targets.items():
             row = shelf.get(pid)
@@ -184,8 +184,14 @@ class ReplenishmentPolicy:
                     if not good:
                         first_expiry = expiry
                     good += n
+            qty = target - have          # max(0, min(target - have, available, room))
             avail = good - claimed.get(pid, 0)
-            qty = max(0, min(target - have, avail, room))
+            if avail < qty:
+                qty = avail
+            if room < qty:
+                qty = room
+            if qty < 0:
+                qty = 0
             if qty and row is None:
                 if slots == 0:          # the listing it replaces goes at the next visit
                     continue
@@ -197,9 +203,9 @@ class ReplenishmentPolicy:
                 alarm = min(alarm, first_expiry)
                 m.listed.setdefault(pid, day)
             total += have + qty
-            if (have or qty) and posted.get((mid, pid)) != price_of[pid]:
+            if (have or qty) and posted.get(pid) != price_of[pid]:
                 prices.append({"machine_id": mid, "product_id": pid, "price": price_of[pid]})
-                posted[(mid, pid)] = price_of[pid]
+                posted[pid] = price_of[pid]
         m.last_visit, m.level_after_visit, m.expiry_alarm = day, total, alarm - 1
 
     def targets(self, m: MachineView, next_visit: int) -> dict[str, int]:
@@ -247,7 +253,7 @@ class ReplenishmentPolicy:
             for pid in m.planned_adds:
                 first[pid] = first.get(pid, 0) + self._initial_qty(m, pid)
         items = []
-        catalog, ceil, sqrt = self.books.catalog, math.ceil, math.sqrt
+        ceil, sqrt, short_life = math.ceil, math.sqrt, self.books.short_life
         horizon = LEAD + 1 + 4
         for pid, rate in need.items():
             expected = rate * horizon
@@ -255,7 +261,7 @@ class ReplenishmentPolicy:
             initial = first.get(pid, 0)
             if initial > target:
                 target = initial
-            if catalog[pid].life <= 30:
+            if pid in short_life:
                 target = min(target, max(initial, ceil(rate * 14)))
             short = target - transit.get(pid, 0)
             for expiry, units in warehouse.get(pid, ()):
