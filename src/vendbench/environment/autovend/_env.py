@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from pydantic import ValidationError
@@ -60,10 +60,15 @@ class AutoVendEnv:
         self._version = 0
         self._calls_today = 0
         self._drained = {"days": 0, "sales": 0}
-        self.tools: list[dict[str, Any]] = tool_schemas()
         self.instructions = system_prompt(days, daily_tool_calls)
 
     # -- the protocol ---------------------------------------------------------------
+    @cached_property
+    def tools(self) -> list[dict[str, Any]]:
+        """The 18 tool schemas, OpenAI function-calling format (built on first use: an
+        in-process policy never needs them)."""
+        return tool_schemas()
+
     @property
     def done(self) -> bool:
         return self._biz.done
