@@ -128,8 +128,9 @@ def _catalog(rng: np.random.Generator) -> tuple[Product, ...]:
             cost = max(50, int(round(ref * margin * 100)))
             brand = _BRANDS[int(rng.integers(len(_BRANDS)))]
             variant = _VARIANTS[(j * 7 + sub_index) % len(_VARIANTS)]
-            size = f"{int(rng.choice([250, 330, 450, 500, 550]))}ml" if beverage else \
-                f"{int(rng.choice([30, 45, 60, 80, 100, 120]))}g"
+            sizes, unit = ((250, 330, 450, 500, 550), "ml") if beverage else \
+                ((30, 45, 60, 80, 100, 120), "g")
+            size = f"{sizes[int(rng.integers(len(sizes)))]}{unit}"   # = rng.choice(sizes)
             products.append(Product(
                 id=f"P{len(products) + 1:04d}",
                 name=f"{brand} {variant} {label} {size}",
