@@ -41,7 +41,8 @@ class Batch:
 
 @dataclass(slots=True)
 class Listing:
-    """A product listed on a machine. Change its batches only through ``take``/``put``."""
+    """A product listed on a machine. Its batches and ``units`` change together: through
+    ``take``, ``Business.to_shelf`` and the day's sales (the daily checks recount them)."""
 
     price: int                                   # fen
     listed_day: int = 0
@@ -51,11 +52,6 @@ class Listing:
     def take(self, units: int) -> list[Batch]:
         self.units -= units
         return take_oldest(self.batches, units)
-
-    def put(self, batches: list[Batch]) -> None:
-        for b in batches:
-            self.units += b.units
-        put_back(self.batches, batches)
 
 
 @dataclass(slots=True)
