@@ -66,6 +66,10 @@ class Ledger:
         for m in range(len(biz.shelves)):
             assert biz.on_shelf[m] == biz.count_shelf(m) <= 200
             assert len(biz.shelves[m]) <= 40
+            for lst in biz.shelves[m].values():   # each listing: units = its batches, which
+                keys = [(b.expiry, b.arrived) for b in lst.batches]   # are distinct, in order
+                assert lst.units == sum(b.units for b in lst.batches)
+                assert keys == sorted(set(keys)) and all(b.units > 0 for b in lst.batches)
         assert all(b.units > 0 for bs in biz.warehouse.values() for b in bs)
         # the figures the day cycle keeps without a scan agree with a recount
         wh_units, expiring, value = biz._stock_pass()
