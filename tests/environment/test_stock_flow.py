@@ -75,16 +75,22 @@ def test_expired_warehouse_units_keep_paying_rent_until_discarded():
     assert env.business.history[-1]["fees"] == FIXED_FEE + 20 * MACHINE_RENT
 
 
-def test_restock_takes_earliest_expiry_first_and_never_expired_units():
+def two_bread_batches(first: int, second: int):
+    """An environment on day 9 whose warehouse holds ``first`` units of a 30-day bread that
+    arrived on day 4 and ``second`` that arrived on day 9; the bread and its index."""
     env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
     bread = next(p for p in env.world.products if p.subcategory == "bread/cakes")
-    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 5}]})
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": first}]})
     next_day(env, 5)
-    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 5}]})
-    next_day(env, 4)                                  # batches arrived day 4 and day 9
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": second}]})
+    next_day(env, 4)
+    return env, bread, int(bread.id[1:]) - 1
+
+
+def test_restock_takes_earliest_expiry_first_and_never_expired_units():
+    env, bread, k = two_bread_batches(5, 5)
     env.call("restock", {"items": [{"machine_id": "M01", "product_id": bread.id,
                                     "quantity": 6}]})
-    k = int(bread.id[1:]) - 1
     shelf = env.business.shelves[0][k].batches
     assert [(b.arrived, b.units) for b in shelf] == [(4, 5), (9, 1)]
     next_day(env, 25)                                  # day 35: the day-4 batch has expired
@@ -93,13 +99,7 @@ def test_restock_takes_earliest_expiry_first_and_never_expired_units():
 
 
 def test_restocked_units_keep_their_batches_in_expiry_order_on_the_shelf():
-    env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
-    bread = next(p for p in env.world.products if p.subcategory == "bread/cakes")
-    k = int(bread.id[1:]) - 1
-    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 5}]})
-    next_day(env, 5)
-    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 9}]})
-    next_day(env, 4)                                  # batches arrived day 4 and day 9
+    env, bread, k = two_bread_batches(5, 9)
 
     def restock(n):
         out = env.call("restock", {"items": [{"machine_id": "M01", "product_id": bread.id,
