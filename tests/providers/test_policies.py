@@ -31,6 +31,29 @@ def test_baseline_acts_only_through_the_agent_tools():
     assert rejected == []                       # it never asks for the impossible
 
 
+def test_baseline_books_count_the_warehouse_unit_for_unit_every_day():
+    env = make("autovend", seed=2, days=60)
+    policy = OrderUpToPolicy()
+    ids = [p.id for p in env.world.products]
+    checked = 0
+
+    def call(name, args=None):
+        nonlocal checked
+        if name == "end_day":      # after the day's restocks, removals and discards
+            books = policy.books
+            real = {ids[k]: sum(b.units for b in bs) for k, bs in env.business.warehouse.items()}
+            assert {p: n for p, n in books.stock.items() if n} == \
+                {p: n for p, n in real.items() if n}
+            assert all(books.stock.get(p, 0) == sum(u for _, u in bs)
+                       for p, bs in books.warehouse.items())
+            checked += 1
+        return env.call(name, args)
+
+    while not env.done:
+        policy.play_day(call, env.observe())
+    assert checked == 60
+
+
 def test_unknown_policy_is_a_clear_error():
     with pytest.raises(ConfigError, match="order-up-to"):
         make_policy("baseline/clever", make("autovend"))

@@ -25,6 +25,7 @@ class Books:
     warehouse: dict[str, list[list[int]]] = field(default_factory=dict)  # pid -> [[expiry, units]]
     pending: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     short_life: set[str] = field(default_factory=set)    # products good for 30 days or less
+    stock: dict[str, int] = field(default_factory=dict)  # pid -> units of its batches
 
     def load_catalog(self, call: Call) -> None:
         page, pages = 1, 1
@@ -53,6 +54,7 @@ class Books:
                 self.add(pid, day + self.catalog[pid].life, n)
 
     def add(self, pid: str, expiry: int, units: int) -> None:
+        self.stock[pid] = self.stock.get(pid, 0) + units
         batches = self.warehouse.setdefault(pid, [])
         for b in batches:
             if b[0] == expiry:
@@ -70,6 +72,7 @@ class Books:
         batches = self.warehouse.get(pid, [])
         if batches and batches[0][0] > day and batches[0][1] > units:   # the usual case
             batches[0][1] -= units
+            self.stock[pid] -= units
             return
         emptied = False
         for b in batches:
@@ -80,6 +83,7 @@ class Books:
             n = units if units < b[1] else b[1]
             b[1] -= n
             units -= n
+            self.stock[pid] -= n
             emptied = emptied or b[1] == 0
         if emptied or pid not in self.warehouse:
             self.warehouse[pid] = [b for b in batches if b[1] > 0]
@@ -91,6 +95,7 @@ class Books:
             n = min(units, b[1])
             b[1] -= n
             units -= n
+            self.stock[pid] -= n
         self.warehouse[pid] = sorted(b for b in batches if b[1] > 0)
 
     def expired(self, day: int, within: int = 0) -> dict[str, int]:

@@ -174,16 +174,20 @@ class ReplenishmentPolicy:
         slots = MAX_LISTINGS - len(shelf)
         total = 0
         mid, claimed, posted, price_of = m.mid, self._claimed, m.posted, m.prices
-        warehouse, last = books.warehouse, next_visit + 1
+        warehouse, stock, last = books.warehouse, books.stock, next_visit + 1
         for pid, target in targets.items():
             row = shelf.get(pid)
             have = row["sellable"] if row is not None else 0
             good, first_expiry = 0, 10**6       # units good after the next visit, and
-            for expiry, n in warehouse.get(pid, ()):   # the first of them's expiry
-                if expiry > last:
-                    if not good:
-                        first_expiry = expiry
-                    good += n
+            batches = warehouse.get(pid)        # the first of them's expiry
+            if batches and batches[0][0] > last:          # sorted by expiry: all of them
+                good, first_expiry = stock[pid], batches[0][0]
+            elif batches:
+                for expiry, n in batches:
+                    if expiry > last:
+                        if not good:
+                            first_expiry = expiry
+                        good += n
             qty = target - have          # max(0, min(target - have, available, room))
             avail = good - claimed.get(pid, 0)
             if avail < qty:
@@ -247,7 +251,7 @@ class ReplenishmentPolicy:
             for pid, n in lines:
                 transit[pid] = transit.get(pid, 0) + n
         good_after = self.day + 5                   # units still good in five days count
-        warehouse = self.books.warehouse
+        warehouse, stock = self.books.warehouse, self.books.stock
         first: dict[str, int] = {}          # stock for listings to be added at next visits
         for m in self.machines.values():
             for pid in m.planned_adds:
@@ -264,9 +268,13 @@ class ReplenishmentPolicy:
             if pid in short_life:
                 target = min(target, max(initial, ceil(rate * 14)))
             short = target - transit.get(pid, 0)
-            for expiry, units in warehouse.get(pid, ()):
-                if expiry > good_after:
-                    short -= units
+            batches = warehouse.get(pid)
+            if batches and batches[0][0] > good_after:     # sorted by expiry: all good
+                short -= stock[pid]
+            elif batches:
+                for expiry, units in batches:
+                    if expiry > good_after:
+                        short -= units
             if short >= 3 and short >= 0.25 * target:
                 items.append({"product_id": pid, "quantity": int(short)})
         for m in self.machines.values():
