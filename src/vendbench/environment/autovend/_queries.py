@@ -39,16 +39,16 @@ def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict
     ks = [k for k, _ in listings]
     units7, units30 = biz.sold_7d[m, ks].tolist(), biz.sold_30d[m, ks].tolist()
     rows = []
-    day, products = biz.day, biz.world.products
+    day, products, iso = biz.day, biz.world.products, biz.iso
     for i, (k, lst) in enumerate(listings):
         p = products[k]
         expired = 0
         next_expiry = None
         for b in lst.batches:              # sorted by expiry: expired ones come first
-            if b.expiry <= day:
-                expired += b.units
-            elif next_expiry is None:
-                next_expiry = biz.iso(b.expiry)
+            if b.expiry > day:
+                next_expiry = iso(b.expiry)
+                break
+            expired += b.units
         rows.append({"product_id": p.id, "name": p.name, "subcategory": p.subcategory,
                      "units": lst.units, "sellable": lst.units - expired, "expired": expired,
                      "price": lst.price / 100, "ref_price": p.ref_price / 100,
