@@ -24,7 +24,6 @@ class Books:
     catalog: dict[str, Sku] = field(default_factory=dict)
     warehouse: dict[str, list[list[int]]] = field(default_factory=dict)  # pid -> [[expiry, units]]
     pending: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
-    short_life: set[str] = field(default_factory=set)    # products good for 30 days or less
     stock: dict[str, int] = field(default_factory=dict)  # pid -> units of its batches
 
     def load_catalog(self, call: Call) -> None:
@@ -35,8 +34,6 @@ class Books:
                 self.catalog[r["product_id"]] = Sku(r["product_id"], r["subcategory"],
                                                     r["unit_cost"], r["ref_price"],
                                                     r["shelf_life_days"])
-                if r["shelf_life_days"] <= 30:
-                    self.short_life.add(r["product_id"])
             pages = out["pages"]
             page += 1
 
@@ -63,6 +60,22 @@ class Books:
         else:
             batches.append([expiry, units])
         batches.sort()
+
+    def good(self, pid: str, last: int) -> tuple[int, int]:
+        """Units that will still be good after day ``last``, and the expiry day of the
+        first of them (10**6 when there are none)."""
+        batches = self.warehouse.get(pid)
+        if not batches:
+            return 0, 10**6
+        if batches[0][0] > last:                 # sorted by expiry: all of them
+            return self.stock[pid], batches[0][0]
+        units, first = 0, 10**6
+        for expiry, n in batches:
+            if expiry > last:
+                if not units:
+                    first = expiry
+                units += n
+        return units, first
 
     def has_fresh(self, pid: str, day: int) -> bool:
         return any(e > day for e, _ in self.warehouse.get(pid, ()))

@@ -174,20 +174,11 @@ class ReplenishmentPolicy:
         slots = MAX_LISTINGS - len(shelf)
         total = 0
         mid, claimed, posted, price_of = m.mid, self._claimed, m.posted, m.prices
-        warehouse, stock, last = books.warehouse, books.stock, next_visit + 1
+        good_after, last = books.good, next_visit + 1
         for pid, target in targets.items():
             row = shelf.get(pid)
             have = row["sellable"] if row is not None else 0
-            good, first_expiry = 0, 10**6       # units good after the next visit, and
-            batches = warehouse.get(pid)        # the first of them's expiry
-            if batches and batches[0][0] > last:          # sorted by expiry: all of them
-                good, first_expiry = stock[pid], batches[0][0]
-            elif batches:
-                for expiry, n in batches:
-                    if expiry > last:
-                        if not good:
-                            first_expiry = expiry
-                        good += n
+            good, first_expiry = good_after(pid, last)
             qty = target - have          # max(0, min(target - have, available, room))
             avail = good - claimed.get(pid, 0)
             if avail < qty:
@@ -251,13 +242,12 @@ class ReplenishmentPolicy:
             for pid, n in lines:
                 transit[pid] = transit.get(pid, 0) + n
         good_after = self.day + 5                   # units still good in five days count
-        warehouse, stock = self.books.warehouse, self.books.stock
         first: dict[str, int] = {}          # stock for listings to be added at next visits
         for m in self.machines.values():
             for pid in m.planned_adds:
                 first[pid] = first.get(pid, 0) + self._initial_qty(m, pid)
         items = []
-        ceil, sqrt, short_life = math.ceil, math.sqrt, self.books.short_life
+        catalog, ceil, sqrt, good = self.books.catalog, math.ceil, math.sqrt, self.books.good
         horizon = LEAD + 1 + 4
         for pid, rate in need.items():
             expected = rate * horizon
@@ -265,16 +255,9 @@ class ReplenishmentPolicy:
             initial = first.get(pid, 0)
             if initial > target:
                 target = initial
-            if pid in short_life:
+            if catalog[pid].life <= 30:
                 target = min(target, max(initial, ceil(rate * 14)))
-            short = target - transit.get(pid, 0)
-            batches = warehouse.get(pid)
-            if batches and batches[0][0] > good_after:     # sorted by expiry: all good
-                short -= stock[pid]
-            elif batches:
-                for expiry, units in batches:
-                    if expiry > good_after:
-                        short -= units
+            short = target - good(pid, good_after)[0] - transit.get(pid, 0)
             if short >= 3 and short >= 0.25 * target:
                 items.append({"product_id": pid, "quantity": int(short)})
         for m in self.machines.values():
