@@ -7,7 +7,7 @@ before the first mutation, so a rejected item leaves no trace (and triggers no v
 from __future__ import annotations
 
 from ...errors import ToolError
-from ._state import (LEAD_TIME, Batch, Business, Listing, Order, batch_order, put_back,
+from ._state import (LEAD_TIME, Business, Listing, Order, batch_order, put_back,
                      take_oldest)
 from ._world import MACHINE_CAPACITY, MAX_LISTINGS
 from . import _demand as demand
@@ -153,8 +153,7 @@ def delist(biz: Business, m: int, k: int) -> dict:
     stale = [b for b in listing.batches if b.expiry <= biz.day]
     expired = sum(b.units for b in stale)
     if fresh:
-        put_back(biz.warehouse.setdefault(k, []), [Batch(b.expiry, b.arrived, b.units)
-                                                   for b in fresh])
+        put_back(biz.warehouse.setdefault(k, []), fresh)
         biz.into_warehouse(k, fresh)
     biz.stock_out(k, stale)
     biz.units.written_off += expired

@@ -111,18 +111,27 @@ def take_oldest(batches: list[Batch], units: int) -> list[Batch]:
 def put_back(batches: list[Batch], new: list[Batch]) -> None:
     """Merge batches into a list kept sorted by (expiry, arrival), merging equal ones."""
     for nb in new:
-        if not batches or (batches[-1].expiry, batches[-1].arrived) < (nb.expiry, nb.arrived):
-            batches.append(Batch(nb.expiry, nb.arrived, nb.units))     # the usual place
-            continue
-        for i, b in enumerate(batches):
-            if b.expiry == nb.expiry and b.arrived == nb.arrived:
-                b.units += nb.units
-                break
-            if b.expiry > nb.expiry or (b.expiry == nb.expiry and b.arrived > nb.arrived):
-                batches.insert(i, Batch(nb.expiry, nb.arrived, nb.units))
-                break
-        else:
-            batches.append(Batch(nb.expiry, nb.arrived, nb.units))
+        put_batch(batches, nb.expiry, nb.arrived, nb.units)
+
+
+def put_batch(batches: list[Batch], expiry: int, arrived: int, units: int) -> None:
+    """Add ``units`` that expire and arrived on these days to a list kept sorted by
+    (expiry, arrival), merging them into an equal batch."""
+    key = (expiry, arrived)
+    if batches:
+        last = batches[-1]
+        if (last.expiry, last.arrived) == key:          # the usual places: the end
+            last.units += units
+            return
+        if (last.expiry, last.arrived) > key:
+            for i, b in enumerate(batches):
+                if (b.expiry, b.arrived) == key:
+                    b.units += units
+                    return
+                if (b.expiry, b.arrived) > key:
+                    batches.insert(i, Batch(expiry, arrived, units))
+                    return
+    batches.append(Batch(expiry, arrived, units))
 
 
 def batch_order(b: Batch) -> tuple[int, int]:
@@ -212,13 +221,8 @@ class Business:
                 order.arrived = day = self.day
                 for k, n in order.items:
                     expiry = day + self.world.products[k].shelf_life
-                    batch = Batch(expiry, day, n)
-                    stock = self.warehouse.setdefault(k, [])
-                    if not stock or (stock[-1].expiry, stock[-1].arrived) < (expiry, day):
-                        stock.append(batch)                     # the usual place
-                    else:
-                        put_back(stock, [batch])
-                    self.into_warehouse(k, [batch])
+                    put_batch(self.warehouse.setdefault(k, []), expiry, day, n)
+                    self.into_warehouse(k, [Batch(expiry, day, n)])
                     self.stock_in(k, expiry, n)
         while self._first_open_order < len(self.orders) and \
                 self.orders[self._first_open_order].arrived is not None:
@@ -358,13 +362,7 @@ class Business:
             n = units if units < b.units else b.units
             b.units -= n
             units -= n
-            last = shelf[-1] if shelf else None
-            if last is not None and last.expiry == b.expiry and last.arrived == b.arrived:
-                last.units += n
-            elif last is None or (last.expiry, last.arrived) < (b.expiry, b.arrived):
-                shelf.append(Batch(b.expiry, b.arrived, n))
-            else:
-                put_back(shelf, [Batch(b.expiry, b.arrived, n)])
+            put_batch(shelf, b.expiry, b.arrived, n)
             units_cost = self._wh_expiry[b.expiry]
             units_cost[0] -= n
             units_cost[1] -= n * c
