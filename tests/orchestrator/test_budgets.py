@@ -48,19 +48,54 @@ def test_earmarks_guarantee_a_started_trial_its_budget():
 
 
 def test_price_cost_is_exact_decimal():
-    p = Price(D("0.4"), D("1.6"), cached_input=D("0.1"))
+    p = Price(D("0.4"), D("1.6"), cache_read=D("0.1"))
     assert p.cost(1_000_000, 1_000_000) == D("2.0")
-    assert p.cost(1000, 100, cached_tokens=400) == D("0.00044")    # 600·0.4+400·0.1+100·1.6
+    assert p.cost(1000, 100, cache_read_tokens=400) == D("0.00044")   # 600·0.4+400·0.1+100·1.6
     assert Price(D("2"), D("8"), reasoning=D("10")).cost(0, 100, reasoning_tokens=50) == \
         D("0.0009")
 
 
+def test_cache_reads_and_writes_are_priced_as_the_provider_bills_them():
+    """Anthropic-style usage: prompt tokens = plain input + cache writes + cache reads."""
+    sonnet = Price(D("3"), D("15"), cache_read=D("0.30"), cache_write=D("3.75"))
+    # 10,000 prompt tokens: 6,000 read, 3,000 written, 1,000 plain; 200 output
+    assert sonnet.cost(10_000, 200, cache_read_tokens=6_000, cache_write_tokens=3_000) == \
+        (1_000 * D("3") + 6_000 * D("0.30") + 3_000 * D("3.75") + 200 * D("15")) / 1_000_000
+    # no cache prices: reads and writes are billed as plain input, never as free
+    plain = Price(D("3"), D("15"))
+    assert plain.cost(10_000, 0, cache_read_tokens=6_000, cache_write_tokens=3_000) == D("0.03")
+    # usage that claims more cache than prompt tokens cannot make a cost negative
+    assert sonnet.cost(100, 0, cache_read_tokens=500, cache_write_tokens=500) == D("0.00003")
+    # a reservation covers every input token at the dearest input-side price
+    assert sonnet.worst_case(1_000_000, 1_000_000) == D("3.75") + D("15")
+    assert Price(D("1"), D("2"), reasoning=D("9")).worst_case(0, 1_000_000) == D("9")
+
+
 def test_price_flags():
-    assert parse_price_flag("openai/x=0.4,1.6") == ("openai/x", Price(D("0.4"), D("1.6"),
-                                                                      source="--price"))
-    for bad in ("openai/x", "openai/x=1", "openai/x=a,b", "openai/x=-1,2", "=1,2"):
+    assert parse_price_flag("openai/x=0.4,1.6") == ("openai/x", {"input": D("0.4"),
+                                                                 "output": D("1.6")})
+    assert parse_price_flag("anthropic/y=3,15,0.3,3.75")[1] == {
+        "input": D("3"), "output": D("15"), "cache_read": D("0.3"), "cache_write": D("3.75")}
+    for bad in ("openai/x", "openai/x=1", "openai/x=a,b", "openai/x=-1,2", "=1,2",
+                "openai/x=1,2,3,4,5", "openai/x=nan,1", "openai/x=1,inf"):
         with pytest.raises(UnknownPriceError):
             parse_price_flag(bad)
+
+
+def test_given_prices_override_the_price_map_field_by_field():
+    table = resolve_prices(["anthropic/claude-sonnet-4-5", "openai/gpt-4.1-mini", "openai/own"],
+                           {"anthropic/claude-sonnet-4-5": {"input": D("2"), "output": D("10")},
+                            "openai/gpt-4.1-mini": {"cache_read": D("0.05")},
+                            "openai/own": {"input": D("1"), "output": D("2")}})
+    sonnet = table["anthropic/claude-sonnet-4-5"]
+    assert (sonnet.input, sonnet.output) == (D("2"), D("10"))
+    assert (sonnet.cache_read, sonnet.cache_write) == (D("0.3"), D("3.75"))   # from the map
+    assert sonnet.source == "config+litellm"
+    mini = table["openai/gpt-4.1-mini"]
+    assert (mini.input, mini.cache_read, mini.source) == (D("0.4"), D("0.05"), "litellm+config")
+    own = table["openai/own"]
+    assert own.cache_read is None and own.source == "config"     # reads billed as input
+    assert Price.from_json(sonnet.to_json()) == sonnet
 
 
 def test_prices_fail_closed_and_come_from_litellm_when_known():
