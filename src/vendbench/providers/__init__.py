@@ -1,13 +1,19 @@
 """Model access: the Provider protocol, litellm behind it, flow control and retries.
 
-litellm itself is imported only when a litellm model is used (``make_provider``).
+litellm itself is imported only when a litellm model is used (``make_provider``, or a
+``TokenCounter``).
 """
 
 from __future__ import annotations
 
-from ._base import Completion, CompletionRequest, Failure, Provider, RetryKind, Usage
-from ._client import Attempt, ModelClient
+from typing import Any
+
+from ._base import (Completion, CompletionRequest, ContextLimit, Failure, Provider, RetryKind,
+                    Usage)
+from ._client import Attempt, ContextLengthExceeded, ModelClient
 from ._limits import AdaptiveLimit, LimitEvent, RateLimits
+from ._tokens import TokenCounter
+from ._wire import family
 
 
 def make_provider(model_id: str, api_key: str | None = None) -> Provider:
@@ -17,6 +23,16 @@ def make_provider(model_id: str, api_key: str | None = None) -> Provider:
     return LiteLLMProvider(api_key=api_key)
 
 
-__all__ = ["AdaptiveLimit", "Attempt", "Completion", "CompletionRequest", "Failure",
-           "LimitEvent", "ModelClient", "Provider", "RateLimits", "RetryKind", "Usage",
-           "make_provider"]
+def render_body(stored: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body a logged request sent (see ``Store.stored_request``), rendered by
+    its provider; nothing is sent."""
+    fields = {k: stored[k] for k in ("model", "messages", "tools", "max_tokens",
+                                     "temperature", "reasoning_effort", "tool_choice",
+                                     "cache_key") if k in stored}
+    request = CompletionRequest(**fields, cache_points=tuple(stored.get("cache_points") or ()))
+    return make_provider(request.model).render_body(request)
+
+
+__all__ = ["AdaptiveLimit", "Attempt", "Completion", "CompletionRequest", "ContextLengthExceeded",
+           "ContextLimit", "Failure", "LimitEvent", "ModelClient", "Provider", "RateLimits",
+           "RetryKind", "TokenCounter", "Usage", "family", "make_provider", "render_body"]

@@ -14,6 +14,15 @@ class RetryKind(enum.Enum):
     TRANSIENT = "transient"      # an error answer (5xx): not billed, retry
     RATE_LIMIT = "rate_limit"    # 429: not billed, retry later, slow down
     UNKNOWN = "unknown"          # timeout, dropped connection, garbled reply: maybe billed
+    CONTEXT = "context_length"   # the prompt exceeds the server's context: shorten it first
+
+
+@dataclass(frozen=True, slots=True)
+class ContextLimit:
+    """What a context-length error said, where it said it (server tokens)."""
+
+    prompt_tokens: int | None = None      # the rejected prompt, as the server counted it
+    context_tokens: int | None = None     # the server's context window
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,10 +31,19 @@ class Failure:
     message: str                 # already redacted
     status: int | None = None
     retry_after: float | None = None
+    context: ContextLimit | None = None   # for RetryKind.CONTEXT
 
 
 @dataclass(frozen=True, slots=True)
 class CompletionRequest:
+    """One request, provider-neutral.
+
+    ``cache_points`` are indices of messages that end a prefix worth caching (the static
+    prefix, the end of the previous request, the end of this one); ``cache_key`` groups
+    the requests that share prefixes (a trial). A provider's wire adapter turns them into
+    what its API understands, or ignores them.
+    """
+
     model: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]]
@@ -34,13 +52,20 @@ class CompletionRequest:
     reasoning_effort: str | None = None
     api_base: str | None = None
     timeout_s: float = 120.0
+    tool_choice: str = "auto"
+    cache_points: tuple[int, ...] = ()
+    cache_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one reply. ``prompt_tokens`` counts every input token, including those
+    read from (``cache_read_tokens``) or written to (``cache_write_tokens``) the cache."""
+
     prompt_tokens: int
     completion_tokens: int
-    cached_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     reasoning_tokens: int = 0
 
 
@@ -59,6 +84,8 @@ class Provider(Protocol):
     async def complete(self, request: CompletionRequest) -> Completion: ...
 
     def classify(self, exc: BaseException) -> Failure: ...
+
+    def render_body(self, request: CompletionRequest) -> dict[str, Any]: ...
 
     def count_tokens(self, model: str, messages: list[dict[str, Any]] | None = None,
                      tools: list[dict[str, Any]] | None = None, text: str | None = None

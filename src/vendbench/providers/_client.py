@@ -6,7 +6,8 @@ the actual cost on success, nothing for an error answer (429, 5xx), the full
 reservation when the outcome is unknown (timeout, dropped connection, garbled reply).
 Every attempt is reported to ``on_attempt`` so that it can be logged before the next
 request is sent. tenacity retries with exponential backoff and jitter, and never sooner
-than a Retry-After; 400/401/403/404 are never retried.
+than a Retry-After; 400/401/403/404 are never retried, and neither is a prompt the
+server says exceeds its context (``ContextLengthExceeded``: the caller must shorten it).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from tenacity import (AsyncRetrying, RetryCallState, retry_if_exception,
                       stop_after_attempt, wait_exponential_jitter)
 
 from ..budgets import Budget, Price
 from ..errors import ProviderError
-from ._base import Completion, CompletionRequest, Failure, Provider, RetryKind
+from ._base import Completion, CompletionRequest, ContextLimit, Failure, Provider, RetryKind
 from ._limits import AdaptiveLimit, RateLimits
 
 SAFETY_MARGIN = Decimal("1.2")
@@ -48,6 +49,18 @@ class _Retry(Exception):
         self.failure = failure
 
 
+class ContextLengthExceeded(ProviderError):
+    """The server refused the prompt as longer than its context window (HTTP 400).
+
+    Not the harness's failure: the caller shortens the prompt and may try again.
+    ``limit`` holds the numbers the server gave, if any.
+    """
+
+    def __init__(self, message: str, limit: ContextLimit | None, status: int | None) -> None:
+        super().__init__(message, status=status)
+        self.limit = limit or ContextLimit()
+
+
 class ModelClient:
     """Sends one logical request for a trial, retrying as the SPEC says."""
 
@@ -58,18 +71,15 @@ class ModelClient:
         self.max_attempts = max_attempts
         self._wait = wait_exponential_jitter(multiplier=backoff_s, max=max_backoff_s,
                                              jitter=backoff_s)
-        self.usage_ratio = 1.0     # provider-reported / our counted prompt tokens, worst seen
 
-    def reservation(self, counted_input: int, max_output: int) -> Decimal:
-        """A conservative cost: counted input (scaled by what the provider reported
-        before) at the input price plus the full output allowance, with a margin."""
+    def reservation(self, input_tokens: int, max_output: int) -> Decimal:
+        """A conservative cost: ``input_tokens`` (the caller's estimate of the server's
+        count) at the dearest input-side price, the full output allowance at the dearest
+        output price, with a margin."""
         if self.price is None:
             return Decimal(0)
-        est_input = int(counted_input * max(1.0, self.usage_ratio)) + 1
-        worst = self.price.cost(est_input, max_output)
-        if self.price.reasoning is not None and self.price.reasoning > self.price.output:
-            worst = self.price.cost(est_input, max_output, reasoning_tokens=max_output)
-        return (worst * SAFETY_MARGIN).quantize(Decimal("1e-9"))
+        worst = self.price.worst_case(input_tokens + 1, max_output)
+        return (worst * SAFETY_MARGIN).quantize(Decimal("1e-9"), rounding=ROUND_CEILING)
 
     def _wait_for(self, state: RetryCallState) -> float:
         """Retry-After when the provider gave one (plus up to 10 % jitter), else
@@ -80,36 +90,43 @@ class ModelClient:
             return after * (1 + 0.1 * random.random())
         return self._wait(state)
 
-    async def complete(self, request: CompletionRequest, budget: Budget, counted_input: int,
-                       on_attempt: Callable[[Attempt], Awaitable[None]]) -> Completion:
-        """Send ``request``; raises BudgetExceeded (not sent) or ProviderError (gave up)."""
-        number = 0
+    async def complete(self, request: CompletionRequest, budget: Budget, input_tokens: int,
+                       on_attempt: Callable[[Attempt], Awaitable[None]], *,
+                       first_attempt: int = 1) -> Completion:
+        """Send ``request``; raises BudgetExceeded (not sent), ContextLengthExceeded (the
+        prompt is too long for the server) or ProviderError (gave up). ``input_tokens``
+        is the caller's estimate of the prompt as the server counts it; attempts are
+        numbered from ``first_attempt``."""
+        number = first_attempt - 1
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts), wait=self._wait_for,
-            retry=retry_if_exception(lambda e: isinstance(e, _Retry)
-                                     and e.failure.kind is not RetryKind.NO),
+            retry=retry_if_exception(lambda e: isinstance(e, _Retry) and e.failure.kind
+                                     not in (RetryKind.NO, RetryKind.CONTEXT)),
             reraise=True)
         try:
             async for attempt in retrying:
                 with attempt:
                     number += 1
-                    return await self._attempt(number, request, budget, counted_input,
+                    return await self._attempt(number, request, budget, input_tokens,
                                                on_attempt)
         except _Retry as exc:
             f = exc.failure
-            raise ProviderError(f"{request.model}: gave up after {number} attempt(s): "
-                                f"{f.message}", status=f.status) from None
+            if f.kind is RetryKind.CONTEXT:
+                raise ContextLengthExceeded(f"{request.model}: the prompt exceeds the server's "
+                                            f"context: {f.message}", f.context, f.status) from None
+            raise ProviderError(f"{request.model}: gave up after {number - first_attempt + 1} "
+                                f"attempt(s): {f.message}", status=f.status) from None
         raise AssertionError("unreachable")
 
     async def _attempt(self, number: int, request: CompletionRequest, budget: Budget,
-                       counted_input: int, on_attempt: Callable[[Attempt], Awaitable[None]]
+                       input_tokens: int, on_attempt: Callable[[Attempt], Awaitable[None]]
                        ) -> Completion:
-        reserved = self.reservation(counted_input, request.max_tokens)
+        reserved = self.reservation(input_tokens, request.max_tokens)
         hold = budget.reserve(reserved)            # BudgetExceeded: not sent
         start, sent_at, sent = time.perf_counter(), time.time(), False
         try:
             async with self.limit.slot():
-                await self.rates.acquire(counted_input + request.max_tokens)
+                await self.rates.acquire(input_tokens + request.max_tokens)
                 start, sent_at, sent = time.perf_counter(), time.time(), True
                 completion = await self.provider.complete(request)
         except asyncio.CancelledError:
@@ -140,10 +157,9 @@ class ModelClient:
         latency = (time.perf_counter() - start) * 1000
         self.limit.succeeded()
         u = completion.usage
-        if counted_input > 0 and u.prompt_tokens:
-            self.usage_ratio = max(self.usage_ratio, u.prompt_tokens / counted_input)
         cost = None if self.price is None else self.price.cost(
-            u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.reasoning_tokens)
+            u.prompt_tokens, u.completion_tokens, u.cache_read_tokens, u.cache_write_tokens,
+            u.reasoning_tokens)
         hold.settle(cost if cost is not None else Decimal(0))
         await on_attempt(Attempt(number, completion, None, cost, reserved, latency, sent_at))
         return completion

@@ -1,4 +1,5 @@
-"""litellm behind the Provider protocol; the only module that imports litellm.
+"""litellm behind the Provider protocol. litellm is imported only by this package
+(here, and by the token counter in ``_tokens``).
 
 litellm is imported lazily (it costs 3–4 s and ~200 MB), in offline mode with its local
 price map, its own retries off (one retry loop: ours) and its debug output suppressed.
@@ -8,13 +9,17 @@ messages carry no secret.
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import os
+import re
 from functools import cache
 from typing import Any
 
 from .._secrets import redact
 from ..errors import ConfigError
-from ._base import Completion, CompletionRequest, Failure, RetryKind, Usage
+from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind
+from ._wire import litellm_kwargs, usage_from
 
 
 @cache
@@ -43,21 +48,32 @@ class LiteLLMProvider:
         self._api_key = api_key
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        kwargs: dict[str, Any] = {
-            "model": request.model, "messages": request.messages, "tools": request.tools,
-            "max_tokens": request.max_tokens, "timeout": request.timeout_s,
-            "max_retries": 0, "num_retries": 0,
-        }
+        kwargs = litellm_kwargs(request)
+        kwargs.update(timeout=request.timeout_s, max_retries=0, num_retries=0)
         if request.api_base:
             kwargs["api_base"] = request.api_base
-        if request.temperature is not None:
-            kwargs["temperature"] = request.temperature
-        if request.reasoning_effort:
-            kwargs["reasoning_effort"] = request.reasoning_effort
         if self._api_key:
             kwargs["api_key"] = self._api_key
         response = await self._litellm.acompletion(**kwargs)
         return _completion(response)
+
+    def render_body(self, request: CompletionRequest) -> dict[str, Any]:
+        """The JSON body litellm sends for ``request``, rendered by litellm's own request
+        transformation without sending anything (no key is needed or used)."""
+        from litellm.types.utils import CallTypes
+        from litellm.utils import return_raw_request
+
+        kwargs = litellm_kwargs(request)
+        if request.api_base:
+            kwargs["api_base"] = request.api_base
+        raw = return_raw_request(CallTypes.completion, kwargs)
+        body = raw.get("raw_request_body")
+        if not body or raw.get("error"):
+            raise ConfigError(f"litellm could not render the request for {request.model}: "
+                              f"{redact(str(raw.get('error')))}")
+        body = dict(body)
+        body.update(body.pop("extra_body", None) or {})   # the OpenAI SDK merges it in
+        return body
 
     def classify(self, exc: BaseException) -> Failure:
         lit = self._litellm
@@ -66,6 +82,9 @@ class LiteLLMProvider:
         status = getattr(exc, "status_code", None)
         if "credentials" in str(exc).lower() and "HTTPStatusError" not in chain:
             return Failure(RetryKind.NO, message, status)       # never left this machine
+        if isinstance(exc, lit.ContextWindowExceededError) or (
+                status in (400, 413) and _CONTEXT_ERROR.search(str(exc))):
+            return Failure(RetryKind.CONTEXT, message, status, context=context_limit(str(exc)))
         if isinstance(exc, lit.RateLimitError):
             return Failure(RetryKind.RATE_LIMIT, message, 429, _retry_after(exc))
         if isinstance(exc, (lit.Timeout,)) or "APITimeoutError" in chain:
@@ -119,13 +138,25 @@ def _chain(exc: BaseException) -> set[str]:
 
 
 def _retry_after(exc: BaseException) -> float | None:
+    """Seconds to wait, from the Retry-After header of the error answer. litellm keeps
+    the provider's headers in ``litellm_response_headers`` (its Anthropic errors carry a
+    synthetic response without them); the value is seconds or an HTTP date."""
     response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    value = headers.get("retry-after") if hasattr(headers, "get") else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
+    for headers in (getattr(exc, "litellm_response_headers", None),
+                    getattr(response, "headers", None)):
+        value = headers.get("retry-after") if hasattr(headers, "get") else None
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            pass
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, (when - dt.datetime.now(dt.timezone.utc)).total_seconds())
+    return None
 
 
 def _completion(response: Any) -> Completion:
@@ -141,13 +172,32 @@ def _completion(response: Any) -> Completion:
              "function": {"name": (c.get("function") or {}).get("name") or "",
                           "arguments": (c.get("function") or {}).get("arguments") or ""}}
             for i, c in enumerate(calls)]
-    usage = raw.get("usage") or {}
-    prompt_details = usage.get("prompt_tokens_details") or {}
-    completion_details = usage.get("completion_tokens_details") or {}
-    return Completion(
-        message=message,
-        usage=Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                    completion_tokens=int(usage.get("completion_tokens") or 0),
-                    cached_tokens=int(prompt_details.get("cached_tokens") or 0),
-                    reasoning_tokens=int(completion_details.get("reasoning_tokens") or 0)),
-        raw=raw)
+    return Completion(message=message, usage=usage_from(raw), raw=raw)
+
+
+# a 400 that names the context (for servers litellm does not recognise)
+_CONTEXT_ERROR = re.compile(r"context (length|window|size)|prompt is too long|too many tokens|"
+                            r"maximum context|exceeds? (the )?(model'?s? )?(max|context)", re.I)
+_NUMBERS = (
+    # llama.cpp: {"n_prompt_tokens": 9000, "n_ctx": 8192}
+    (re.compile(r"n_prompt_tokens\W+(\d+)"), re.compile(r"n_ctx\W+(\d+)")),
+    # OpenAI, vLLM: "maximum context length is 8192 tokens. However, your messages
+    # resulted in 9000 tokens" / "you requested 9500 tokens (9000 in the messages, ...)"
+    (re.compile(r"(\d+) in the messages|messages resulted in (\d+) tokens"),
+     re.compile(r"maximum context length is (\d+)")),
+    # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
+    (re.compile(r"prompt is too long: (\d+) tokens"), re.compile(r"tokens > (\d+) maximum")),
+)
+
+
+def context_limit(text: str) -> ContextLimit:
+    """The prompt size and context window a context-length error states, if it does."""
+    for prompt_re, window_re in _NUMBERS:
+        prompt, window = _first(prompt_re.search(text)), _first(window_re.search(text))
+        if prompt is not None or window is not None:
+            return ContextLimit(prompt, window)
+    return ContextLimit()
+
+
+def _first(match: re.Match | None) -> int | None:
+    return None if match is None else int(next(g for g in match.groups() if g))

@@ -37,7 +37,7 @@ class TokenCounter:
     """
 
     def __init__(self, model: str) -> None:
-        from ..providers._litellm import import_litellm
+        from ._litellm import import_litellm
 
         self._litellm = import_litellm()
         self.model = model
@@ -48,12 +48,17 @@ class TokenCounter:
         except (ImportError, TypeError, ValueError):
             self._text = lambda text: self._litellm.token_counter(model=model, text=text)
 
-    async def count(self, messages: list[dict[str, Any]]) -> list[int]:
+    def count_now(self, messages: list[dict[str, Any]]) -> list[int]:
+        """Tokens of each message."""
         out = []
         for message in messages:
             text, framing = message_texts(message)
             out.append(int(self._text(text)) + framing)
         return out
+
+    async def count(self, messages: list[dict[str, Any]]) -> list[int]:
+        """Tokens of each message (the rolling context's counting interface)."""
+        return self.count_now(messages)
 
     def tools(self, tools: list[dict[str, Any]]) -> int:
         """Tokens of the tool schemas, sent with every request."""

@@ -1,0 +1,81 @@
+"""Wire-format families: how a provider-neutral request becomes litellm's arguments,
+and how a reply's usage reads back (SPEC §6.2).
+
+Each family asks for prompt caching the way its API caches:
+
+    openai     openai/...        prefixes of 1,024+ tokens are cached automatically;
+                                 ``prompt_cache_key`` (the trial id) sends a trial's
+                                 requests to the same cache
+    anthropic  anthropic/...     only prefixes that end at a block marked
+                                 ``cache_control: {"type": "ephemeral"}`` (at most 4)
+    implicit   gemini/, deepseek/, hosted_vllm/, ollama/, openrouter/, ...
+                                 cached implicitly, or not at all: nothing to send
+
+litellm then renders the body its provider expects (Anthropic's ``system`` blocks and
+``tool_use``/``tool_result`` content, say) and maps every provider's usage onto one
+shape, which ``usage_from`` reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._base import CompletionRequest, Usage
+
+MARK = {"type": "ephemeral"}
+ANTHROPIC_MAX_MARKS = 4
+
+
+def family(model: str) -> str:
+    """The wire-format family of a litellm model string."""
+    prefix = model.split("/", 1)[0]
+    if prefix == "openai":
+        return "openai"
+    if prefix == "anthropic":
+        return "anthropic"
+    return "implicit"
+
+
+def litellm_kwargs(request: CompletionRequest) -> dict[str, Any]:
+    """The arguments of ``litellm.acompletion`` that shape the request body (transport
+    arguments — api_base, timeout, key, retries — are the caller's)."""
+    kwargs: dict[str, Any] = {
+        "model": request.model, "messages": request.messages, "tools": request.tools,
+        "tool_choice": request.tool_choice, "max_tokens": request.max_tokens}
+    if request.temperature is not None:
+        kwargs["temperature"] = request.temperature
+    if request.reasoning_effort:
+        kwargs["reasoning_effort"] = request.reasoning_effort
+    kind = family(request.model)
+    if kind == "openai" and request.cache_key:
+        kwargs["prompt_cache_key"] = request.cache_key
+    elif kind == "anthropic" and request.cache_points:
+        kwargs["messages"] = _mark(request.messages, request.cache_points)
+    return kwargs
+
+
+def _mark(messages: list[dict[str, Any]], points: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Messages with ``cache_control`` on the cache points: the first point (the static
+    prefix) and the newest others, at most ANTHROPIC_MAX_MARKS in all."""
+    chosen = sorted({p for p in points if 0 <= p < len(messages)})
+    if len(chosen) > ANTHROPIC_MAX_MARKS:
+        chosen = chosen[:1] + chosen[-(ANTHROPIC_MAX_MARKS - 1):]
+    out = list(messages)
+    for i in chosen:
+        out[i] = {**out[i], "cache_control": MARK}
+    return out
+
+
+def usage_from(raw: dict[str, Any]) -> Usage:
+    """A reply's usage as litellm reports it for every provider: ``prompt_tokens`` all
+    input, ``prompt_tokens_details.cached_tokens`` the cache reads, and the cache writes
+    (Anthropic's ``cache_creation_input_tokens``) at the top level or in the details."""
+    usage = raw.get("usage") or {}
+    prompt = usage.get("prompt_tokens_details") or {}
+    completion = usage.get("completion_tokens_details") or {}
+    writes = usage.get("cache_creation_input_tokens") or prompt.get("cache_creation_tokens")
+    return Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                 completion_tokens=int(usage.get("completion_tokens") or 0),
+                 cache_read_tokens=int(prompt.get("cached_tokens") or 0),
+                 cache_write_tokens=int(writes or 0),
+                 reasoning_tokens=int(completion.get("reasoning_tokens") or 0))
