@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 import pytest
 
@@ -16,8 +17,8 @@ async def count(messages: list[dict]) -> list[int]:
     return [len(json.dumps(m)) // 4 for m in messages]
 
 
-def make(system: str, limit: int) -> RollingContext:
-    return asyncio.run(RollingContext.create(system, limit, count))
+def make(system: str, limit: int, **options) -> RollingContext:
+    return asyncio.run(RollingContext.create(system, limit, count, **options))
 
 
 def add_user(ctx: RollingContext, text: str) -> None:
@@ -28,38 +29,112 @@ def add_exchange(ctx: RollingContext, assistant: dict, results: list[dict]) -> N
     asyncio.run(ctx.add_exchange(assistant, results))
 
 
-def exchange(i: int, n_results: int = 2) -> tuple[dict, list[dict]]:
+def exchange(i: int, n_results: int = 2, size: int = 200) -> tuple[dict, list[dict]]:
     calls = [{"id": f"c{i}_{j}", "type": "function",
               "function": {"name": "list_machines", "arguments": "{}"}} for j in range(n_results)]
     return ({"role": "assistant", "tool_calls": calls},
-            [{"role": "tool", "tool_call_id": f"c{i}_{j}", "content": "x" * 200}
+            [{"role": "tool", "tool_call_id": f"c{i}_{j}", "content": "x" * size}
              for j in range(n_results)])
 
 
-def test_window_keeps_whole_exchanges_within_the_limit():
-    ctx = make("rules " * 50, 600)
-    for day in range(1, 6):
-        add_user(ctx, f"Day {day} report " + "r" * 100)
-        for i in range(3):
-            add_exchange(ctx, *exchange(day * 10 + i))
-    window, tokens = ctx.window()
-    assert tokens <= 600 and window[0].body["role"] == "system"
-    assert window[1].body["role"] == "user"               # never starts mid-exchange
-    ids = {m.body.get("tool_call_id") for m in window if m.body["role"] == "tool"}
-    calls = {c["id"] for m in window if m.body["role"] == "assistant"
-             for c in m.body.get("tool_calls", [])}
-    assert ids == calls                                    # no result without its call
-    assert window[-1].body["role"] == "tool"               # the newest exchange is in
-    assert len(window) < 1 + 5 * 7                         # older ones fell out
+def paired(messages: list[dict]) -> bool:
+    """Every tool result travels with the assistant message that called it."""
+    calls = {c["id"] for m in messages if m["role"] == "assistant"
+             for c in m.get("tool_calls", [])}
+    return {m["tool_call_id"] for m in messages if m["role"] == "tool"} <= calls
 
 
-def test_a_note_replaces_what_fell_out_when_the_window_starts_mid_day():
-    ctx = make("rules", 400)
+def play(ctx: RollingContext, steps: int, seed: int = 7, scale: float = 1.0):
+    """A random conversation: reports and exchanges of varied sizes; yields each window
+    after each new unit."""
+    rng = random.Random(seed)
+    for i in range(steps):
+        if i % 5 == 0:
+            add_user(ctx, f"Day {i // 5 + 1} report " + "r" * rng.randint(50, 600))
+        else:
+            add_exchange(ctx, *exchange(i, rng.randint(1, 3), rng.randint(20, 900)))
+        yield ctx.window(scale=scale)
+
+
+def test_block_requests_only_grow_between_evictions_and_stay_within_the_limit():
+    limit, low = 3000, 0.5
+    ctx = make("rules " * 50, limit, fixed_tokens=300, low_water=low)
+    previous, evictions = None, 0
+    for w in play(ctx, 400):
+        bodies = [m.body for m in w.messages]
+        assert w.tokens == 300 + sum(m.tokens for m in w.messages)   # note and tools counted
+        assert w.tokens <= limit and paired(bodies) and bodies[0]["role"] == "system"
+        assert bodies[1]["role"] == "user"                # the note, or the first report
+        if previous is not None and w.dropped == 0:
+            # byte-identical prefix: the previous request, then only new messages
+            assert json.dumps(bodies[:len(previous)]) == json.dumps(previous)
+        elif previous is not None:
+            evictions += 1
+            assert bodies[1]["content"] == OMITTED
+            # dropped down to the low-water mark, except the newest unit (just added)
+            newest = sum(m.tokens for m in ctx.units[-1])
+            assert w.tokens - newest <= low * limit
+        previous = bodies
+    assert evictions >= 5
+
+
+def test_sliding_drops_one_exchange_at_a_time_just_enough_to_fit():
+    limit = 3000
+    ctx = make("rules " * 50, limit, fixed_tokens=300, strategy="sliding")
+    changed = 0
+    for w in play(ctx, 400):
+        assert w.tokens <= limit and paired([m.body for m in w.messages])
+        if ctx.start > 0:
+            # the unit just before the window would not have fitted: nothing dropped early
+            assert ctx.size(ctx.start - 1) > limit
+            changed += w.dropped > 0
+    assert changed > 100                                  # the prefix moved on most requests
+
+
+def test_the_window_scales_our_count_by_the_calibration():
+    ctx = make("rules", 3000, fixed_tokens=300)
+    for w in play(ctx, 200, scale=1.5):
+        assert w.tokens * 1.5 <= 3000
+
+
+def test_the_note_is_counted_inside_the_limit():
+    """A window that fits only without the note must shed one more exchange."""
+    ctx = make("rules", 10_000, strategy="sliding")
     add_user(ctx, "Day 1")
-    for i in range(6):
+    for i in range(4):
         add_exchange(ctx, *exchange(i, 1))
-    window, _ = ctx.window()
-    assert window[1].body["content"] == OMITTED
+    sizes = [sum(m.tokens for m in u) for u in ctx.units]
+    fixed = ctx.system.tokens
+    limit = fixed + sum(sizes[1:])             # units 1.. fit exactly, but not with the note
+    w = ctx.window(limit=limit)
+    assert w.messages[1].body["content"] == OMITTED and w.tokens <= limit
+    assert ctx.start == 2
+
+
+def test_cache_points_mark_the_static_prefix_and_the_ends_of_requests():
+    ctx = make("rules", 10_000)
+    add_user(ctx, "Day 1")
+    first = ctx.window()
+    assert first.cache_points == (0, 1)                  # system; this request's end
+    add_exchange(ctx, *exchange(1, 2))
+    second = ctx.window()
+    assert second.cache_points == (0, 1, 4)              # system; the previous end; this end
+    sliding = make("rules", 600, strategy="sliding")
+    add_user(sliding, "Day 1")
+    for i in range(6):
+        add_exchange(sliding, *exchange(i, 1, size=800))
+        w = sliding.window()
+    assert sliding.start > 0 and w.cache_points == (0,)  # the prefix moves: only the static
+
+
+def test_evict_drops_to_the_low_water_mark():
+    ctx = make("rules", 4000, low_water=0.25)
+    add_user(ctx, "Day 1")
+    for i in range(10):
+        add_exchange(ctx, *exchange(i, 1, size=1200))
+    assert ctx.window().dropped == 0 and ctx.start == 0
+    assert ctx.evict() > 0 and ctx.size() <= 1000
+    assert ctx.window().messages[1].body["content"] == OMITTED
 
 
 def test_each_message_gets_one_id_and_is_reported_once():
@@ -72,11 +147,12 @@ def test_each_message_gets_one_id_and_is_reported_once():
     assert ctx.take_new() == []
 
 
-def test_an_exchange_larger_than_the_limit_is_an_error():
-    ctx = make("rules", 50)
-    add_user(ctx, "x" * 1000)
-    with pytest.raises(ContextOverflow, match="raise max_context_tokens"):
-        ctx.window()
+def test_an_exchange_larger_than_the_limit_is_an_overflow():
+    for strategy in ("block", "sliding"):
+        ctx = make("rules", 50, strategy=strategy)
+        add_user(ctx, "x" * 1000)
+        with pytest.raises(ContextOverflow, match="raise max_context_tokens"):
+            ctx.window()
 
 
 def test_requests_respect_the_model_limit_end_to_end(llm, tmp_path):
@@ -96,7 +172,7 @@ def test_requests_respect_the_model_limit_end_to_end(llm, tmp_path):
 def test_counts_are_litellms_plus_chat_framing():
     import litellm
 
-    from vendbench.orchestrator._tokens import TokenCounter, message_texts
+    from vendbench.providers._tokens import TokenCounter, message_texts
 
     counter = TokenCounter("openai/gpt-4.1-mini")
     assistant, results = exchange(1, 2)
@@ -113,7 +189,7 @@ def test_counts_match_litellms_token_counter_on_long_and_odd_texts():
     tokenizer families, on empty, non-ASCII, special-token-like and long texts."""
     import litellm
 
-    from vendbench.orchestrator._tokens import TokenCounter
+    from vendbench.providers._tokens import TokenCounter
 
     texts = ["", "héllo wörld ✓", "<|endoftext|> and <|im_start|>", json.dumps(
         {"rows": [{"product_id": f"P{i:04d}", "units": i} for i in range(4000)]})]

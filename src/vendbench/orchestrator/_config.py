@@ -9,7 +9,7 @@ from __future__ import annotations
 import tomllib
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -28,9 +28,20 @@ class ModelConfig(BaseModel):
     budget_usd: PositiveUSD | None = None
     input_usd_per_mtok: NonNegUSD | None = None
     output_usd_per_mtok: NonNegUSD | None = None
-    cached_input_usd_per_mtok: NonNegUSD | None = None
+    cache_read_usd_per_mtok: NonNegUSD | None = Field(
+        default=None, description="prompt tokens read from the provider's cache")
+    cache_write_usd_per_mtok: NonNegUSD | None = Field(
+        default=None, description="prompt tokens written to the provider's cache")
+    reasoning_usd_per_mtok: NonNegUSD | None = None
     max_context_tokens: int = Field(default=60_000, ge=2_000, le=2_000_000)
     max_output_tokens: int = Field(default=4_096, ge=16, le=200_000)
+    context_strategy: Literal["block", "sliding"] = Field(
+        default="block", description="block: evict to the low-water mark, then only append "
+                                     "(cacheable); sliding: drop the oldest exchange each time")
+    context_low_water: float = Field(default=0.5, ge=0.1, le=0.9,
+                                     description="block: share of the limit kept on eviction")
+    prompt_caching: bool = Field(default=True, description="cache markers and cache key")
+    tool_choice: Literal["auto", "required"] = "auto"
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     temperature: float | None = Field(default=None, ge=0, le=2)
@@ -38,7 +49,7 @@ class ModelConfig(BaseModel):
     rpm: int | None = Field(default=None, gt=0)
     tpm: int | None = Field(default=None, gt=0)
     max_concurrency: int = Field(default=8, ge=1, le=1_000)
-    request_timeout_s: float = Field(default=120.0, gt=0)
+    request_timeout_s: float = Field(default=120.0, gt=0, le=86_400)
 
     @field_validator("id")
     @classmethod
@@ -59,7 +70,19 @@ class ModelConfig(BaseModel):
         if (self.input_usd_per_mtok is None) != (self.output_usd_per_mtok is None):
             raise ValueError(f"{self.id}: give both input_usd_per_mtok and "
                              "output_usd_per_mtok, or neither")
+        if self.max_output_tokens >= self.max_context_tokens:
+            raise ValueError(f"{self.id}: max_output_tokens ({self.max_output_tokens}) must be "
+                             f"below max_context_tokens ({self.max_context_tokens}): the "
+                             "difference is what the conversation may take")
         return self
+
+    def price_fields(self) -> dict[str, Decimal]:
+        """The prices this entry sets, USD per million tokens, by price field."""
+        given = {"input": self.input_usd_per_mtok, "output": self.output_usd_per_mtok,
+                 "cache_read": self.cache_read_usd_per_mtok,
+                 "cache_write": self.cache_write_usd_per_mtok,
+                 "reasoning": self.reasoning_usd_per_mtok}
+        return {k: v for k, v in given.items() if v is not None}
 
     @property
     def in_process(self) -> bool:

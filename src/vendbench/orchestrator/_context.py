@@ -1,21 +1,37 @@
-"""The rolling context window (SPEC §3, "Rolling context").
+"""The rolling context window (SPEC §3 "Rolling context", §6.1).
 
 The conversation is a list of units, each a whole exchange that must travel together:
 a user message (a daily report, a nudge), or an assistant message with all of its tool
-results. A request carries the system prompt and as many of the most recent units as
-fit the token limit, so a tool result is never sent without its call. When older units
-fall out, a short note says so (the agent's notebook is its memory across the window).
-Every message gets an id once, so the log can store it once.
+results. A request carries the system prompt and the newest units that fit the limit,
+so a tool result is never sent without its call. Once older units have fallen out, a
+short note after the system prompt says so (the agent's notebook is its memory across
+the window); it is counted inside the limit.
+
+Two strategies decide when units fall out:
+
+    block    (default) the window only grows at its end, so each request's prefix is
+             byte-identical to the previous request's and a provider's prompt cache
+             covers all but the newest exchange. When the next request would not fit,
+             the oldest units go at once, down to a low-water mark (half the limit by
+             default), and the window grows again from there.
+    sliding  the oldest units go one by one, just enough for each request to fit; the
+             prefix then changes on every request once the window is full.
+
+Counts are ours (litellm's counter); ``scale`` turns them into the server's count (the
+calibration), and ``limit`` is in the server's tokens. Every message gets an id once,
+so the log can store it once.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 OMITTED = ("(Earlier conversation is outside your context window. Your notebook — "
            "read_notes — is your memory; the daily report has today's state.)")
+STRATEGIES = ("block", "sliding")
 
 
 class ContextOverflow(Exception):
@@ -29,30 +45,50 @@ class Message:
     tokens: int
 
 
+@dataclass(frozen=True, slots=True)
+class Window:
+    """What one request carries."""
+
+    messages: list[Message]
+    tokens: int                      # our count: tool schemas, system prompt, messages
+    cache_points: tuple[int, ...]    # indices of messages that end a reusable prefix
+    dropped: int                     # units dropped for this request (0: it only grew)
+
+
 Count = Callable[[list[dict[str, Any]]], Awaitable[list[int]]]
 
 
 class RollingContext:
-    """Whole exchanges, newest first, within ``limit_tokens`` (system prompt included).
+    """Whole exchanges within ``limit_tokens`` (tool schemas and system prompt included).
 
     Build it with ``await RollingContext.create(...)``: counting tokens may leave the
     event loop.
     """
 
-    def __init__(self, limit_tokens: int, count: Count, fixed_tokens: int = 0) -> None:
+    def __init__(self, limit_tokens: int, count: Count, fixed_tokens: int = 0, *,
+                 strategy: str = "block", low_water: float = 0.5) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown context strategy {strategy!r}; use one of {STRATEGIES}")
+        if not 0 < low_water < 1:
+            raise ValueError("low_water is a share of the limit, between 0 and 1")
         self._count = count
         self._next_id = 0
         self.new: list[Message] = []                 # created since the caller last looked
         self.units: list[list[Message]] = []
+        self._ends = [0]                             # _ends[i]: tokens of units[:i]
+        self.start = 0                               # the oldest unit still in the window
         self.limit = limit_tokens
-        self.fixed = fixed_tokens                     # tool schemas
+        self.fixed = fixed_tokens                    # tool schemas
+        self.strategy, self.low_water = strategy, low_water
+        self._previous: list[int] = []               # message ids of the last window
+        self._last = (float(limit_tokens), 1.0)      # the last window's limit and scale
         self.system: Message
         self.omitted: Message
 
     @classmethod
-    async def create(cls, system: str, limit_tokens: int, count: Count,
-                     fixed_tokens: int = 0) -> RollingContext:
-        ctx = cls(limit_tokens, count, fixed_tokens)
+    async def create(cls, system: str, limit_tokens: int, count: Count, fixed_tokens: int = 0,
+                     *, strategy: str = "block", low_water: float = 0.5) -> RollingContext:
+        ctx = cls(limit_tokens, count, fixed_tokens, strategy=strategy, low_water=low_water)
         ctx.system, ctx.omitted = await ctx._make([{"role": "system", "content": system},
                                                    {"role": "user", "content": OMITTED}])
         return ctx
@@ -71,33 +107,68 @@ class RollingContext:
         out, self.new = self.new, []
         return out
 
+    def _add(self, unit: list[Message]) -> None:
+        self.units.append(unit)
+        self._ends.append(self._ends[-1] + sum(m.tokens for m in unit))
+
     async def add_user(self, text: str) -> None:
-        self.units.append(await self._make([{"role": "user", "content": text}]))
+        self._add(await self._make([{"role": "user", "content": text}]))
 
     async def add_exchange(self, assistant: dict[str, Any],
                            results: list[dict[str, Any]]) -> None:
-        self.units.append(await self._make([assistant, *results]))
+        self._add(await self._make([assistant, *results]))
 
-    def window(self) -> tuple[list[Message], int]:
-        """The messages to send now and their counted tokens."""
-        budget = self.limit - self.fixed - self.system.tokens
-        chosen: list[list[Message]] = []
-        used = 0
-        for unit in reversed(self.units):
-            size = sum(m.tokens for m in unit)
-            if used + size > budget:
-                break
-            chosen.append(unit)
-            used += size
-        if not chosen and self.units:
+    # -- the window ------------------------------------------------------------------------
+    def size(self, start: int | None = None) -> int:
+        """Our count of a request that starts at unit ``start`` (default: the window's)."""
+        start = self.start if start is None else start
+        note = self.omitted.tokens if start > 0 else 0
+        return (self.fixed + self.system.tokens + note
+                + self._ends[-1] - self._ends[start])
+
+    def _drop_to(self, target: float, scale: float) -> int:
+        """Drop the oldest units (never the newest) until the request is within
+        ``target`` server tokens; returns how many went."""
+        before = self.start
+        while self.start < len(self.units) - 1 and self.size() * scale > target:
+            self.start += 1
+        return self.start - before
+
+    def window(self, limit: float | None = None, scale: float = 1.0) -> Window:
+        """The messages to send now. ``limit`` (default: the one given at creation) is
+        in the server's tokens; ``scale`` is the server's tokens per token we count."""
+        limit = float(self.limit if limit is None else limit)
+        self._last = (limit, scale)
+        dropped = 0
+        if self.size() * scale > limit:
+            target = limit * self.low_water if self.strategy == "block" else limit
+            dropped = self._drop_to(target, scale)
+        if self.units and self.size() * scale > limit:
+            need = math.ceil(self.size() * scale)
             raise ContextOverflow(
-                f"the newest exchange needs {sum(m.tokens for m in self.units[-1])} tokens "
-                f"but the context limit leaves {budget}; raise max_context_tokens")
-        chosen.reverse()
-        msgs = [m for unit in chosen for m in unit]
-        if msgs and msgs[0].body["role"] != "user":
-            # older units fell out and the window starts mid-day: providers want a user
-            # turn first, so a short note (always allowed, a few tokens) says what happened
-            msgs.insert(0, self.omitted)
-            used += self.omitted.tokens
-        return [self.system, *msgs], used + self.system.tokens + self.fixed
+                f"the newest exchange alone makes a prompt of about {need:,} tokens (as the "
+                f"server counts them) but the context leaves {int(limit):,} for the prompt; "
+                "raise max_context_tokens or lower max_output_tokens")
+        msgs = [self.system, *([self.omitted] if self.start > 0 else []),
+                *(m for unit in self.units[self.start:] for m in unit)]
+        return Window(msgs, self.size(), self._cache_points(msgs), dropped)
+
+    def _cache_points(self, msgs: list[Message]) -> tuple[int, ...]:
+        """The static prefix (system prompt, and the tool schemas before it), the end of
+        the previous request when this one extends it, and this request's end when the
+        next one is expected to extend it."""
+        ids = [m.id for m in msgs]
+        previous, self._previous = self._previous, ids
+        points = [0]
+        shared = len(previous) if ids[:len(previous)] == previous else 0
+        if shared > 1:
+            points.append(shared - 1)
+        if self.strategy == "block" or self.start == 0:
+            points.append(len(msgs) - 1)
+        return tuple(sorted(set(points)))
+
+    def evict(self) -> int:
+        """Drop the oldest units down to the low-water mark of the last window's limit
+        (after the server refused a prompt as too long); returns how many went."""
+        limit, scale = self._last
+        return self._drop_to(limit * self.low_water, scale)

@@ -13,9 +13,11 @@ from ._context import Message
 
 TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat",
     attempt, status, reason, initial_cash, final_cash, final_net_assets, cost_usd, budget_usd,
-    input_tokens, output_tokens, cached_tokens, exchanges, tool_calls, days_completed,
-    started_at, ended_at, wall_seconds)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, exchanges, tool_calls,
+    days_completed, started_at, ended_at, wall_seconds)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+WARNING_INSERT = """INSERT OR IGNORE INTO run_warnings (run_id, model, kind, message,
+    warned_at) VALUES (?, ?, ?, ?, ?)"""
 
 
 class TrialLog:
@@ -24,22 +26,32 @@ class TrialLog:
     def __init__(self, writer: ResultsWriter, trial_id: str, model: str) -> None:
         self.writer, self.trial_id, self.model = writer, trial_id, model
         self.tool_seq = 0
+        self.last_attempt = 0            # the number of the last attempt logged
 
     def messages(self, messages: list[Message]) -> None:
-        self.writer.put("messages", [(self.trial_id, m.id, m.body["role"], dumps(m.body),
-                                      m.tokens) for m in messages])
+        # key order kept, so that a rebuilt request serialises as the one sent
+        self.writer.put("messages", [(self.trial_id, m.id, m.body["role"],
+                                      dumps(m.body, sort_keys=False), m.tokens)
+                                     for m in messages])
 
     def attempt(self, seq: int, day: int, request: dict[str, Any], attempt: Attempt) -> None:
         c, f = attempt.completion, attempt.failure
-        usage = c.usage if c else None
+        u = c.usage if c else None
+        self.last_attempt = attempt.number
         self.writer.put("exchanges", [(
             self.trial_id, seq, day, attempt.number, self.model, dumps(request),
             dumps(c.raw) if c else None,
-            usage.prompt_tokens if usage else None, usage.completion_tokens if usage else None,
-            usage.cached_tokens if usage else None,
+            *((u.prompt_tokens, u.completion_tokens, u.cache_read_tokens, u.cache_write_tokens,
+               u.reasoning_tokens) if u else (None,) * 5),
             attempt.cost, attempt.reserved, round(attempt.latency_ms, 3),
             "ok" if c else f.kind.value, redact(f.message) if f else None,
             dt.datetime.fromtimestamp(attempt.sent_at, dt.timezone.utc).replace(tzinfo=None))])
+
+    def warning(self, run_id: str, kind: str, message: str) -> None:
+        """A warning for the run, kept once per model and kind."""
+        self.writer.put_sql(WARNING_INSERT, [
+            run_id, self.model, kind, redact(message),
+            dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)])
 
     def tool_call(self, exchange_seq: int | None, day: int, call_id: str | None, name: str,
                   args: Any, result: dict[str, Any]) -> None:
@@ -59,7 +71,7 @@ class TrialLog:
 
     def trial_row(self, *, run_id: str, seed: int, repeat: int, attempt: int, status: str,
                   reason: str | None, final: dict[str, float] | None, cost: Decimal | None,
-                  budget: Decimal | None, tokens: tuple[int, int, int], exchanges: int,
+                  budget: Decimal | None, tokens: tuple[int, ...], exchanges: int,
                   tool_calls: int, days: int, started: dt.datetime,
                   ended: dt.datetime | None) -> None:
         final = final or {}
@@ -67,7 +79,7 @@ class TrialLog:
             self.trial_id, run_id, self.model, seed, repeat, attempt, status,
             redact(reason)[:4000] if reason else None, final.get("initial_cash"),
             final.get("final_cash"), final.get("final_net_assets"), cost, budget,
-            tokens[0], tokens[1], tokens[2], exchanges, tool_calls, days, started, ended,
+            *tokens, exchanges, tool_calls, days, started, ended,
             (ended - started).total_seconds() if ended else None])
 
 

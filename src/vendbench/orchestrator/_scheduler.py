@@ -24,18 +24,19 @@ from .. import __version__
 from ..budgets import Budget, Price, resolve_prices
 from ..environment import Environment, make
 from ..errors import ConfigError, ResultsError
-from ..providers import AdaptiveLimit, LimitEvent, ModelClient, RateLimits, make_provider
-from ..results import ResultsWriter, Store, dumps
+from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
+                         make_provider)
+from ..results import ResultsWriter, Store, cached_share, dumps
+from ._calibration import Calibration
 from ._config import ModelConfig, RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
-from ._tokens import TokenCounter
 from ._trial import NUDGE, TrialContext, TrialOutcome, TrialSpec, run_trial
 
 log = logging.getLogger(__name__)
 
 START_SPREAD_S = 0.02    # between the starts of the first trials
 FINISHED = {"completed", "budget_exhausted", "timeout", "max_turns", "agent_stopped",
-            "bankrupt"}          # kept on --resume; error and interrupted run again
+            "bankrupt", "context_overflow"}   # kept on --resume; error and interrupted rerun
 
 
 @dataclass
@@ -45,12 +46,15 @@ class RunResult:
     outcomes: list[TrialOutcome] = field(default_factory=list)
     kept: list[dict[str, Any]] = field(default_factory=list)    # finished earlier (resume)
     pool: Budget | None = None
+    warnings: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         trials = [*self.kept, *(o.as_json() for o in self.outcomes)]
         priced = [t["cost_usd"] for t in trials if t.get("cost_usd") is not None]
         return {"run_id": self.run_id, "status": self.status, "trials": trials,
-                "total_cost_usd": float(sum(priced)) if priced else 0.0}
+                "total_cost_usd": float(sum(priced)) if priced else 0.0,
+                "warnings": [{"model": w["model"], "kind": w["kind"], "message": w["message"]}
+                             for w in self.warnings]}
 
 
 Events = Callable[[str, dict[str, Any]], None]
@@ -83,7 +87,9 @@ class Scheduler:
         self.pool = Budget("run", config.total_budget_usd)
         self._limits: dict[str, AdaptiveLimit] = {}
         self._clients: dict[str, ModelClient] = {}
-        self._token_counters: dict[str, tuple[Any, int]] = {}
+        self._token_counters: dict[str, tuple[TokenCounter, int]] = {}
+        self._calibrations: dict[str, Calibration] = {}
+        self._first_prompt: dict[str, int] = {}
         self._freed = asyncio.Condition()
         self._probe_env: Environment | None = None
         self._worker_events: list[LimitEvent] = []
@@ -114,12 +120,29 @@ class Scheduler:
                 max_attempts=self.config.max_attempts, backoff_s=self.config.retry_backoff_s)
         return self._clients[model.id]
 
-    def _counter(self, model: ModelConfig, env: Environment) -> tuple[Any, int]:
-        """The model's async message counter, and the tokens of the tool schemas."""
+    def _counter(self, model: ModelConfig) -> tuple[TokenCounter, int]:
+        """The model's token counter, and the tokens of the tool schemas."""
         if model.id not in self._token_counters:
             counter = TokenCounter(model.id)
-            self._token_counters[model.id] = (counter.count, counter.tools(env.tools))
+            self._token_counters[model.id] = (counter, counter.tools(self._probe().tools))
         return self._token_counters[model.id]
+
+    def calibration(self, model: ModelConfig) -> Calibration:
+        """The model's token calibration, shared by its trials in this process."""
+        if model.id not in self._calibrations:
+            _, tools_tokens = self._counter(model)
+            self._calibrations[model.id] = Calibration(model.max_context_tokens, tools_tokens)
+        return self._calibrations[model.id]
+
+    def first_prompt_tokens(self, model: ModelConfig) -> int:
+        """Our count of a trial's first request: tool schemas, system prompt, day 1."""
+        if model.id not in self._first_prompt:
+            counter, tools_tokens = self._counter(model)
+            env = self._probe()
+            self._first_prompt[model.id] = tools_tokens + sum(counter.count_now(
+                [{"role": "system", "content": env.instructions},
+                 {"role": "user", "content": env.observe()}]))
+        return self._first_prompt[model.id]
 
     def _make_env(self, seed: int) -> Environment:
         kwargs: dict[str, Any] = {"seed": seed, "days": self.config.days}
@@ -140,10 +163,12 @@ class Scheduler:
         return out
 
     def first_request_cost(self, model: ModelConfig) -> Decimal:
+        """What a trial's first request reserves (0 for an in-process policy)."""
         client = self._clients.get(model.id)
         if client is None:
             return Decimal(0)
-        return client.reservation(4_000, model.max_output_tokens)
+        tokens = self.calibration(model).scale(self.first_prompt_tokens(model))
+        return client.reservation(tokens, model.max_output_tokens)
 
     def prepare(self) -> None:
         """Build every model's client (and fail early on a missing API key variable)."""
@@ -155,18 +180,21 @@ class Scheduler:
         self.prepare()
         for model in self.config.models:
             if not model.in_process:
-                self._counter(model, self._probe())
+                self._counter(model)
 
     def trial_context(self, spec: TrialSpec, budget: Budget, writer: Any,
                       on_progress: Callable[[TrialOutcome, Environment], None]
                       ) -> TrialContext:
         """What ``run_trial`` needs for ``spec``: this scheduler's client and counter."""
-        count, tools_tokens = (None, 0) if spec.model.in_process else \
-            self._counter(spec.model, self._probe())
+        counter, tools_tokens = (None, 0) if spec.model.in_process else \
+            self._counter(spec.model)
         return TrialContext(
             make_env=self._make_env, writer=writer, budget=budget,
-            client=self._clients.get(spec.model.id), count_tokens=count,
-            tools_tokens=tools_tokens, days=self.config.days, timeout_s=self.config.timeout_s,
+            client=self._clients.get(spec.model.id),
+            count_tokens=counter.count if counter is not None else None,
+            tools_tokens=tools_tokens,
+            calibration=None if spec.model.in_process else self.calibration(spec.model),
+            days=self.config.days, timeout_s=self.config.timeout_s,
             max_turns=self.config.max_turns, on_progress=on_progress)
 
     def _probe(self) -> Environment:
@@ -297,9 +325,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     the results file is touched.
     """
     models = [m.id for m in config.models]
-    given = {m.id: Price(m.input_usd_per_mtok, m.output_usd_per_mtok,
-                         m.cached_input_usd_per_mtok, source="config")
-             for m in config.models if m.input_usd_per_mtok is not None}
+    given = {m.id: m.price_fields() for m in config.models}
     prices = resolve_prices(models, given, allow_unpriced=config.allow_unpriced)
     unpriced = [m for m, p in prices.items() if p is None]
     if unpriced and (config.total_budget_usd or config.budget_usd or
@@ -335,6 +361,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                                [result.status if result.status != "running" else "interrupted",
                                 dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), run_id])
                 await asyncio.shield(writer.flush())
+            result.warnings = store.warnings(run_id)
         return result
     finally:
         store.close()
@@ -371,17 +398,28 @@ def _open_existing(db: str) -> Store:
 
 
 def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
-    """A budget that cannot pay for one request is said plainly, before anything runs."""
+    """A first request that cannot fit the context, or that a budget cannot pay for, is
+    said plainly, before anything runs."""
     for model in config.models:
+        if model.in_process:
+            continue
+        tokens = scheduler.first_prompt_tokens(model)
+        room = model.max_context_tokens - model.max_output_tokens
+        if tokens > room:
+            raise ConfigError(
+                f"{model.id}: the first request alone takes {tokens:,} tokens (tool schemas, "
+                f"system prompt, the first daily report), but max_context_tokens − "
+                f"max_output_tokens leaves {room:,}; raise max_context_tokens or lower "
+                "max_output_tokens")
         budget = config.trial_budget(model)
         first = scheduler.first_request_cost(model)
         for scope, cap in (("per-trial", budget), ("total", config.total_budget_usd)):
             if cap is not None and first > cap:
                 raise ConfigError(
-                    f"{model.id}: one request reserves about ${first:.4f} (4,000 input tokens "
-                    f"+ max_output_tokens={model.max_output_tokens} at its price, with a "
-                    f"safety margin), more than the {scope} budget of ${cap}; raise the "
-                    "budget or lower max_output_tokens")
+                    f"{model.id}: one request reserves about ${first:.4f} ({tokens:,} input "
+                    f"tokens + max_output_tokens={model.max_output_tokens} at its price, "
+                    f"with a safety margin), more than the {scope} budget of ${cap}; raise "
+                    "the budget or lower max_output_tokens")
 
 
 def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
@@ -391,14 +429,18 @@ def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
             "final_net_assets": row["final_net_assets"],
             "cost_usd": float(row["cost_usd"]) if row["cost_usd"] is not None else None,
             "exchanges": row["exchanges"], "tool_calls": row["tool_calls"],
-            "days_completed": row["days_completed"]}
+            "days_completed": row["days_completed"], "input_tokens": row["input_tokens"],
+            "output_tokens": row["output_tokens"], "cache_read_tokens": row["cache_read_tokens"],
+            "cache_write_tokens": row["cache_write_tokens"],
+            "cached_share": cached_share(row["input_tokens"], row["cache_read_tokens"])}
 
 
 def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Scheduler,
                 prices: dict[str, Price | None]) -> None:
     env = scheduler._make_env(config.seeds[0])
     prompts = {"system": env.instructions, "nudge": NUDGE}
-    prompts_json, tools_json = dumps(prompts), dumps(env.tools)
+    # the tool schemas keep their order: rebuilt requests send them as they were sent
+    prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
     store.con.execute(
         "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, config.name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),

@@ -19,10 +19,11 @@ from .._secrets import redact
 from ..budgets import Budget
 from ..environment import Environment
 from ..errors import BudgetExceeded, ProviderError
-from ..providers import Attempt, CompletionRequest, ModelClient
-from ..results import ResultsWriter, dumps
+from ..providers import Attempt, CompletionRequest, ContextLengthExceeded, ModelClient
+from ..results import ResultsWriter, cached_share, dumps
+from ._calibration import Calibration
 from ._config import ModelConfig
-from ._context import ContextOverflow, RollingContext
+from ._context import ContextOverflow, RollingContext, Window
 from ._log import TrialLog
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,8 @@ class TrialOutcome:
     final: dict[str, float] = field(default_factory=dict)
     cost: Decimal = Decimal(0)
     priced: bool = True
-    tokens: list[int] = field(default_factory=lambda: [0, 0, 0])   # input, output, cached
+    # input, output, cache read, cache write (input counts the cached ones too)
+    tokens: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     exchanges: int = 0
     tool_calls: int = 0
     days: int = 0
@@ -64,7 +66,10 @@ class TrialOutcome:
                 "reason": self.reason, "final_net_assets": self.final.get("final_net_assets"),
                 "cost_usd": float(self.cost) if self.priced else None,
                 "exchanges": self.exchanges, "tool_calls": self.tool_calls,
-                "days_completed": self.days}
+                "days_completed": self.days, "input_tokens": self.tokens[0],
+                "output_tokens": self.tokens[1], "cache_read_tokens": self.tokens[2],
+                "cache_write_tokens": self.tokens[3],
+                "cached_share": cached_share(self.tokens[0], self.tokens[2])}
 
 
 @dataclass
@@ -77,6 +82,7 @@ class TrialContext:
     client: ModelClient | None            # None for in-process policies
     count_tokens: Callable[[list[dict[str, Any]]], Awaitable[list[int]]] | None
     tools_tokens: int
+    calibration: Calibration | None       # the model's, shared with its other trials
     days: int
     timeout_s: float | None
     max_turns: int | None
@@ -122,10 +128,10 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         out.status, out.reason = "timeout", f"wall-clock limit of {ctx.timeout_s:g} s reached"
     except BudgetExceeded as exc:
         out.status, out.reason = "budget_exhausted", str(exc)
+    except ContextOverflow as exc:
+        out.status, out.reason = "context_overflow", str(exc)
     except ProviderError as exc:
         out.status, out.reason = "error", str(exc)
-    except ContextOverflow as exc:
-        out.status, out.reason = "error", f"context: {exc}"
     except asyncio.CancelledError:
         out.status, out.reason = "interrupted", "the run was interrupted (Ctrl-C or SIGTERM)"
         record(dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
@@ -169,9 +175,9 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
     """The agent loop: the daily report as a user message, tools until the day ends."""
     assert ctx.client is not None and ctx.count_tokens is not None
     m = spec.model
-    limit = m.max_context_tokens - m.max_output_tokens
-    context = await RollingContext.create(env.instructions, limit, ctx.count_tokens,
-                                          ctx.tools_tokens)
+    context = await RollingContext.create(
+        env.instructions, m.max_context_tokens - m.max_output_tokens, ctx.count_tokens,
+        ctx.tools_tokens, strategy=m.context_strategy, low_water=m.context_low_water)
     seen_day, silent = None, 0
     while not env.done:
         if env.day != seen_day:
@@ -180,30 +186,7 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
         if ctx.max_turns is not None and out.exchanges >= ctx.max_turns:
             out.status, out.reason = "max_turns", f"reached {ctx.max_turns} LLM requests"
             return
-        window, counted = context.window()
-        tlog.messages(context.take_new())
-        request_log = {"message_ids": [msg.id for msg in window], "max_tokens": m.max_output_tokens,
-                       "temperature": m.temperature, "reasoning_effort": m.reasoning_effort,
-                       "tools": "run.tools_json"}
-        request = CompletionRequest(model=m.id, messages=[msg.body for msg in window],
-                                    tools=env.tools, max_tokens=m.max_output_tokens,
-                                    temperature=m.temperature,
-                                    reasoning_effort=m.reasoning_effort, api_base=m.api_base,
-                                    timeout_s=m.request_timeout_s)
-        seq, day = out.exchanges + 1, env.day
-
-        async def on_attempt(attempt: Attempt) -> None:
-            tlog.attempt(seq, day, request_log, attempt)
-            if attempt.cost is not None:
-                out.cost += attempt.cost
-            if attempt.completion is not None:
-                u = attempt.completion.usage
-                out.tokens[0] += u.prompt_tokens
-                out.tokens[1] += u.completion_tokens
-                out.tokens[2] += u.cached_tokens
-            await ctx.writer.flush()          # durable before the next request is sent
-
-        completion = await ctx.client.complete(request, ctx.budget, counted, on_attempt)
+        completion = await _exchange(spec, ctx, env, context, tlog, out)
         out.exchanges += 1
         message = completion.message
         calls = message.get("tool_calls") or []
@@ -214,15 +197,90 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
                 out.status = "agent_stopped"
                 out.reason = f"{MAX_SILENT_REPLIES} replies in a row without a tool call"
                 tlog.messages(context.take_new())
+                if out.tool_calls == 0 and ctx.calibration is not None:
+                    tlog.warning(spec.run_id, "no_tool_calls",
+                                 ctx.calibration.no_tool_calls(out.exchanges))
                 return
             await context.add_user(NUDGE)
             continue
         silent = 0
-        await context.add_exchange(message, _run_tool_calls(calls, env, day, seq, tlog, out))
+        day = env.day
+        await context.add_exchange(message, _run_tool_calls(calls, env, day, out.exchanges,
+                                                             tlog, out))
         tlog.records(env.drain_records())
         out.days = env.summary().get("days_completed", out.days)
         ctx.on_progress(out, env)
     tlog.messages(context.take_new())
+
+
+async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
+                    context: RollingContext, tlog: TrialLog, out: TrialOutcome) -> Any:
+    """One logical request, logged attempt by attempt. A prompt the server finds too
+    long is shortened once (older exchanges evicted, the count recalibrated) and sent
+    again; if that fails too, the trial ends ``context_overflow`` (a model-side limit,
+    not a harness error)."""
+    assert ctx.client is not None and ctx.calibration is not None
+    m, cal = spec.model, ctx.calibration
+    seq, day, attempt = out.exchanges + 1, env.day, 1
+    for recovery in range(2):
+        window = context.window(cal.prompt_limit(m.max_output_tokens), cal.ratio)
+        tlog.messages(context.take_new())
+        request = _request(spec, env, window)
+        logged = request_log(request, window)
+
+        async def on_attempt(a: Attempt) -> None:
+            tlog.attempt(seq, day, logged, a)
+            if a.cost is not None:
+                out.cost += a.cost
+            if a.completion is not None:
+                u = a.completion.usage
+                for i, n in enumerate((u.prompt_tokens, u.completion_tokens,
+                                       u.cache_read_tokens, u.cache_write_tokens)):
+                    out.tokens[i] += n
+            await ctx.writer.flush()          # durable before the next request is sent
+
+        try:
+            completion = await ctx.client.complete(request, ctx.budget, cal.scale(window.tokens),
+                                                   on_attempt, first_attempt=attempt)
+        except ContextLengthExceeded as exc:
+            if recovery:
+                raise ContextOverflow(
+                    f"the server refused the prompt as too long again after older exchanges "
+                    f"were evicted ({cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)}"
+                    f"); raise the server's context or lower max_context_tokens") from None
+            learned = cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)
+            dropped = context.evict()
+            log.info("%s: context-length error on exchange %d; evicted %d exchange(s), %s",
+                     spec.trial_id, seq, dropped, learned)
+            attempt = tlog.last_attempt + 1
+            continue
+        warning = cal.observe(window.tokens, completion.usage.prompt_tokens)
+        if warning:
+            tlog.warning(spec.run_id, "tools_dropped", warning)
+        return completion
+    raise AssertionError("unreachable")
+
+
+def _request(spec: TrialSpec, env: Environment, window: Window) -> CompletionRequest:
+    m = spec.model
+    return CompletionRequest(
+        model=m.id, messages=[msg.body for msg in window.messages], tools=env.tools,
+        max_tokens=m.max_output_tokens, temperature=m.temperature,
+        reasoning_effort=m.reasoning_effort, api_base=m.api_base,
+        timeout_s=m.request_timeout_s, tool_choice=m.tool_choice,
+        cache_points=window.cache_points if m.prompt_caching else (),
+        cache_key=spec.trial_id if m.prompt_caching else None)
+
+
+def request_log(request: CompletionRequest, window: Window) -> dict[str, Any]:
+    """What the log keeps of a request: its parameters and the ids of its messages (each
+    message is stored once); the tool schemas are the run's. ``Store.rebuild_request``
+    turns it back into the body that was sent."""
+    return {"model": request.model, "message_ids": [msg.id for msg in window.messages],
+            "tools": "run", "max_tokens": request.max_tokens,
+            "temperature": request.temperature, "reasoning_effort": request.reasoning_effort,
+            "tool_choice": request.tool_choice, "cache_points": list(request.cache_points),
+            "cache_key": request.cache_key, "counted_tokens": window.tokens}
 
 
 def _run_tool_calls(calls: list[dict[str, Any]], env: Environment, day: int, seq: int,

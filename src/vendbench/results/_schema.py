@@ -7,7 +7,7 @@ length, yet every request can be rebuilt exactly (``results.rebuild_request``).
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2      # 2: trials.attempt, exchanges.sent_at
+SCHEMA_VERSION = 3      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -21,15 +21,17 @@ CREATE TABLE IF NOT EXISTS trials(
     "repeat" INTEGER, attempt INTEGER, status VARCHAR, reason VARCHAR, initial_cash DOUBLE,
     final_cash DOUBLE, final_net_assets DOUBLE, cost_usd DECIMAL(18, 9),
     budget_usd DECIMAL(18, 9), input_tokens BIGINT, output_tokens BIGINT,
-    cached_tokens BIGINT, exchanges INTEGER, tool_calls INTEGER, days_completed INTEGER,
-    started_at TIMESTAMP, ended_at TIMESTAMP, wall_seconds DOUBLE);
+    cache_read_tokens BIGINT, cache_write_tokens BIGINT, exchanges INTEGER,
+    tool_calls INTEGER, days_completed INTEGER, started_at TIMESTAMP, ended_at TIMESTAMP,
+    wall_seconds DOUBLE);
 CREATE TABLE IF NOT EXISTS messages(
     trial_id VARCHAR, msg_id INTEGER, role VARCHAR, content_json VARCHAR, tokens INTEGER);
 CREATE TABLE IF NOT EXISTS exchanges(
     trial_id VARCHAR, seq INTEGER, day INTEGER, attempt INTEGER, model VARCHAR,
     request_json VARCHAR, response_json VARCHAR, input_tokens BIGINT, output_tokens BIGINT,
-    cached_tokens BIGINT, cost_usd DECIMAL(18, 9), reserved_usd DECIMAL(18, 9),
-    latency_ms DOUBLE, status VARCHAR, error VARCHAR, sent_at TIMESTAMP);
+    cache_read_tokens BIGINT, cache_write_tokens BIGINT, reasoning_tokens BIGINT,
+    cost_usd DECIMAL(18, 9), reserved_usd DECIMAL(18, 9), latency_ms DOUBLE, status VARCHAR,
+    error VARCHAR, sent_at TIMESTAMP);
 CREATE TABLE IF NOT EXISTS tool_calls(
     trial_id VARCHAR, seq INTEGER, exchange_seq INTEGER, day INTEGER, call_id VARCHAR,
     name VARCHAR, args_json VARCHAR, result_json VARCHAR, ok BOOLEAN);
@@ -41,6 +43,9 @@ CREATE TABLE IF NOT EXISTS days(
 CREATE TABLE IF NOT EXISTS sales(
     trial_id VARCHAR, day INTEGER, machine_id VARCHAR, product_id VARCHAR, price DOUBLE,
     units_on_shelf INTEGER, units_sold INTEGER, revenue DOUBLE, cogs DOUBLE);
+CREATE TABLE IF NOT EXISTS run_warnings(
+    run_id VARCHAR, model VARCHAR, kind VARCHAR, message VARCHAR, warned_at TIMESTAMP,
+    PRIMARY KEY (run_id, model, kind));
 CREATE TABLE IF NOT EXISTS provider_events(
     run_id VARCHAR, provider VARCHAR, at_seconds DOUBLE, event VARCHAR,
     concurrency DOUBLE, retry_after DOUBLE);
@@ -50,8 +55,9 @@ CREATE TABLE IF NOT EXISTS provider_events(
 COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": ("trial_id", "msg_id", "role", "content_json", "tokens"),
     "exchanges": ("trial_id", "seq", "day", "attempt", "model", "request_json",
-                  "response_json", "input_tokens", "output_tokens", "cached_tokens",
-                  "cost_usd", "reserved_usd", "latency_ms", "status", "error", "sent_at"),
+                  "response_json", "input_tokens", "output_tokens", "cache_read_tokens",
+                  "cache_write_tokens", "reasoning_tokens", "cost_usd", "reserved_usd",
+                  "latency_ms", "status", "error", "sent_at"),
     "tool_calls": ("trial_id", "seq", "exchange_seq", "day", "call_id", "name", "args_json",
                    "result_json", "ok"),
     "days": ("trial_id", "day", "date", "cash", "net_assets", "revenue", "cogs", "purchases",

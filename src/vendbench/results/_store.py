@@ -14,6 +14,13 @@ from ._schema import DDL, SCHEMA_VERSION
 DEFAULT_DB = "vendbench.duckdb"
 
 
+def cached_share(input_tokens: int | None, cache_read_tokens: int | None) -> float | None:
+    """The share of input tokens read from the provider's prompt cache (None: no input)."""
+    if not input_tokens:
+        return None
+    return round((cache_read_tokens or 0) / input_tokens, 4)
+
+
 class Store:
     """A results database. The orchestrator is its only writer while a run is live."""
 
@@ -87,10 +94,18 @@ class Store:
         return self._dicts("""SELECT * FROM trials WHERE run_id = ?
                               ORDER BY model, seed, "repeat", attempt""", [run_id])
 
-    def rebuild_request(self, trial_id: str, seq: int, attempt: int = 1) -> dict[str, Any]:
-        """The exact request body an exchange sent: its parameters and its messages."""
-        row = self.con.execute("SELECT request_json FROM exchanges WHERE trial_id = ? AND "
-                               "seq = ? AND attempt = ?", [trial_id, seq, attempt]).fetchone()
+    def warnings(self, run_id: str) -> list[dict[str, Any]]:
+        """What a run warned about (once per model and kind)."""
+        return self._dicts("SELECT model, kind, message, warned_at FROM run_warnings "
+                           "WHERE run_id = ? ORDER BY warned_at", [run_id])
+
+    def stored_request(self, trial_id: str, seq: int, attempt: int = 1) -> dict[str, Any]:
+        """An exchange's request as logged, provider-neutral: its parameters, its
+        messages (each stored once per trial) and the run's tool schemas."""
+        row = self.con.execute(
+            "SELECT e.request_json, r.tools_json FROM exchanges e JOIN trials t USING "
+            "(trial_id) JOIN runs r ON r.run_id = t.run_id WHERE e.trial_id = ? AND e.seq = ? "
+            "AND e.attempt = ?", [trial_id, seq, attempt]).fetchone()
         if row is None:
             raise ResultsError(f"no exchange {seq} (attempt {attempt}) in trial {trial_id}")
         request = json.loads(row[0])
@@ -99,4 +114,15 @@ class Store:
             "SELECT msg_id, content_json FROM messages WHERE trial_id = ? AND list_contains(?, "
             "msg_id)", [trial_id, ids]).fetchall())
         request["messages"] = [json.loads(found[i]) for i in ids]
+        if request.get("tools") == "run":
+            request["tools"] = json.loads(row[1])
         return request
+
+    def rebuild_request(self, trial_id: str, seq: int, attempt: int = 1) -> dict[str, Any]:
+        """The JSON body an exchange sent, as its provider received it: model, messages
+        (with any cache markers), tool schemas and parameters. Posting it again to the
+        provider's endpoint reproduces the request. litellm renders it from the stored
+        request with the same transformation that sent it (nothing is sent here)."""
+        from ..providers import render_body
+
+        return render_body(self.stored_request(trial_id, seq, attempt))

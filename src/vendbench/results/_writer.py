@@ -120,6 +120,7 @@ def _resolve(fut: asyncio.Future, failure: BaseException | None) -> None:
             fut.set_exception(failure)
 
 
-def dumps(obj: Any) -> str:
-    """Compact, deterministic JSON for the log."""
-    return json.dumps(obj, separators=(",", ":"), sort_keys=True, default=str)
+def dumps(obj: Any, *, sort_keys: bool = True) -> str:
+    """Compact, deterministic JSON for the log (``sort_keys=False`` keeps the order of a
+    body that was sent)."""
+    return json.dumps(obj, separators=(",", ":"), sort_keys=sort_keys, default=str)
