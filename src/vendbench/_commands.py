@@ -15,6 +15,15 @@ from ._secrets import redact
 from .errors import ConfigError
 
 
+# flags that set a key of every LLM model of the run (with --panel too: they override it)
+MODEL_FLAGS = (("api_base", "api_base"), ("max_output_tokens", "max_output_tokens"),
+               ("max_context_tokens", "max_context_tokens"),
+               ("context_strategy", "context_strategy"),
+               ("context_low_water", "context_low_water"), ("tool_choice", "tool_choice"),
+               ("temperature", "temperature"), ("request_timeout", "request_timeout_s"),
+               ("prompt_caching", "prompt_caching"))
+
+
 def _config_from_args(args: argparse.Namespace) -> Any:
     from .budgets import parse_price_flag
     from .orchestrator import build_config, load_panel
@@ -27,28 +36,22 @@ def _config_from_args(args: argparse.Namespace) -> Any:
            "max_turns": args.max_turns, "name": args.name,
            "allow_unpriced": args.allow_unpriced or None}
     if args.panel:
-        config = load_panel(args.panel, top)
-        data = config.model_dump()
+        data = load_panel(args.panel, top).model_dump()
     else:
-        models = []
-        for model in args.models:
-            entry: dict[str, Any] = {"id": model}
-            if not model.startswith("baseline/"):
-                for key, value in (("api_base", args.api_base),
-                                   ("max_output_tokens", args.max_output_tokens),
-                                   ("max_context_tokens", args.max_context_tokens)):
-                    if value is not None:
-                        entry[key] = value
-            models.append(entry)
-        data = {**{k: v for k, v in top.items() if v is not None}, "models": models}
+        data = {**{k: v for k, v in top.items() if v is not None},
+                "models": [{"id": m} for m in args.models]}
+    overrides = {key: getattr(args, flag) for flag, key in MODEL_FLAGS
+                 if getattr(args, flag) is not None}
+    for m in data["models"]:
+        if not m["id"].startswith("baseline/"):
+            m.update(overrides)
     unknown = set(prices) - {m["id"] for m in data["models"]}
     if unknown:
         raise ConfigError(f"--price given for {', '.join(sorted(unknown))}, which is not in "
                           "the run's models")
     for m in data["models"]:
-        if m["id"] in prices:
-            m["input_usd_per_mtok"] = prices[m["id"]].input
-            m["output_usd_per_mtok"] = prices[m["id"]].output
+        for field, value in prices.get(m["id"], {}).items():
+            m[f"{field}_usd_per_mtok"] = value
     return build_config(data, source=args.panel or "flags")
 
 
@@ -108,6 +111,7 @@ def run_command(args: argparse.Namespace) -> int:
     payload = result.as_json()
     if args.json:
         print(json.dumps(payload))
+        _print_warnings(payload["warnings"])
     else:
         _print_run(payload, result.pool, args.db)
     errors = [t for t in payload["trials"] if t["status"] == "error"]
@@ -127,37 +131,53 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str) -> None:
         cost = "—" if t["cost_usd"] is None else f"{t['cost_usd']:.4f}"
         na = "—" if t["final_net_assets"] is None else f"{t['final_net_assets']:,.2f}"
         rows.append([t["model"], t["seed"], t["repeat"], t["status"], na, cost,
-                     t["exchanges"], t["tool_calls"], redact(t.get("reason") or "")[:60]])
+                     _share(t.get("cached_share")), t["exchanges"], t["tool_calls"],
+                     redact(t.get("reason") or "")[:60]])
     print_table(f"run {payload['run_id']} ({payload['status']})",
-                ["model", "seed", "rep", "status", "net assets CNY", "cost USD", "exchanges",
-                 "tool calls", "reason"], rows)
+                ["model", "seed", "rep", "status", "net assets CNY", "cost USD", "cached",
+                 "exchanges", "tool calls", "reason"], rows)
     spent = payload["total_cost_usd"]
     cap = pool.limit if pool is not None else None
     print(f"spent ${spent:.4f}" + (f" of ${cap}" if cap is not None else "")
           + f"; results in {db} (vendbench runs --db {db} --run {payload['run_id']})")
+    _print_warnings(payload["warnings"])
+
+
+def _print_warnings(warnings: list[dict[str, Any]]) -> None:
+    for w in warnings:
+        print(f"vendbench: warning: {w['model']}: {redact(w['message'])}", file=sys.stderr)
+
+
+def _share(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
 
 
 def runs_command(args: argparse.Namespace) -> int:
-    from .results import Store
+    from .results import Store, cached_share
     from .ui import print_table
 
     with Store(args.db, read_only=True) as store:
         if args.run:
             run = store.run(args.run)
             trials = store.trials(run["run_id"])
+            warnings = store.warnings(run["run_id"])
             if args.json:
                 print(json.dumps({"run": _jsonable(run, skip=("prompts_json", "tools_json")),
-                                  "trials": [_jsonable(t) for t in trials]}, default=str))
+                                  "trials": [_jsonable(t) for t in trials],
+                                  "warnings": [_jsonable(w) for w in warnings]}, default=str))
                 return 0
             print_table(f"run {run['run_id']} — {run['name']}, {run['scenario']}, "
                         f"{run['days']} days, {run['status']}",
                         ["trial", "model", "seed", "rep", "status", "net assets", "cost USD",
-                         "exchanges", "tool calls", "days"],
+                         "cached", "exchanges", "tool calls", "days"],
                         [[t["trial_id"][len(run["run_id"]) + 1:], t["model"], t["seed"],
                           t["repeat"],
                           t["status"], _num(t["final_net_assets"]), _num(t["cost_usd"], 4),
+                          _share(cached_share(t["input_tokens"], t["cache_read_tokens"])),
                           t["exchanges"], t["tool_calls"], t["days_completed"]]
                          for t in trials])
+            for w in warnings:
+                print(f"warning: {w['model']}: {w['message']}")
             return 0
         runs = store.runs()
     if args.json:

@@ -35,11 +35,24 @@ deepseek/..., ollama/..., hosted_vllm/...) or the in-process baseline/order-up-t
 baseline/oracle. API keys come from the providers' usual environment variables
 (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) and are never stored or printed.
 
-Budgets: before each request a conservative cost is reserved (counted input tokens at the
-input price + max output tokens at the output price, with a margin); a request that does
-not fit the trial's or the run's budget is not sent and the trial ends budget_exhausted.
+Budgets: before each request a conservative cost is reserved (its input tokens, as the
+server is expected to count them, at the dearest input-side price + max output tokens at
+the output price, with a margin); a request that does not fit the trial's or the run's
+budget is not sent and the trial ends budget_exhausted.
 A model without a known price does not run unless you give --price (or pass
 --allow-unpriced, and no budget).
+
+Context and cost: each request carries the system prompt and the newest whole
+exchanges that fit --max-context-tokens. With the default --context-strategy block the
+window only grows between evictions, so providers bill most input tokens at their
+cached price (Anthropic gets cache_control markers, OpenAI a prompt_cache_key). Token
+counts are calibrated against what each server reports, and a prompt a server refuses
+as too long is shortened once and sent again; a trial that still cannot fit ends
+context_overflow.
+
+Trial statuses: completed; budget_exhausted, timeout, max_turns, agent_stopped,
+bankrupt, context_overflow (model-side: they score 0 on the leaderboard); error (the
+harness or the provider: kept apart, rerun by --resume); interrupted (Ctrl-C, SIGTERM).
 
 Every exchange is written to the DuckDB file before the next request is sent. Ctrl-C
 marks running trials 'interrupted'; finish the run later with --resume RUN_ID.
@@ -52,6 +65,8 @@ examples:
   vendbench run --models openai/gpt-4.1-mini --seeds 1 2 3 --days 30 --budget 1
   vendbench run --models openai/my-model --api-base http://127.0.0.1:8000/v1 \\
                 --price openai/my-model=0.5,1.5 --total-budget 5
+  vendbench run --models openai/local --api-base http://127.0.0.1:8080/v1 \
+                --allow-unpriced --max-context-tokens 8192 --max-output-tokens 512
   vendbench run --panel nightly.toml --db nightly.duckdb --json
   vendbench run --resume 20261130-015459-2efe
 """
@@ -152,14 +167,39 @@ def _run_parser(sub: Any) -> None:
                      help="wall-clock limit per trial")
     run.add_argument("--max-turns", type=_positive, metavar="N",
                      help="LLM requests per trial at most")
-    run.add_argument("--api-base", metavar="URL",
-                     help="OpenAI-compatible endpoint for the --models given")
-    run.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
-                     help="USD per million input and output tokens (repeatable)")
-    run.add_argument("--max-output-tokens", type=_positive, metavar="N",
-                     help="per request, for --models (default 4096)")
-    run.add_argument("--max-context-tokens", type=_positive, metavar="N",
-                     help="rolling-context limit, for --models (default 60000)")
+    run.add_argument("--price", action="append", default=[],
+                     metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
+                     help="USD per million input and output tokens, and optionally cache "
+                          "reads and writes (repeatable); overrides litellm's price map")
+    llm = run.add_argument_group(
+        "per-model settings",
+        "These set every LLM model of the run; with --panel they override the panel's "
+        "values.")
+    llm.add_argument("--api-base", metavar="URL",
+                     help="the endpoint to send requests to (an OpenAI-compatible server "
+                          "for openai/..., e.g. http://127.0.0.1:8080/v1)")
+    llm.add_argument("--max-output-tokens", type=_positive, metavar="N",
+                     help="max output tokens per request (default 4096)")
+    llm.add_argument("--max-context-tokens", type=_positive, metavar="N",
+                     help="rolling-context limit in tokens, output included (default 60000)")
+    llm.add_argument("--context-strategy", choices=["block", "sliding"],
+                     help="block (default): when the window is full, drop the oldest "
+                          "exchanges down to the low-water mark, then only append, so the "
+                          "provider's prompt cache covers all but the newest exchange; "
+                          "sliding: drop the oldest exchange on every request (for comparison)")
+    llm.add_argument("--context-low-water", type=_share, metavar="SHARE",
+                     help="block: share of the limit kept on eviction, 0.1-0.9 (default 0.5)")
+    llm.add_argument("--no-prompt-caching", dest="prompt_caching", action="store_const",
+                     const=False, default=None,
+                     help="send no cache markers (Anthropic) and no prompt_cache_key "
+                          "(OpenAI), for comparison")
+    llm.add_argument("--tool-choice", choices=["auto", "required"],
+                     help="tool_choice sent with every request (default auto); some "
+                          "OpenAI-compatible servers ignore tools without it")
+    llm.add_argument("--temperature", type=_temperature, metavar="T",
+                     help="sampling temperature, 0-2 (default: the provider's)")
+    llm.add_argument("--request-timeout", type=_seconds, metavar="SECONDS",
+                     help="per request, before it counts as a timeout (default 120)")
     run.add_argument("--allow-unpriced", action="store_true",
                      help="run models without a known price (no costs, no budget)")
     run.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
@@ -204,8 +244,29 @@ def _seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0 to 86400 "
+                                         f"(one day), got {text}")
+    return value
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share such as 0.5, got {text!r}") from None
+    if not 0.1 <= value <= 0.9:
+        raise argparse.ArgumentTypeError(f"expected a share between 0.1 and 0.9, got {text}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a temperature, got {text!r}") from None
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"a temperature is between 0 and 2, got {text}")
     return value
 
 

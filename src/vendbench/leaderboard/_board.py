@@ -49,6 +49,7 @@ class ModelRow:
     cv: float | None
     cost_mean_usd: float | None
     cost_total_usd: float | None
+    cached_share: float | None         # input tokens read from the provider's prompt cache
     api_efficiency: float | None
     ci_api_efficiency: tuple[float, float] | None
     vs_baseline_ratio: float | None
@@ -67,6 +68,14 @@ class ModelRow:
 
 def _mean(values: list[float]) -> float | None:
     return statistics.fmean(values) if values else None
+
+
+def _cached_share(trials: list[dict[str, Any]]) -> float | None:
+    """Input tokens read from the provider's cache / all input tokens, over the trials
+    (None without LLM input, e.g. for the in-process policies)."""
+    total = sum(t.get("input_tokens") or 0 for t in trials)
+    read = sum(t.get("cache_read_tokens") or 0 for t in trials)
+    return read / total if total else None
 
 
 def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]]
@@ -111,7 +120,8 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             mean_net_assets=mean, sd_net_assets=sd, ci_net_assets=bootstrap_ci(scores),
             growth=mean - initial, cv=sd / mean if mean else None,
             cost_mean_usd=total / len(ts) if total is not None else None,
-            cost_total_usd=total, api_efficiency=_mean(efficiency),
+            cost_total_usd=total, cached_share=_cached_share(ts),
+            api_efficiency=_mean(efficiency),
             ci_api_efficiency=bootstrap_ci(efficiency),
             vs_baseline_ratio=_mean(ratios) if model != BASELINE else None,
             beats_baseline=beats if pairs and model != BASELINE else None,

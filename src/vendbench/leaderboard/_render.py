@@ -26,7 +26,7 @@ def _ci(ci: tuple[float, float] | None, places: int = 0) -> str:
 
 def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
     headers = ["#", "model", "done", "net assets (CNY) mean ± SD [95% CI]", "growth", "CV",
-               "cost $ mean", "CNY/$", "vs baseline", "oracle share",
+               "cost $ mean", "cached %", "CNY/$", "vs baseline", "oracle share",
                *(h for _, h, _, _ in OPS)]
     rows = []
     for i, r in enumerate(board.rows, 1):
@@ -36,7 +36,8 @@ def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
             str(i), r.model, f"{r.completed}/{r.trials}",
             f"{r.mean_net_assets:,.0f} ± {r.sd_net_assets:,.0f}{_ci(r.ci_net_assets)}",
             f"{r.growth:+,.0f}", _num(r.cv, 1, 100) + ("%" if r.cv is not None else ""),
-            _num(r.cost_mean_usd, 4), _num(r.api_efficiency, 0), vs,
+            _num(r.cost_mean_usd, 4), _num(r.cached_share, 1, 100), _num(r.api_efficiency, 0),
+            vs,
             _num(r.oracle_share, 1, 100) + ("%" if r.oracle_share is not None else ""),
             *(_num(r.operations.get(k), p, s) for k, _, s, p in OPS)])
     return headers, rows
