@@ -1,13 +1,22 @@
-"""A local OpenAI-compatible chat-completions server for tests and benchmarks.
+"""A local LLM server for tests and benchmarks, speaking OpenAI chat completions
+(``POST /v1/chat/completions``) and Anthropic Messages (``POST /v1/messages``).
 
-It listens on 127.0.0.1 (a random port), answers ``POST /v1/chat/completions`` with
-scripted tool calls and usage figures, and can inject faults so that litellm's real
-HTTP path is exercised: 429 with Retry-After, 500, hangs (client timeouts), dropped
-connections, malformed JSON bodies, truncated bodies and malformed tool arguments.
+It listens on 127.0.0.1 (a random port) and answers with scripted tool calls and usage
+figures, so that litellm's real provider paths are exercised:
+
+* usage as each provider reports it, with its prompt cache emulated (OpenAI: longest
+  earlier prefix of 1,024+ tokens, per ``prompt_cache_key``; Anthropic: only prefixes
+  ending at a ``cache_control`` block), and token counts that can run above ours
+  (``usage_scale``, or a counting function);
+* a context window, refused in llama.cpp's, OpenAI's or Anthropic's words;
+* llama.cpp's quirk of ignoring ``tools`` unless ``tool_choice`` is sent;
+* faults: 429 with Retry-After, 500, 529 overloaded, 400/401/404, hangs (client
+  timeouts), dropped connections, malformed and truncated bodies, malformed tool
+  arguments, unknown tools, replies without tool calls.
 
     with FakeLLM() as llm:
         llm.inject("429", times=2, retry_after=0.01)
-        ... point a model's api_base at llm.url ...
+        ... point a model's api_base at llm.url (anthropic/...: llm.base) ...
         assert llm.requests[0]["model"] == "fake-model"
 
 The default script plays a tiny vending agent: on day 1 it orders a few products,
@@ -19,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import re
 import socket
 import threading
@@ -30,6 +40,9 @@ from typing import Any
 
 from aiohttp import web
 
+from . import _anthropic
+from ._cache import PrefixCache, Segment
+
 PRODUCTS = ["P0001", "P0045", "P0200", "P0400", "P0700"]
 
 
@@ -39,9 +52,9 @@ class Reply:
 
     tool_calls: list[tuple[str, str]] = field(default_factory=list)   # (name, JSON arguments)
     content: str | None = None
-    prompt_tokens: int | None = None        # default: about len(request JSON) / 4
+    prompt_tokens: int | None = None        # default: counted, see FakeLLM
     completion_tokens: int = 24
-    cached_tokens: int = 0
+    cached_tokens: int = 0                  # with prompt_tokens given
     delay: float = 0.0
 
 
@@ -67,16 +80,44 @@ def vending_script(body: dict[str, Any]) -> Reply:
     return Reply(tool_calls=[("get_financials", json.dumps({"window": 1}))])
 
 
+def _chars(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
 class FakeLLM:
-    """The server. Use as a context manager; ``url`` is the api_base to give litellm."""
+    """The server. Use as a context manager; ``url`` is the api_base for OpenAI-style
+    models, ``base`` for anthropic/... (litellm appends /v1/messages itself).
+
+    Token counts: ``count_message`` (an OpenAI chat message) and ``count_tools`` (the
+    tool schemas) default to characters / 4; Anthropic blocks are counted with ``tokens``
+    (text). Everything is then multiplied by ``usage_scale``. ``context_window`` refuses
+    longer prompts in the words of ``context_error`` ("llama", "openai", "bare").
+    """
 
     def __init__(self, script: Callable[[dict], Reply] = vending_script,
-                 usage_scale: float = 1.0, latency: float = 0.0) -> None:
+                 usage_scale: float = 1.0, latency: float = 0.0, *,
+                 count_message: Callable[[dict], int] | None = None,
+                 count_tools: Callable[[list], int] | None = None,
+                 tokens: Callable[[str], int] = _chars,
+                 context_window: int | None = None, context_error: str = "llama",
+                 require_tool_choice: bool = False, drop_tools: bool = False,
+                 prompt_cache: bool = True, min_cache_tokens: int = 1024) -> None:
         self.script = script
         self.usage_scale = usage_scale
         self.latency = latency
-        self.requests: list[dict[str, Any]] = []
+        self.count_message = count_message or (lambda m: _chars(json.dumps(m)))
+        self.count_tools = count_tools or (lambda t: _chars(json.dumps(t)) if t else 0)
+        self.tokens = tokens
+        self.context_window, self.context_error = context_window, context_error
+        self.require_tool_choice, self.drop_tools = require_tool_choice, drop_tools
+        self.prompt_cache = prompt_cache
+        self._caches = {style: PrefixCache(style, min_cache_tokens)
+                        for style in ("openai", "anthropic")}
+        self.requests: list[dict[str, Any]] = []       # bodies as received (parsed)
+        self.raw: list[bytes] = []                     # bodies as received (bytes)
+        self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
+        self.usages: list[dict[str, Any]] = []         # usage of each reply sent
         self.served = 0
         self.in_flight = 0
         self.max_in_flight = 0
@@ -87,12 +128,13 @@ class FakeLLM:
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
         self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.base}/v1"
 
     # -- control ------------------------------------------------------------------------
     def inject(self, kind: str, times: int = 1, **options: Any) -> None:
-        """Queue faults for the next requests: 429, 500, 400, 401, hang, drop, malformed,
-        truncated, bad_arguments, no_tool_call."""
+        """Queue faults for the next requests: 429, 500, 529, 400, 401, 404, hang, drop,
+        malformed, truncated, bad_arguments, unknown_tool, no_tool_call."""
         with self._lock:
             self._faults.extend([(kind, options)] * times)
 
@@ -100,79 +142,167 @@ class FakeLLM:
         with self._lock:
             return self._faults.popleft() if self._faults else None
 
+    def _scaled(self, n: int) -> int:
+        return math.ceil(n * self.usage_scale)
+
     # -- serving ------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            return await self._respond(request)
+            raw = await request.read()
+            body = json.loads(raw)
+            with self._lock:
+                self.requests.append(body)
+                self.raw.append(raw)
+                self.paths.append(request.path)
+                self.headers.append(dict(request.headers))
+            anthropic = request.path.endswith("/messages")
+            fault = self._next_fault()
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            if fault:
+                response = await self._fault(request, body, anthropic, *fault)
+                if response is not None:
+                    return response
+            return await (self._anthropic(body) if anthropic else self._openai(body))
         finally:
             self.in_flight -= 1
 
-    async def _respond(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        with self._lock:
-            self.requests.append(body)
-            self.headers.append(dict(request.headers))
-        fault = self._next_fault()
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        if fault:
-            kind, opts = fault
-            if kind == "429":
-                return web.json_response(
-                    {"error": {"message": "rate limited", "type": "rate_limit_exceeded"}},
-                    status=429, headers={"Retry-After": str(opts.get("retry_after", 0.05))})
-            if kind in ("500", "400", "401", "404"):
-                echo = request.headers.get("Authorization", "") if opts.get("echo_auth") else ""
-                return web.json_response({"error": {"message": f"injected {kind} {echo}",
-                                                    "type": "server_error"}}, status=int(kind))
-            if kind == "hang":
-                await asyncio.sleep(opts.get("seconds", 30))
-            if kind == "drop":
-                request.transport.close()
-                return web.Response()
-            if kind == "malformed":
-                return web.Response(text="{this is not json", content_type="application/json")
-            if kind == "truncated":
-                full = json.dumps(self._completion(body, self.script(body)))
-                return web.Response(text=full[: len(full) // 2],
-                                    content_type="application/json")
-            if kind == "bad_arguments":
-                reply = Reply(tool_calls=[("place_order", '{"items": [{"product_id": ')])
-                return web.json_response(self._completion(body, reply))
-            if kind == "unknown_tool":
-                reply = Reply(tool_calls=[("launch_rocket", "{}")])
-                return web.json_response(self._completion(body, reply))
-            if kind == "no_tool_call":
-                return web.json_response(self._completion(body, Reply(content="Thinking…")))
-        reply = self.script(body)
+    def _tools_seen(self, chat: dict[str, Any]) -> bool:
+        """Whether the model is shown the tools (llama.cpp: only with tool_choice)."""
+        if self.drop_tools:
+            return False
+        return not self.require_tool_choice or chat.get("tool_choice") is not None
+
+    def _reply(self, chat: dict[str, Any], tools_seen: bool) -> Reply:
+        if not tools_seen:
+            return Reply(content="I would restock the machines, but I have no tools.")
+        return self.script(chat)
+
+    async def _openai(self, body: dict[str, Any]) -> web.StreamResponse:
+        seen = self._tools_seen(body)
+        reply = self._reply(body, seen)
+        if reply.prompt_tokens is not None:
+            prompt, read = self._scaled(reply.prompt_tokens), reply.cached_tokens
+        else:
+            segs = [Segment(json.dumps(body.get("tools")),
+                            self.count_tools(body.get("tools") if seen else []))]
+            segs += [Segment(json.dumps(m, sort_keys=True), self.count_message(m))
+                     for m in body["messages"]]
+            prompt = self._scaled(sum(s.tokens for s in segs))
+            limit = self._context_refusal(prompt, body.get("max_tokens") or 0, False)
+            if limit is not None:
+                return limit
+            read = self._scaled(self._caches["openai"].lookup(
+                segs, body.get("prompt_cache_key"))[0]) if self.prompt_cache else 0
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        usage = {"prompt_tokens": prompt, "completion_tokens": self._scaled(reply.completion_tokens),
+                 "total_tokens": prompt + self._scaled(reply.completion_tokens),
+                 "prompt_tokens_details": {"cached_tokens": min(read, prompt)}}
+        return web.json_response(self._chat_completion(body, reply, usage))
+
+    async def _anthropic(self, body: dict[str, Any]) -> web.StreamResponse:
+        chat = _anthropic.to_chat(body)
+        seen = self._tools_seen(chat)
+        reply = self._reply(chat, seen)
+        segs = _anthropic.segments(body if seen else {**body, "tools": []}, self.tokens)
+        prompt = self._scaled(sum(s.tokens for s in segs))
+        refusal = self._context_refusal(prompt, body.get("max_tokens") or 0, True)
+        if refusal is not None:
+            return refusal
+        read, written = self._caches["anthropic"].lookup(segs) if self.prompt_cache else (0, 0)
+        read, written = self._scaled(read), self._scaled(written)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        usage = {"input_tokens": prompt - read - written,
+                 "output_tokens": self._scaled(reply.completion_tokens),
+                 "cache_creation_input_tokens": written, "cache_read_input_tokens": read}
         with self._lock:
             self.served += 1
-        return web.json_response(self._completion(body, reply))
+            self.usages.append(usage)
+        return web.json_response(_anthropic.message(next(self._ids), body.get("model", "fake"),
+                                                    reply.content, reply.tool_calls, usage))
 
-    def _completion(self, body: dict, reply: Reply) -> dict:
+    def _context_refusal(self, prompt: int, max_tokens: int, anthropic: bool
+                         ) -> web.StreamResponse | None:
+        window = self.context_window
+        if window is None or prompt + (max_tokens if self.context_error == "openai" else 0) \
+                <= window:
+            return None
+        if anthropic:
+            return web.json_response(_anthropic.error(
+                400, f"prompt is too long: {prompt} tokens > {window} maximum"), status=400)
+        if self.context_error == "llama":
+            error = {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": prompt,
+                     "n_ctx": window, "message": "the request exceeds the available context "
+                                                 "size, try increasing it"}
+        elif self.context_error == "openai":
+            error = {"message": f"This model's maximum context length is {window} tokens. "
+                                f"However, you requested {prompt + max_tokens} tokens ({prompt} "
+                                f"in the messages, {max_tokens} in the completion). Please "
+                                "reduce the length of the messages or completion.",
+                     "type": "invalid_request_error", "param": "messages",
+                     "code": "context_length_exceeded"}
+        else:
+            error = {"message": "context length exceeded", "type": "invalid_request_error"}
+        return web.json_response({"error": error}, status=400)
+
+    async def _fault(self, request: web.Request, body: dict[str, Any], anthropic: bool,
+                     kind: str, opts: dict) -> web.StreamResponse | None:
+        if kind in ("429", "500", "529", "400", "401", "404"):
+            status = int(kind)
+            echo = request.headers.get("Authorization", "") if opts.get("echo_auth") else ""
+            headers = {"Retry-After": str(opts.get("retry_after", 0.05))} if status == 429 \
+                else {}
+            text = "rate limited" if status == 429 else f"injected {kind} {echo}"
+            payload = _anthropic.error(status, text) if anthropic else \
+                {"error": {"message": text, "type": "rate_limit_exceeded" if status == 429
+                           else "server_error"}}
+            return web.json_response(payload, status=status, headers=headers)
+        if kind == "hang":
+            await asyncio.sleep(opts.get("seconds", 30))
+            return None
+        if kind == "drop":
+            request.transport.close()
+            return web.Response()
+        if kind == "malformed":
+            return web.Response(text="{this is not json", content_type="application/json")
+        if kind == "truncated":
+            full = json.dumps(self._chat_completion(body, self.script(body), {}))
+            return web.Response(text=full[: len(full) // 2], content_type="application/json")
+        replies = {"bad_arguments": Reply(tool_calls=[("place_order", '{"items": [{"product_id": ')]),
+                   "unknown_tool": Reply(tool_calls=[("launch_rocket", "{}")]),
+                   "no_tool_call": Reply(content="Thinking…")}
+        if kind in replies and not anthropic:
+            usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+            return web.json_response(self._chat_completion(body, replies[kind], usage))
+        if kind in replies:
+            reply = replies[kind]
+            usage = {"input_tokens": 100, "output_tokens": 10}
+            return web.json_response(_anthropic.message(
+                next(self._ids), body.get("model", "fake"), reply.content, reply.tool_calls,
+                usage))
+        raise ValueError(f"unknown fault {kind!r}")
+
+    def _chat_completion(self, body: dict, reply: Reply, usage: dict[str, Any]) -> dict:
         n = next(self._ids)
-        prompt = reply.prompt_tokens if reply.prompt_tokens is not None else \
-            max(1, len(json.dumps(body["messages"])) // 4)
-        prompt = int(prompt * self.usage_scale)
-        completion = int(reply.completion_tokens * self.usage_scale)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.tool_calls:
             message["tool_calls"] = [
                 {"id": f"call_{n}_{i}", "type": "function",
                  "function": {"name": name, "arguments": args}}
                 for i, (name, args) in enumerate(reply.tool_calls)]
+        with self._lock:
+            self.served += 1
+            self.usages.append(usage)
         return {
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": prompt + completion,
-                      "prompt_tokens_details": {"cached_tokens": reply.cached_tokens}},
+            "usage": usage,
         }
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -182,8 +312,8 @@ class FakeLLM:
         def serve() -> None:
             self._loop = asyncio.new_event_loop()
             app = web.Application(client_max_size=64 * 1024 * 1024)
-            app.router.add_post("/v1/chat/completions", self._handle)
-            app.router.add_post("/chat/completions", self._handle)
+            for path in ("/v1/chat/completions", "/chat/completions", "/v1/messages"):
+                app.router.add_post(path, self._handle)
             self._runner = web.AppRunner(app, access_log=None)
             self._loop.run_until_complete(self._runner.setup())
             site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=1024)
@@ -221,11 +351,9 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.0)
     args = ap.parse_args()
     server = FakeLLM(latency=args.latency)
-    server.port, server.url = args.port, f"http://127.0.0.1:{args.port}/v1"
+    server.port = args.port
+    server.base = f"http://127.0.0.1:{args.port}"
+    server.url = f"{server.base}/v1"
     with server:
         print(f"serving {server.url}", flush=True)
         threading.Event().wait()
-
-
-if __name__ == "__main__":
-    main()

@@ -24,6 +24,7 @@ CANARY = "sk-canary-7f3e9d2c41b8a6e5"
 def api_key(monkeypatch):
     """A canary key: any trace of it in the database, logs or output is a leak."""
     monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
     return CANARY
 
 
@@ -38,6 +39,14 @@ def model(llm: FakeLLM, name: str = "openai/fake-model", **extra: Any) -> dict[s
     return {"id": name, "api_base": llm.url, "input_usd_per_mtok": "0.4",
             "output_usd_per_mtok": "1.6", "max_output_tokens": 512, "request_timeout_s": 5,
             **extra}
+
+
+def claude(llm: FakeLLM, name: str = "anthropic/claude-sonnet-4-5", **extra: Any
+           ) -> dict[str, Any]:
+    """An Anthropic model entry against the fake server's /v1/messages (litellm appends
+    the path to the base itself), priced from litellm's map (with cache prices)."""
+    return {"id": name, "api_base": llm.base, "max_output_tokens": 512,
+            "request_timeout_s": 5, **extra}
 
 
 def run(db: str, **config: Any) -> RunResult:
