@@ -155,16 +155,14 @@ class RollingContext:
 
     def _cache_points(self, msgs: list[Message]) -> tuple[int, ...]:
         """The static prefix (system prompt, and the tool schemas before it), the end of
-        the previous request when this one extends it, and this request's end when the
-        next one is expected to extend it."""
+        the previous request when this one extends it, and this request's end (the next
+        request extends it unless it has to evict: always with ``block`` between
+        evictions, often with ``sliding`` when a small exchange still fits)."""
         ids = [m.id for m in msgs]
         previous, self._previous = self._previous, ids
-        points = [0]
-        shared = len(previous) if ids[:len(previous)] == previous else 0
-        if shared > 1:
-            points.append(shared - 1)
-        if self.strategy == "block" or self.start == 0:
-            points.append(len(msgs) - 1)
+        points = [0, len(msgs) - 1]
+        if len(previous) > 1 and ids[:len(previous)] == previous:
+            points.append(len(previous) - 1)
         return tuple(sorted(set(points)))
 
     def evict(self) -> int:
