@@ -6,6 +6,8 @@
      +-- ToolError          the agent misused a tool; its message is shown to the agent
      +-- BudgetExceeded     a reservation does not fit what is left of a USD budget
      +-- ProviderError      a model request failed for good (after retries, or not retriable)
+     |    +-- ContextLengthExceeded   (providers) the server's context cannot hold the
+     |                                prompt: the trial shortens it, or ends context_overflow
      +-- ResultsError       the results database cannot be opened or is inconsistent
 
 Programming errors are not caught and turned into data: they crash, loudly.

@@ -19,7 +19,8 @@ from .._secrets import redact
 from ..budgets import Budget
 from ..environment import Environment
 from ..errors import BudgetExceeded, ProviderError
-from ..providers import Attempt, CompletionRequest, ContextLengthExceeded, ModelClient
+from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
+                         ModelClient)
 from ..results import ResultsWriter, cached_share, dumps
 from ._calibration import Calibration
 from ._config import ModelConfig
@@ -214,7 +215,7 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
 
 
 async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
-                    context: RollingContext, tlog: TrialLog, out: TrialOutcome) -> Any:
+                    context: RollingContext, tlog: TrialLog, out: TrialOutcome) -> Completion:
     """One logical request, logged attempt by attempt. A prompt the server finds too
     long is shortened once (older exchanges evicted, the count recalibrated) and sent
     again; if that fails too, the trial ends ``context_overflow`` (a model-side limit,
@@ -243,12 +244,12 @@ async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
             completion = await ctx.client.complete(request, ctx.budget, cal.scale(window.tokens),
                                                    on_attempt, first_attempt=attempt)
         except ContextLengthExceeded as exc:
+            learned = cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)
             if recovery:
                 raise ContextOverflow(
                     f"the server refused the prompt as too long again after older exchanges "
-                    f"were evicted ({cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)}"
-                    f"); raise the server's context or lower max_context_tokens") from None
-            learned = cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)
+                    f"were evicted ({learned}); raise the server's context or lower "
+                    "max_context_tokens") from None
             dropped = context.evict()
             log.info("%s: context-length error on exchange %d; evicted %d exchange(s), %s",
                      spec.trial_id, seq, dropped, learned)
