@@ -59,11 +59,14 @@ def _resume_config(args: argparse.Namespace) -> Any:
     from .orchestrator import RunConfig
     from .results import Store
 
-    given = [f for f in ("seeds", "repeats", "days", "scenario", "budget", "total_budget",
-                         "models", "panel") if getattr(args, f, None)]
+    what = ("seeds", "repeats", "days", "scenario", "budget", "total_budget", "models",
+            "panel", "price", "max_turns", "timeout", *(flag for flag, _ in MODEL_FLAGS))
+    given = [f for f in what if getattr(args, f, None) not in (None, [])]
     if given:
+        names = ["--no-prompt-caching" if g == "prompt_caching" else "--" + g.replace("_", "-")
+                 for g in given]
         raise ConfigError(f"--resume reruns a stored run with its own config; drop "
-                          f"{', '.join('--' + g.replace('_', '-') for g in given)}")
+                          f"{', '.join(names)}")
     with Store(args.db, read_only=True) as store:
         row = store.run(args.resume)
     config = RunConfig.model_validate_json(row["config_json"])

@@ -11,7 +11,7 @@ import json
 import logging
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
@@ -239,35 +239,26 @@ def _usd(text: str) -> str:
     return text
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0 < value <= 86_400:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds from 0 to 86400 "
-                                         f"(one day), got {text}")
-    return value
+def _number(what: str, low: float, high: float, *, above_low: bool = False
+            ) -> Callable[[str], float]:
+    """An argparse type: a number from ``low`` (excluded if ``above_low``) to ``high``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not (low < value if above_low else low <= value) or not value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected {what} {'above' if above_low else 'from'} {low:g} up to {high:g}, "
+                f"got {text}")
+        return value
+
+    return parse
 
 
-def _share(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a share such as 0.5, got {text!r}") from None
-    if not 0.1 <= value <= 0.9:
-        raise argparse.ArgumentTypeError(f"expected a share between 0.1 and 0.9, got {text}")
-    return value
-
-
-def _temperature(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a temperature, got {text!r}") from None
-    if not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"a temperature is between 0 and 2, got {text}")
-    return value
+_seconds = _number("a number of seconds", 0, 86_400, above_low=True)
+_share = _number("a share of the limit", 0.1, 0.9)
+_temperature = _number("a temperature", 0, 2)
 
 
 def _days(text: str) -> int:

@@ -113,9 +113,63 @@ def test_bad_input_is_a_clear_error(llm, tmp_path):
     assert not os.path.exists(db)               # a refused run leaves no file behind
     rc, out, err = finish(vendbench("run", "--resume", "nope", "--db", db))
     assert rc == 2 and "no results database" in err
+    rc, out, err = finish(vendbench("run", "--resume", "r", "--temperature", "0.5",
+                                    "--no-prompt-caching", "--db", db))
+    assert rc == 2 and "drop --temperature, --no-prompt-caching" in err
+    for flag, value, message in (("--context-strategy", "rolling", "invalid choice"),
+                                 ("--context-low-water", "0.95", "from 0.1 up to 0.9"),
+                                 ("--temperature", "3", "temperature from 0 up to 2"),
+                                 ("--request-timeout", "inf", "seconds above 0 up to 86400"),
+                                 ("--timeout", "-1", "seconds above 0 up to 86400"),
+                                 ("--tool-choice", "any", "invalid choice"),
+                                 ("--max-context-tokens", "3000", "first request alone")):
+        rc, out, err = finish(vendbench("run", "--models", "openai/fake", *llm_args(llm),
+                                        flag, value, "--db", db))
+        assert rc == 2 and message in err and "Traceback" not in err, (flag, err)
+    assert not os.path.exists(db)
     rc, out, err = finish(vendbench("run", "--models", "openai/fake", *llm_args(llm), "--db",
                                     db, env_extra={"OPENAI_API_KEY": ""}))
     assert rc == 2 and "OPENAI_API_KEY" in err
+
+
+def test_per_model_flags_reach_every_request_and_the_stored_config(llm, tmp_path):
+    """--temperature, --request-timeout, --tool-choice, --context-strategy and
+    --no-prompt-caching as a user gives them, on --models and over a panel."""
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("hang", seconds=3)                         # beyond the 0.5 s timeout
+    rc, out, err = finish(vendbench(
+        "run", "--models", "openai/fake", *llm_args(llm), "--days", "2", "--db", db,
+        "--temperature", "0.25", "--request-timeout", "0.5", "--tool-choice", "required",
+        "--context-strategy", "sliding", "--context-low-water", "0.3", "--no-prompt-caching",
+        "--json"))
+    assert rc == 0, err
+    assert json.loads(out)["trials"][0]["status"] == "completed"
+    for body in llm.requests:
+        assert body["temperature"] == 0.25 and body["tool_choice"] == "required"
+        assert "prompt_cache_key" not in body
+    (status, latency), = query(db, "SELECT status, latency_ms FROM exchanges "
+                                   "WHERE seq = 1 AND attempt = 1")
+    assert status == "unknown" and 400 < latency < 2_500       # timed out after ~0.5 s
+    stored = json.loads(query(db, "SELECT config_json FROM runs")[0][0])["models"][0]
+    assert (stored["context_strategy"], stored["context_low_water"], stored["prompt_caching"],
+            stored["request_timeout_s"]) == ("sliding", 0.3, False, 0.5)
+    panel = tmp_path / "p.toml"
+    panel.write_text(f"""
+days = 2
+[[models]]
+id = "openai/fake"
+api_base = "{llm.url}"
+input_usd_per_mtok = 0.4
+output_usd_per_mtok = 1.6
+temperature = 1.0
+[[models]]
+id = "baseline/oracle"
+""")
+    sent = len(llm.requests)
+    rc, out, err = finish(vendbench("run", "--panel", str(panel), "--temperature", "0.7",
+                                    "--db", str(tmp_path / "p.duckdb")))
+    assert rc == 0, err
+    assert {b["temperature"] for b in llm.requests[sent:]} == {0.7}   # overrides the panel
 
 
 def test_sigterm_marks_trials_interrupted_and_resume_finishes_the_run(llm, tmp_path):
