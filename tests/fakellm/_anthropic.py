@@ -46,16 +46,16 @@ def to_chat(body: dict[str, Any]) -> dict[str, Any]:
             "tool_choice": body.get("tool_choice"), "max_tokens": body.get("max_tokens")}
 
 
-def segments(body: dict[str, Any], tokens: Callable[[str], int]) -> list[Segment]:
+def segments(body: dict[str, Any], count_block: Callable[[dict], int],
+             count_tools: Callable[[list], int]) -> list[Segment]:
     """Tools, system blocks and content blocks, in Anthropic's cache order."""
     out = []
     tools = body.get("tools") or []
     if tools:
-        out.append(Segment(json.dumps(tools), tokens(json.dumps(tools)),
-                           "cache_control" in tools[-1]))
+        out.append(Segment(json.dumps(tools), count_tools(tools), "cache_control" in tools[-1]))
     system = body.get("system") or []
-    for block in ([{"text": system}] if isinstance(system, str) else system):
-        out.append(Segment("system:" + block["text"], tokens(block["text"]),
+    for block in ([{"type": "text", "text": system}] if isinstance(system, str) else system):
+        out.append(Segment("system:" + block["text"], count_block(block),
                            "cache_control" in block))
     for msg in body.get("messages", []):
         blocks = msg["content"] if isinstance(msg["content"], list) else \
@@ -63,7 +63,7 @@ def segments(body: dict[str, Any], tokens: Callable[[str], int]) -> list[Segment
         for block in blocks:
             plain = {k: v for k, v in block.items() if k != "cache_control"}
             text = msg["role"] + ":" + json.dumps(plain, sort_keys=True)
-            out.append(Segment(text, tokens(text), "cache_control" in block))
+            out.append(Segment(text, count_block(plain), "cache_control" in block))
     return out
 
 

@@ -88,9 +88,9 @@ class FakeLLM:
     """The server. Use as a context manager; ``url`` is the api_base for OpenAI-style
     models, ``base`` for anthropic/... (litellm appends /v1/messages itself).
 
-    Token counts: ``count_message`` (an OpenAI chat message) and ``count_tools`` (the
-    tool schemas) default to characters / 4; Anthropic blocks are counted with ``tokens``
-    (text). Everything is then multiplied by ``usage_scale``. ``context_window`` refuses
+    Token counts: ``count_message`` (an OpenAI chat message), ``count_block`` (an
+    Anthropic content block) and ``count_tools`` (the tool schemas, either format) default
+    to characters / 4 of their JSON. Everything is then multiplied by ``usage_scale``. ``context_window`` refuses
     longer prompts in the words of ``context_error`` ("llama", "openai", "bare").
     """
 
@@ -98,19 +98,22 @@ class FakeLLM:
                  usage_scale: float = 1.0, latency: float = 0.0, *,
                  count_message: Callable[[dict], int] | None = None,
                  count_tools: Callable[[list], int] | None = None,
-                 tokens: Callable[[str], int] = _chars,
+                 count_block: Callable[[dict], int] | None = None,
                  context_window: int | None = None, context_error: str = "llama",
                  require_tool_choice: bool = False, drop_tools: bool = False,
-                 prompt_cache: bool = True, min_cache_tokens: int = 1024) -> None:
+                 prompt_cache: bool = True, min_cache_tokens: int = 1024,
+                 usage_style: str = "openai", keep_requests: bool = True) -> None:
         self.script = script
         self.usage_scale = usage_scale
         self.latency = latency
         self.count_message = count_message or (lambda m: _chars(json.dumps(m)))
         self.count_tools = count_tools or (lambda t: _chars(json.dumps(t)) if t else 0)
-        self.tokens = tokens
+        self.count_block = count_block or (lambda b: _chars(json.dumps(b)))
         self.context_window, self.context_error = context_window, context_error
         self.require_tool_choice, self.drop_tools = require_tool_choice, drop_tools
         self.prompt_cache = prompt_cache
+        self.usage_style = usage_style          # "openai", or "deepseek" (cache hit/miss)
+        self.keep_requests = keep_requests      # False: keep no bodies (long benchmarks)
         self._caches = {style: PrefixCache(style, min_cache_tokens)
                         for style in ("openai", "anthropic")}
         self.requests: list[dict[str, Any]] = []       # bodies as received (parsed)
@@ -153,10 +156,11 @@ class FakeLLM:
             raw = await request.read()
             body = json.loads(raw)
             with self._lock:
-                self.requests.append(body)
-                self.raw.append(raw)
                 self.paths.append(request.path)
-                self.headers.append(dict(request.headers))
+                if self.keep_requests:
+                    self.requests.append(body)
+                    self.raw.append(raw)
+                    self.headers.append(dict(request.headers))
             anthropic = request.path.endswith("/messages")
             fault = self._next_fault()
             if self.latency:
@@ -198,16 +202,22 @@ class FakeLLM:
                 segs, body.get("prompt_cache_key"))[0]) if self.prompt_cache else 0
         if reply.delay:
             await asyncio.sleep(reply.delay)
-        usage = {"prompt_tokens": prompt, "completion_tokens": self._scaled(reply.completion_tokens),
-                 "total_tokens": prompt + self._scaled(reply.completion_tokens),
-                 "prompt_tokens_details": {"cached_tokens": min(read, prompt)}}
+        completion = self._scaled(reply.completion_tokens)
+        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                 "total_tokens": prompt + completion}
+        if self.usage_style == "deepseek":
+            usage.update(prompt_cache_hit_tokens=min(read, prompt),
+                         prompt_cache_miss_tokens=prompt - min(read, prompt))
+        else:
+            usage["prompt_tokens_details"] = {"cached_tokens": min(read, prompt)}
         return web.json_response(self._chat_completion(body, reply, usage))
 
     async def _anthropic(self, body: dict[str, Any]) -> web.StreamResponse:
         chat = _anthropic.to_chat(body)
         seen = self._tools_seen(chat)
         reply = self._reply(chat, seen)
-        segs = _anthropic.segments(body if seen else {**body, "tools": []}, self.tokens)
+        segs = _anthropic.segments(body if seen else {**body, "tools": []}, self.count_block,
+                                   self.count_tools)
         prompt = self._scaled(sum(s.tokens for s in segs))
         refusal = self._context_refusal(prompt, body.get("max_tokens") or 0, True)
         if refusal is not None:

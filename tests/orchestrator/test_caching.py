@@ -38,9 +38,13 @@ def test_block_requests_extend_the_previous_one_byte_for_byte(llm, tmp_path):
         models=[model(llm, max_context_tokens=limit, max_output_tokens=output)])
     requests = llm.requests
     evictions = 0
-    for before, after in zip(requests, requests[1:]):
+    for i, (before, after) in enumerate(zip(requests, requests[1:])):
         prev, cur = before["messages"], after["messages"]
-        if json.dumps(cur[:len(prev)]) == json.dumps(prev):
+        # the bytes on the wire up to the end of the previous request's last message
+        head = llm.raw[i][:llm.raw[i].index(b'"messages":[') + len(json.dumps(
+            prev, separators=(",", ":"), ensure_ascii=False).encode()) + len('"messages":') - 1]
+        assert head.endswith(b"}") and llm.raw[i].startswith(head)
+        if llm.raw[i + 1].startswith(head):
             continue                                          # it only grew at its end
         evictions += 1
         assert cur[1] == {"role": "user", "content": OMITTED}
@@ -169,3 +173,19 @@ def test_anthropic_rate_limits_and_overload_are_retried_and_not_billed(llm, tmp_
     assert waited[0][0].total_seconds() >= 0.2                 # Retry-After honoured
     assert query(db, "SELECT retry_after FROM provider_events WHERE event = 'rate_limited'"
                  ) == [(0.2,)]
+
+
+def test_deepseek_cache_hits_arrive_as_litellm_maps_them(tmp_path, monkeypatch, api_key):
+    """An implicitly caching provider: no key and no marks are sent, and its own usage
+    fields (prompt_cache_hit_tokens) come back as cache reads."""
+    from ..fakellm import FakeLLM
+
+    monkeypatch.setenv("DEEPSEEK_API_KEY", api_key)
+    with FakeLLM(usage_style="deepseek") as llm:
+        db = str(tmp_path / "r.duckdb")
+        run(db, days=4, models=[model(llm, "deepseek/deepseek-chat")])
+        assert all("prompt_cache_key" not in b and "cache_control" not in json.dumps(b)
+                   for b in llm.requests)
+        hits = sorted(u["prompt_cache_hit_tokens"] for u in llm.usages)
+        stored = sorted(r[0] for r in query(db, "SELECT cache_read_tokens FROM exchanges"))
+        assert hits == stored and sum(hits) > 0
