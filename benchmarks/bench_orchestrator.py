@@ -54,18 +54,18 @@ def serve(latency: float) -> tuple[subprocess.Popen, str]:
 
 
 def logged_requests(db: str, limit: int) -> list[dict]:
-    """The exact request bodies a vendbench run sent, rebuilt from its log."""
+    """The requests a vendbench run sent, as litellm arguments, from its log."""
     from vendbench.results import Store
 
     with Store(db, read_only=True) as store:
-        tools = json.loads(store.con.execute("SELECT tools_json FROM runs").fetchone()[0])
         keys = store.con.execute("SELECT trial_id, seq FROM exchanges WHERE status = 'ok' "
                                  "ORDER BY sent_at LIMIT ?", [limit]).fetchall()
         out = []
         for trial, seq in keys:
-            req = store.rebuild_request(trial, seq)
-            out.append({"messages": req["messages"], "tools": tools,
-                        "max_tokens": req["max_tokens"]})
+            req = store.stored_request(trial, seq)
+            out.append({"messages": req["messages"], "tools": req["tools"],
+                        "max_tokens": req["max_tokens"], "tool_choice": req["tool_choice"],
+                        "prompt_cache_key": req["cache_key"]})
     return out
 
 
