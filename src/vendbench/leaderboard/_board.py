@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from ..results import cached_share
+
 BASELINE, ORACLE = "baseline/order-up-to", "baseline/oracle"
 BOOTSTRAP_SAMPLES = 2000
 
@@ -73,9 +75,8 @@ def _mean(values: list[float]) -> float | None:
 def _cached_share(trials: list[dict[str, Any]]) -> float | None:
     """Input tokens read from the provider's cache / all input tokens, over the trials
     (None without LLM input, e.g. for the in-process policies)."""
-    total = sum(t.get("input_tokens") or 0 for t in trials)
-    read = sum(t.get("cache_read_tokens") or 0 for t in trials)
-    return read / total if total else None
+    return cached_share(sum(t.get("input_tokens") or 0 for t in trials),
+                        sum(t.get("cache_read_tokens") or 0 for t in trials))
 
 
 def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]]

@@ -14,7 +14,8 @@ It also notices a server that ignores the tool schemas (llama.cpp's server does 
 
 * the server's prompt count grows with the messages at some rate, and what is left at
   zero messages is its count of the tool schemas: far below what the schemas take means
-  they were dropped (measurable once the messages have grown by ``SLOPE_SPAN`` tokens);
+  they were dropped (measured once the messages have grown by at least their first
+  size, and at least ``SLOPE_SPAN`` tokens);
 * a trial that stops without its model ever calling a tool (``no_tool_calls``), with the
   last request's counts as evidence.
 """

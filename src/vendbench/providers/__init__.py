@@ -6,6 +6,7 @@ litellm itself is imported only when a litellm model is used (``make_provider``,
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from ._base import (Completion, CompletionRequest, ContextLimit, Failure, Provider, RetryKind,
@@ -13,7 +14,6 @@ from ._base import (Completion, CompletionRequest, ContextLimit, Failure, Provid
 from ._client import Attempt, ContextLengthExceeded, ModelClient
 from ._limits import AdaptiveLimit, LimitEvent, RateLimits
 from ._tokens import TokenCounter
-from ._wire import family
 
 
 def make_provider(model_id: str, api_key: str | None = None) -> Provider:
@@ -26,13 +26,12 @@ def make_provider(model_id: str, api_key: str | None = None) -> Provider:
 def render_body(stored: dict[str, Any]) -> dict[str, Any]:
     """The JSON body a logged request sent (see ``Store.stored_request``), rendered by
     its provider; nothing is sent."""
-    fields = {k: stored[k] for k in ("model", "messages", "tools", "max_tokens",
-                                     "temperature", "reasoning_effort", "tool_choice",
-                                     "cache_key") if k in stored}
-    request = CompletionRequest(**fields, cache_points=tuple(stored.get("cache_points") or ()))
+    given = {f.name: stored[f.name] for f in fields(CompletionRequest) if f.name in stored}
+    given["cache_points"] = tuple(given.get("cache_points") or ())
+    request = CompletionRequest(**given)
     return make_provider(request.model).render_body(request)
 
 
 __all__ = ["AdaptiveLimit", "Attempt", "Completion", "CompletionRequest", "ContextLengthExceeded",
            "ContextLimit", "Failure", "LimitEvent", "ModelClient", "Provider", "RateLimits",
-           "RetryKind", "TokenCounter", "Usage", "family", "make_provider", "render_body"]
+           "RetryKind", "TokenCounter", "Usage", "make_provider", "render_body"]

@@ -18,7 +18,7 @@ def cached_share(input_tokens: int | None, cache_read_tokens: int | None) -> flo
     """The share of input tokens read from the provider's prompt cache (None: no input)."""
     if not input_tokens:
         return None
-    return round((cache_read_tokens or 0) / input_tokens, 4)
+    return (cache_read_tokens or 0) / input_tokens
 
 
 class Store:
