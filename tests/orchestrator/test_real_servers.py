@@ -164,6 +164,14 @@ def test_the_rebuilt_body_posted_again_is_the_request_byte_for_byte(llm, tmp_pat
     assert len(openai_body["tools"]) == 18 and openai_body["tool_choice"] == "auto"
 
 
+def test_an_anthropic_base_ending_in_v1_is_refused_with_the_fix(llm):
+    from vendbench.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="drop the /v1"):
+        build_config({"models": [claude(llm, api_base=llm.url)]})
+    build_config({"models": [model(llm)]})               # OpenAI-style bases keep their /v1
+
+
 def test_context_error_numbers_are_read_from_each_providers_words():
     cases = {
         '{"error": {"n_prompt_tokens": 9000, "n_ctx": 8192}}': (9000, 8192),

@@ -70,6 +70,11 @@ class ModelConfig(BaseModel):
         if (self.input_usd_per_mtok is None) != (self.output_usd_per_mtok is None):
             raise ValueError(f"{self.id}: give both input_usd_per_mtok and "
                              "output_usd_per_mtok, or neither")
+        if self.id.startswith("anthropic/") and self.api_base and \
+                self.api_base.rstrip("/").endswith("/v1"):
+            raise ValueError(f"{self.id}: api_base {self.api_base!r} ends in /v1, but litellm "
+                             "appends /v1/messages to an Anthropic base itself (it would post "
+                             f"to {self.api_base.rstrip('/')}/v1/messages): drop the /v1")
         if self.max_output_tokens >= self.max_context_tokens:
             raise ValueError(f"{self.id}: max_output_tokens ({self.max_output_tokens}) must be "
                              f"below max_context_tokens ({self.max_context_tokens}): the "
