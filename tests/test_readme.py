@@ -42,7 +42,7 @@ def test_example_panel_is_valid_and_priced():
     from vendbench.orchestrator import load_panel
 
     config = load_panel(ROOT / "examples" / "nightly.toml")
-    assert config.total_budget_usd == 50 and len(config.models) == 4
+    assert config.total_budget_usd == 300 and len(config.models) == 4
     prices = resolve_prices([m.id for m in config.models], {})
     assert all(p is not None for p in prices.values())
 
