@@ -179,7 +179,7 @@ async def one(family: str, strategy: str, window: int, days: int, seed: int,
     from vendbench.orchestrator import build_config, execute
     from vendbench.results import Store
 
-    db = os.path.join(workdir, f"{family}-{strategy}-{window}.duckdb")
+    db = os.path.join(workdir, f"{family}-{strategy}-{window}-{per_message}.duckdb")
     with server(episode, per_message) as llm:
         config = build_config({
             "days": days, "seeds": [seed], "max_attempts": 2,
@@ -199,8 +199,8 @@ async def one(family: str, strategy: str, window: int, days: int, seed: int,
     with Store(db, read_only=True) as store:
         requests, inp, read, write, out = store.con.execute(
             "SELECT count(*), sum(input_tokens), sum(cache_read_tokens), "
-            "sum(cache_write_tokens), sum(output_tokens) FROM exchanges WHERE status = 'ok'"
-        ).fetchone()
+            "sum(cache_write_tokens), sum(output_tokens) FROM exchanges "
+            "WHERE status = 'ok' AND trial_id = ?", [trial["trial_id"]]).fetchone()
     return Result(family, strategy, window, per_message, requests, inp, read, write, out,
                   trial["final_net_assets"], seconds)
 
@@ -268,7 +268,8 @@ async def main() -> None:
                         print(f"{per} per message, {family:9} {strategy:7} "
                               f"{window // 1000:>3}k: {r.requests:,} requests, "
                               f"{r.input_tokens / 1e6:.1f}M input tokens, {r.cached:.1%} "
-                              f"cached, {r.write / 1e6:.2f}M written ({r.seconds:.0f} s)",
+                              f"cached, {r.write / 1e6:.2f}M written, {r.output / 1e6:.2f}M "
+                              f"output ({r.seconds:.0f} s)",
                               flush=True)
                         results.append(r)
     print()
