@@ -1,14 +1,16 @@
 """Keeping secrets out of the database, the logs and printed errors.
 
-Anything that may carry provider text (error messages, exception strings) passes
-through ``redact`` before it is stored, logged or printed. It removes the values of
-environment variables that look like credentials, bearer tokens and key-shaped strings.
+Anything that may carry provider text (error messages, exception strings, and every
+reply, successful ones included) passes through ``redact`` before it is stored, logged,
+printed or sent back to the model. It removes the values of environment variables that
+look like credentials, bearer tokens and key-shaped strings.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
 _PATTERNS = (
@@ -27,7 +29,27 @@ def secret_values() -> list[str]:
 
 def redact(text: str, extra: list[str] | None = None) -> str:
     """``text`` with every secret we know of, or that looks like one, masked."""
-    for value in [*(extra or []), *secret_values()]:
+    return _redact(text, [*(extra or []), *secret_values()])
+
+
+def redact_json(obj: Any, extra: list[str] | None = None) -> Any:
+    """``obj`` (parsed JSON: a provider's reply) with every string in it redacted."""
+    values = [*(extra or []), *secret_values()]
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str):
+            return _redact(node, values)
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(obj)
+
+
+def _redact(text: str, values: list[str]) -> str:
+    for value in values:
         if value:
             text = text.replace(value, MASK)
     for pattern in _PATTERNS:

@@ -16,7 +16,7 @@ import re
 from functools import cache
 from typing import Any
 
-from .._secrets import redact
+from .._secrets import redact, redact_json
 from ..errors import ConfigError
 from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind
 from ._wire import litellm_kwargs, usage_from
@@ -55,7 +55,7 @@ class LiteLLMProvider:
         if self._api_key:
             kwargs["api_key"] = self._api_key
         response = await self._litellm.acompletion(**kwargs)
-        return _completion(response)
+        return _completion(response, [self._api_key or ""])
 
     def render_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The JSON body litellm sends for ``request``, rendered by litellm's own request
@@ -159,8 +159,11 @@ def _retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def _completion(response: Any) -> Completion:
-    raw = response.model_dump() if hasattr(response, "model_dump") else dict(response)
+def _completion(response: Any, secrets: list[str]) -> Completion:
+    """The reply, with any secret in it masked before anything stores, shows or sends
+    it back (a provider may echo a key in a successful reply too)."""
+    raw = redact_json(response.model_dump() if hasattr(response, "model_dump")
+                      else dict(response), secrets)
     choice = raw["choices"][0]["message"]
     message: dict[str, Any] = {"role": "assistant"}
     calls = choice.get("tool_calls") or []
