@@ -363,6 +363,11 @@ def _setup_logging(verbose: bool) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+def _is_duckdb_error(exc: BaseException) -> bool:
+    duckdb = sys.modules.get("duckdb")
+    return duckdb is not None and isinstance(exc, duckdb.Error)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _setup_logging(args.verbose)
@@ -372,6 +377,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._secrets import redact
 
         print(f"vendbench: error: {redact(str(exc))}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if not _is_duckdb_error(exc):
+            raise
+        from .results._store import open_error
+
+        # a damaged page can surface only when a query first reads it
+        print(f"vendbench: error: {open_error(getattr(args, 'db', '?'), exc)}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("vendbench: interrupted", file=sys.stderr)

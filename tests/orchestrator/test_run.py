@@ -97,5 +97,5 @@ def test_a_results_file_of_another_schema_is_refused_plainly(tmp_path):
     con = duckdb.connect(other)
     con.execute("CREATE TABLE something(x INTEGER)")
     con.close()
-    with pytest.raises(ResultsError, match="schema 0"):
+    with pytest.raises(ResultsError, match="not a vendbench results file"):
         Store(other, read_only=True)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..errors import ConfigError
 
+MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
 PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
 NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
 
@@ -114,7 +115,7 @@ class RunConfig(BaseModel):
     allow_unpriced: bool = False
     max_attempts: int = Field(default=6, ge=1, le=50, description="per request, retries incl.")
     retry_backoff_s: float = Field(default=1.0, gt=0, le=600)
-    world_seed: int | None = Field(default=None, ge=0)
+    world_seed: int | None = Field(default=None, ge=0, le=2**31 - 1)
     models: list[ModelConfig] = Field(min_length=1)
 
     @field_validator("seeds")
@@ -122,6 +123,9 @@ class RunConfig(BaseModel):
     def _seeds(cls, seeds: list[int]) -> list[int]:
         if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
             raise ValueError("seeds must be distinct non-negative integers")
+        if any(s > MAX_SEED for s in seeds):
+            raise ValueError(f"seeds must be at most {MAX_SEED:,} (they are stored as "
+                             "32-bit integers)")
         return seeds
 
     @model_validator(mode="after")
@@ -138,9 +142,16 @@ class RunConfig(BaseModel):
 def load_panel(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Read a panel TOML file (SPEC §3.1); ``overrides`` are CLI flags given with it."""
     try:
-        data = tomllib.loads(Path(path).read_text())
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"panel file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ConfigError(f"panel file {path} is a directory; give the .toml file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"panel file {path} is not UTF-8 text (byte {exc.start}); save it "
+                          "as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"panel file {path} cannot be read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"panel file {path} is not valid TOML: {exc}") from None
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})

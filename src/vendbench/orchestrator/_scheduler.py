@@ -60,8 +60,13 @@ class RunResult:
 Events = Callable[[str, dict[str, Any]], None]
 
 
-def _slug(model: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", model).strip("-").lower()
+def model_slugs(models: list[str]) -> dict[str, str]:
+    """A readable id part per model string; models whose slugs would collide
+    (``openai/fake-a`` and ``openai/Fake_A``) get a short hash of the exact string too."""
+    slugs = {m: re.sub(r"[^A-Za-z0-9]+", "-", m).strip("-").lower() for m in models}
+    taken = [s for s in slugs.values()]
+    return {m: s if taken.count(s) == 1 else
+            f"{s}-{hashlib.sha256(m.encode()).hexdigest()[:6]}" for m, s in slugs.items()}
 
 
 def code_version() -> str:
@@ -153,11 +158,12 @@ class Scheduler:
     # -- the run ------------------------------------------------------------------------------
     def specs(self, run_id: str) -> list[TrialSpec]:
         """Trials seed by seed, models interleaved, so a cut-short panel stays balanced."""
+        names = model_slugs([m.id for m in self.config.models])
         out = []
         for repeat in range(1, self.config.repeats + 1):
             for seed in self.config.seeds:
                 for model in self.config.models:
-                    out.append(TrialSpec(f"{run_id}-{_slug(model.id)}-s{seed}-r{repeat}",
+                    out.append(TrialSpec(f"{run_id}-{names[model.id]}-s{seed}-r{repeat}",
                                          run_id, model, seed, repeat,
                                          self.config.trial_budget(model)))
         return out
@@ -258,7 +264,14 @@ class Scheduler:
                     async with self._freed:
                         self._freed.notify_all()
 
-        await asyncio.gather(*(one(i, s) for i, s in enumerate(specs)))
+        tasks = [asyncio.ensure_future(one(i, s)) for i, s in enumerate(specs)]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:       # one failed for good (the results file): stop the rest
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         return outcomes
 
     async def _earmark(self, spec: TrialSpec) -> Budget | None:
@@ -350,21 +363,56 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                                                   "kept": len(kept), "pool": scheduler.pool})
             result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool)
             try:
-                result.outcomes = await scheduler.run(run_id, specs, writer)
+                result.outcomes = await _unless_writer_fails(
+                    scheduler.run(run_id, specs, writer), writer)
                 result.status = "completed"
             except asyncio.CancelledError:
                 result.status = "interrupted"
                 raise
+            except ResultsError:
+                if writer.failure is None:
+                    raise
+                raise _stopped(writer.failure, run_id, db) from None
             finally:
-                writer.put("provider_events", scheduler.provider_events(run_id))
-                writer.put_sql("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-                               [result.status if result.status != "running" else "interrupted",
-                                dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), run_id])
-                await asyncio.shield(writer.flush())
+                if writer.failure is None:
+                    writer.put("provider_events", scheduler.provider_events(run_id))
+                    writer.put_sql("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                                   [result.status if result.status != "running"
+                                    else "interrupted",
+                                    dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+                                    run_id])
+                    await asyncio.shield(writer.flush())
             result.warnings = store.warnings(run_id)
         return result
     finally:
         store.close()
+
+
+async def _unless_writer_fails(run: Any, writer: ResultsWriter) -> list[TrialOutcome]:
+    """Run the trials, but stop them all at once if a commit fails: nothing after it could
+    be recorded, so going on would only spend money that leaves no trace."""
+    task = asyncio.ensure_future(run)
+    failed = asyncio.ensure_future(writer.failed.wait())
+    try:
+        await asyncio.wait([task, failed], return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:          # Ctrl-C, SIGTERM: the trials record themselves
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise
+    finally:
+        failed.cancel()
+    if not task.done():
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        assert writer.failure is not None
+        raise writer.failure
+    return task.result()
+
+
+def _stopped(failure: ResultsError, run_id: str, db: str) -> ResultsError:
+    return ResultsError(f"{failure}. The run stopped; what was committed before is kept. "
+                        f"Fix the cause, then resume it: vendbench run --resume {run_id} "
+                        f"--db {db}")
 
 
 def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget

@@ -18,7 +18,7 @@ from typing import Any
 from .._secrets import redact
 from ..budgets import Budget
 from ..environment import Environment
-from ..errors import BudgetExceeded, ProviderError
+from ..errors import BudgetExceeded, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
 from ..results import ResultsWriter, cached_share, dumps
@@ -137,6 +137,8 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         out.status, out.reason = "interrupted", "the run was interrupted (Ctrl-C or SIGTERM)"
         record(dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
         raise
+    except ResultsError:
+        raise                                         # the results file failed: the run stops
     except Exception as exc:                          # a bug of ours: recorded, kept apart
         log.exception("trial %s failed", spec.trial_id)
         out.status, out.reason = "error", redact(f"internal error: {type(exc).__name__}: {exc}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,18 @@ from ..errors import ResultsError
 from ._schema import DDL, SCHEMA_VERSION
 
 DEFAULT_DB = "vendbench.duckdb"
+
+
+def open_error(path: str, exc: BaseException) -> str:
+    """One line on why a results file cannot be used, with the hint that fits."""
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if re.search(r"\b(could not set|conflicting) lock\b", first, re.I):
+        return (f"cannot open {path}: another process holds it (a run still writing to "
+                f"it?): {first}")
+    if "not a valid DuckDB database" in first:
+        return f"{path} is not a results database (not a DuckDB file); pass another --db"
+    return (f"{path} cannot be read, it looks damaged ({first}); restore it from a copy, "
+            "or pass another --db")
 
 
 def cached_share(input_tokens: int | None, cache_read_tokens: int | None) -> float | None:
@@ -29,14 +42,27 @@ class Store:
         if read_only and not Path(self.path).exists():
             raise ResultsError(f"no results database at {self.path}; run `vendbench run` "
                                "first, or pass --db")
+        if Path(self.path).is_dir():
+            raise ResultsError(f"{self.path} is a directory; --db takes a results file")
         try:
             self.con = duckdb.connect(self.path, read_only=read_only)
-        except duckdb.IOException as exc:
-            raise ResultsError(f"cannot open {self.path}: {str(exc).splitlines()[0]} "
-                               "(is a run still writing to it?)") from None
-        version = self._version()
-        if version is not None and version != SCHEMA_VERSION:
+        except duckdb.Error as exc:
+            raise ResultsError(open_error(self.path, exc)) from None
+        try:
+            self._prepare(read_only)
+        except duckdb.Error as exc:
             self.con.close()
+            raise ResultsError(open_error(self.path, exc)) from None
+        except ResultsError:
+            self.con.close()
+            raise
+
+    def _prepare(self, read_only: bool) -> None:
+        version = self._version()
+        if version == 0:
+            raise ResultsError(f"{self.path} is a DuckDB file but not a vendbench results "
+                               "file; pass another --db")
+        if version is not None and version != SCHEMA_VERSION:
             raise ResultsError(f"{self.path} was written with results schema {version}; this "
                                f"vendbench reads and writes schema {SCHEMA_VERSION}. Use a new "
                                "--db file (or the vendbench version that wrote it)")

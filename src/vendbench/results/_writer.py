@@ -1,10 +1,15 @@
 """The one writer of a results file: a task fed by a queue, appending with DuckDB's
 Appender in one transaction per batch.
 
-Trials put rows and, when it matters (an exchange before the next request is sent),
-wait until those rows are committed. Rows from many trials share a commit, so logging
-costs one transaction per batch, not per row. Writes run in a worker thread, never in
-the event loop.
+Trials put rows and, when it matters (before a request is sent, after its reply), wait
+until those rows are committed. Rows from many trials share a commit, so logging costs
+one transaction per batch, not per row. The commit runs in the event loop (see
+``ResultsWriter``).
+
+A commit that fails (a full disk, a value that does not fit its column) is fatal: the
+writer stops, every waiter and every later ``flush`` gets a ``ResultsError`` with the
+real cause, and ``failed`` is set so that the run can stop at once. Nothing is silently
+dropped and then reported as done.
 """
 
 from __future__ import annotations
@@ -15,6 +20,9 @@ import logging
 from collections import defaultdict
 from typing import Any
 
+import duckdb
+
+from ..errors import ResultsError
 from ._schema import COLUMNS
 from ._store import Store
 
@@ -36,6 +44,8 @@ class ResultsWriter:
         self._task: asyncio.Task | None = None
         self.rows_written = 0
         self.commits = 0
+        self.failure: ResultsError | None = None
+        self.failed = asyncio.Event()
 
     async def __aenter__(self) -> ResultsWriter:
         self._task = asyncio.create_task(self._run(), name="results-writer")
@@ -43,7 +53,8 @@ class ResultsWriter:
 
     async def __aexit__(self, *exc: object) -> None:
         try:
-            await asyncio.shield(self.flush())
+            if self.failure is None:
+                await asyncio.shield(self.flush())
         finally:
             assert self._task is not None
             self._task.cancel()
@@ -53,16 +64,21 @@ class ResultsWriter:
                 pass
 
     def put(self, table: str, rows: list[tuple]) -> None:
-        """Queue rows (tuples in ``COLUMNS[table]`` order) without waiting."""
-        if rows:
+        """Queue rows (tuples in ``COLUMNS[table]`` order) without waiting. After a
+        failed commit nothing more can be written, and ``flush`` says so."""
+        if rows and self.failure is None:
             self._queue.put_nowait((table, rows, None))
 
     def put_sql(self, sql: str, params: list[Any]) -> None:
         """Queue one statement (trial and run rows are upserts)."""
-        self._queue.put_nowait(("__sql__", (sql, params), None))
+        if self.failure is None:
+            self._queue.put_nowait(("__sql__", (sql, params), None))
 
     async def flush(self) -> None:
-        """Wait until everything queued so far is committed."""
+        """Wait until everything queued so far is committed; ResultsError if it cannot
+        be."""
+        if self.failure is not None:
+            raise self.failure
         done = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(("__flush__", None, done))
         await done
@@ -73,15 +89,20 @@ class ResultsWriter:
             await asyncio.sleep(0)              # let the trials that are ready add theirs
             while not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            failure = None
             try:
                 self._commit(batch)
-            except Exception as exc:            # surface a broken database to every waiter
-                log.exception("results writer failed")
-                failure = exc
+            except Exception as exc:            # fatal: the run must stop, with the cause
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                self.failure = ResultsError(f"could not write to {self._store.path}: {first}")
+                log.debug("results writer failed", exc_info=True)
+                self.failed.set()
+                for _, _, fut in [*batch, *_drain(self._queue)]:
+                    if fut is not None:
+                        _resolve(fut, self.failure)
+                return
             for _, _, fut in batch:
                 if fut is not None:
-                    _resolve(fut, failure)
+                    _resolve(fut, None)
 
     def _commit(self, batch: list[tuple[str, Any, asyncio.Future | None]]) -> None:
         tables: dict[str, list[tuple]] = defaultdict(list)
@@ -108,8 +129,18 @@ class ResultsWriter:
             con.execute("COMMIT")
             self.commits += 1
         except Exception:
-            con.execute("ROLLBACK")
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass                # a failed COMMIT has already ended the transaction
             raise
+
+
+def _drain(queue: asyncio.Queue) -> list[tuple[str, Any, asyncio.Future | None]]:
+    out = []
+    while not queue.empty():
+        out.append(queue.get_nowait())
+    return out
 
 
 def _resolve(fut: asyncio.Future, failure: BaseException | None) -> None:

@@ -1,0 +1,123 @@
+"""Damaged results files, bad panel files and bad flags: one line, exit 2, never a
+traceback (issue: "Bad files and flags")."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+
+import pytest
+
+from vendbench.cli import main
+
+CORRUPTIONS = ["empty", "text", "random", "directory", *(f"truncate-{f}" for f in
+               (0.02, 0.1, 0.3, 0.5, 0.7, 0.95)), *(f"flip-{i}" for i in range(12))]
+
+
+@pytest.fixture(scope="module")
+def good_db(tmp_path_factory):
+    db = str(tmp_path_factory.mktemp("good") / "r.duckdb")
+    assert main(["run", "--models", "baseline/order-up-to", "--days", "3", "--db", db,
+                 "--json"]) == 0
+    return db
+
+
+def corrupt(good: str, path: str, how: str) -> None:
+    rng = random.Random(how)
+    if how == "directory":
+        os.mkdir(path)
+        return
+    if how == "empty":
+        open(path, "wb").close()
+        return
+    if how == "text":
+        open(path, "w").write("run_id,model\n1,openai/x\n")
+        return
+    if how == "random":
+        open(path, "wb").write(bytes(rng.randrange(256) for _ in range(300_000)))
+        return
+    shutil.copy(good, path)
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        if how.startswith("truncate"):
+            f.truncate(int(size * float(how.split("-")[1])))
+        else:                                         # overwrite 256 bytes somewhere
+            f.seek(rng.randrange(0, size - 256))
+            f.write(bytes(rng.randrange(256) for _ in range(256)))
+
+
+# damage that no reader can miss (the rest may hit bytes nothing reads)
+DETECTED = {"empty", "text", "random", "directory", "truncate-0.02", "truncate-0.1",
+            "truncate-0.3", "truncate-0.5"}
+
+
+@pytest.mark.parametrize("how", CORRUPTIONS)
+def test_a_damaged_results_file_is_one_clear_line(good_db, tmp_path, capsys, how):
+    path = str(tmp_path / f"{how}.duckdb")
+    corrupt(good_db, path, how)
+    for command in (["runs"], ["runs", "--run", "latest"], ["leaderboard", "--format", "json"],
+                    ["run", "--resume", "latest"]):
+        code = main([*command, "--db", path])
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err
+        if code == 0:            # damage in bytes nothing reads: the answer is still whole
+            assert how not in DETECTED, (how, command)
+            continue
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1, (how, command, err)
+        assert lines[0].startswith("vendbench: error: ") and "Traceback" not in err
+        assert "still writing" not in err                # no lock is involved here
+
+
+def test_the_lock_hint_only_when_a_lock_is_the_cause():
+    import duckdb
+
+    from vendbench.results._store import open_error
+
+    lock = duckdb.IOException('IO Error: Could not set lock on file "r.duckdb": Conflicting '
+                              "lock is held in python (PID 12)")
+    assert "still writing" in open_error("r.duckdb", lock)
+    block = duckdb.Error("Corrupt database file: checksum mismatch in block at location 12")
+    assert "still writing" not in open_error("r.duckdb", block) and "damaged" in \
+        open_error("r.duckdb", block)
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "is a directory"),
+    (b'name = "x"\n\xff\xfe\n', "not UTF-8"),
+    (b"days = 2\n[[models]]\nid = 'openai/x'\ninput_usd_per_mtok = nan\n"
+     b"output_usd_per_mtok = 1\n", "finite"),
+    (b"days = 2\nbudget_usd = inf\n[[models]]\nid = 'baseline/oracle'\n", "finite"),
+    (b"days = 2\n[[models]]\nid = 'openai/x'\nrequest_timeout_s = inf\n", "86400"),
+    (b"days = 2\nseeds = [3000000000]\n[[models]]\nid = 'baseline/oracle'\n", "32-bit"),
+    (b"days = [\n", "not valid TOML"),
+])
+def test_bad_panel_files_are_one_clear_line(tmp_path, capsys, content, message):
+    panel = tmp_path / "panel.toml"
+    if content is None:
+        panel.mkdir()
+    else:
+        panel.write_bytes(content)
+    code = main(["run", "--panel", str(panel), "--db", str(tmp_path / "r.duckdb")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
+    assert not (tmp_path / "r.duckdb").exists()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--seeds", "3000000000"], "32-bit"),
+    (["--price", "openai/x=nan,1"], "finite"),
+    (["--price", "openai/x=1,inf"], "finite"),
+    (["--budget", "nan"], "positive amount"),
+    (["--timeout", "inf"], "seconds above 0"),
+])
+def test_bad_flags_are_a_clear_error(tmp_path, capsys, args, message):
+    try:
+        code = main(["run", "--models", "openai/x", "baseline/oracle", *args, "--db",
+                     str(tmp_path / "r.duckdb")])
+    except SystemExit as exc:           # argparse's own check: usage, then the error
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err, err
+    assert not (tmp_path / "r.duckdb").exists()
