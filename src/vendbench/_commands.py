@@ -82,6 +82,9 @@ def run_command(args: argparse.Namespace) -> int:
     from .orchestrator import execute
     from .ui import RunProgress
 
+    if args.restart and not args.resume:
+        raise ConfigError("--restart goes with --resume RUN_ID (it reruns that run's "
+                          "unfinished trials from day 1)")
     if args.resume:
         config, resume = _resume_config(args)
     else:
@@ -101,7 +104,8 @@ def run_command(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, task.cancel)
         with progress:
-            return await execute(config, args.db, resume=resume, on_event=on_event)
+            return await execute(config, args.db, resume=resume, restart=args.restart,
+                                 on_event=on_event)
 
     try:
         result = asyncio.run(main())

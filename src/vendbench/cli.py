@@ -54,8 +54,11 @@ Trial statuses: completed; budget_exhausted, timeout, max_turns, agent_stopped,
 bankrupt, context_overflow (model-side: they score 0 on the leaderboard); error (the
 harness or the provider: kept apart, rerun by --resume); interrupted (Ctrl-C, SIGTERM).
 
-Every exchange is written to the DuckDB file before the next request is sent. Ctrl-C
-marks running trials 'interrupted'; finish the run later with --resume RUN_ID.
+Every request's reservation is committed to the DuckDB file, with all the trial did
+before it, before the request is sent. Ctrl-C marks running trials 'interrupted'; after
+that, a kill -9 or a crash, --resume RUN_ID continues each unfinished trial from its last
+committed exchange, under its own id (requests in flight stay charged and are sent again);
+--resume RUN_ID --restart runs them again from day 1 instead.
 
 With many LLM trials in flight (32+), they run in worker processes (--processes): one
 event loop tops out near 100 exchanges/s. The budget pool and the results file stay with
@@ -147,8 +150,13 @@ def _run_parser(sub: Any) -> None:
     which.add_argument("--models", nargs="+", metavar="M", help="model strings to run")
     which.add_argument("--panel", metavar="FILE.toml", help="a panel file (see README)")
     which.add_argument("--resume", metavar="RUN_ID",
-                       help="finish an interrupted run: keeps finished trials, reruns "
-                            "error and interrupted ones, with the run's stored config")
+                       help="finish a stopped run ('latest' for the newest) with its stored "
+                            "config: finished trials are kept, the others continue from "
+                            "their last committed exchange (LLM trials: the logged tool "
+                            "calls are replayed, nothing paid for is asked again)")
+    run.add_argument("--restart", action="store_true",
+                     help="with --resume: run unfinished trials again from day 1, as new "
+                          "attempts, instead of continuing them")
     run.add_argument("--seeds", type=_non_negative, nargs="+", metavar="S",
                      help="trial seeds (default 1)")
     run.add_argument("--repeats", type=_positive, metavar="R", help="runs per model and seed")

@@ -5,6 +5,7 @@
      |    +-- UnknownPriceError   a model has no price and unpriced runs were not allowed
      +-- ToolError          the agent misused a tool; its message is shown to the agent
      +-- BudgetExceeded     a reservation does not fit what is left of a USD budget
+     |    +-- OverBilled          a provider billed more than the request allowed, past a cap
      +-- ProviderError      a model request failed for good (after retries, or not retriable)
      |    +-- ContextLengthExceeded   (providers) the server's context cannot hold the
      |                                prompt: the trial shortens it, or ends context_overflow
@@ -51,6 +52,15 @@ class BudgetExceeded(VendbenchError):
         super().__init__(f"{scope} budget: a request needs ${needed:.6f} but only ${left:.6f} "
                          f"of ${limit} is left")
         self.scope, self.needed, self.left, self.limit = scope, needed, left, limit
+
+
+class OverBilled(BudgetExceeded):
+    """A reply cost more than its reservation (the provider reported more tokens than the
+    request allowed) and took spend past a budget's cap: the trial stops."""
+
+    def __init__(self, message: str, over: Decimal) -> None:
+        VendbenchError.__init__(self, message)
+        self.over = over
 
 
 class ProviderError(VendbenchError):

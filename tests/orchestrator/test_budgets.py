@@ -167,12 +167,41 @@ def test_trial_budgets_are_earmarked_from_the_pool(llm, tmp_path):
     assert spent > D("0.05") - D("0.01")
 
 
-def test_charge_records_spend_settled_elsewhere_and_is_checked():
+def test_charge_records_spend_settled_elsewhere_even_past_the_cap():
     pool = Budget("run", D("1"))
     trial = pool.earmark("trial", D("0.4"))
     trial.charge(D("0.25"))
     assert trial.spent == pool.spent == D("0.25") and trial.reserved == pool.reserved == 0
+    assert trial.overspent() == pool.overspent() == 0
+    trial.charge(D("0.2"))          # a provider billed past the earmark: it was spent
+    assert trial.spent == pool.spent == D("0.45")
+    assert trial.overspent() == D("0.05") and pool.overspent() == 0
     with pytest.raises(BudgetExceeded):
-        trial.charge(D("0.2"))                  # more than is left of the earmark
+        trial.reserve(D("0.01"))                # and nothing more can be reserved
     trial.charge(D("0"))
-    assert pool.spent == D("0.25")
+    assert pool.spent == D("0.45")
+
+
+def test_a_provider_billing_past_the_request_is_charged_in_full_and_named(llm, tmp_path):
+    """A server reporting far more output tokens than max_tokens: every such reply is
+    charged in full, the run names the provider once, and each trial stops
+    budget_exhausted as soon as its budget's cap is crossed (by one reply at most)."""
+    llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")],
+                                    completion_tokens=6_000)
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=30, seeds=[1, 2, 3], budget_usd="0.03", total_budget_usd="1",
+                 models=[model(llm, max_output_tokens=256)])
+    trials = result.as_json()["trials"]
+    assert {t["status"] for t in trials} == {"budget_exhausted"}
+    assert all("reported usage costing" in t["reason"] and llm.url in t["reason"]
+               for t in trials)
+    per_trial = query(db, "SELECT trial_id, sum(cost_usd), max(cost_usd) FROM exchanges "
+                          "GROUP BY 1")
+    for _, spent, biggest in per_trial:
+        assert D("0.03") < spent <= D("0.03") + biggest           # past the cap by one reply
+    assert all(r[0] > r[1] for r in query(db, "SELECT cost_usd, reserved_usd FROM exchanges "
+                                              "WHERE status = 'ok'"))
+    warnings = query(db, "SELECT kind, message FROM run_warnings")
+    assert [w[0] for w in warnings] == ["over_billed"] and "max_tokens 256" in warnings[0][1]
+    assert query(db, "SELECT sum(cost_usd) FROM trials") == \
+        query(db, "SELECT sum(cost_usd) FROM exchanges")

@@ -192,6 +192,7 @@ def test_sigterm_marks_trials_interrupted_and_resume_finishes_the_run(llm, tmp_p
     logged = query(db, "SELECT count(*) FROM exchanges")[0][0]
     assert logged >= 20                                  # nothing it had done was lost
     kept = dict(query(db, "SELECT trial_id, ended_at FROM trials WHERE status = 'completed'"))
+    trials_before = [t for t, in query(db, "SELECT trial_id FROM trials")]
 
     spent_before = query(db, "SELECT sum(cost_usd) FROM trials")[0][0]
 
@@ -200,19 +201,23 @@ def test_sigterm_marks_trials_interrupted_and_resume_finishes_the_run(llm, tmp_p
     payload = json.loads(out)
     assert payload["run_id"] == run_id and len(payload["trials"]) == 4
     assert {t["status"] for t in payload["trials"]} == {"completed"}
-    reruns = [t for t in payload["trials"] if t["model"] == "openai/fake"]
-    assert all(t["attempt"] == 2 and t["trial_id"].endswith("-a2") for t in reruns)
+    # the interrupted trials continued where they stopped, under their own ids
+    assert {t["trial_id"] for t in payload["trials"]} == set(trials_before)
     after = dict(query(db, "SELECT trial_id, ended_at FROM trials"))
     assert all(after[t] == ended for t, ended in kept.items())     # kept, not rerun
-    # the interrupted attempts stay in the log: what they spent was real money
-    rows = query(db, "SELECT attempt, status FROM trials WHERE model = 'openai/fake' "
-                     "ORDER BY attempt")
-    assert rows == [(1, "interrupted"), (1, "interrupted"), (2, "completed"), (2, "completed")]
+    segments = query(db, "SELECT t.model, s.segment, s.status, s.from_seq FROM segments s "
+                         "JOIN trials t USING (trial_id) ORDER BY t.model, t.seed, s.segment")
+    llm_segments = [r for r in segments if r[0] == "openai/fake"]
+    assert [r[1:3] for r in llm_segments] == [(1, "interrupted"), (2, "completed")] * 2
+    assert all(r[3] > 1 for r in llm_segments if r[1] == 2)      # not from the first request
     assert query(db, "SELECT sum(cost_usd) FROM trials")[0][0] > spent_before
     assert query(db, "SELECT status FROM runs")[0][0] == "completed"
     days = query(db, "SELECT trial_id, count(*), count(DISTINCT day) FROM days GROUP BY 1")
     assert all(n == distinct for _, n, distinct in days)            # no duplicate rows
     assert sum(1 for _, n, _ in days if n == 60) == 4               # four full trials
+    calls = query(db, "SELECT trial_id, count(*), count(DISTINCT seq) FROM tool_calls "
+                      "GROUP BY 1")
+    assert all(n == distinct for _, n, distinct in calls)
 
 
 def test_no_secret_reaches_the_database_logs_or_output(llm, tmp_path):

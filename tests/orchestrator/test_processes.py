@@ -186,14 +186,25 @@ def test_ctrl_c_with_workers_marks_trials_interrupted_and_resume_finishes(llm, t
     statuses = [s for s, in query(db, "SELECT status FROM trials")]
     assert statuses == ["interrupted"] * 3
     assert query(db, "SELECT count(*) FROM exchanges")[0][0] >= 20
+    # each worker answered: its trials keep their final figures, not the last progress
+    rows = query(db, """SELECT t.reason, t.cost_usd, t.exchanges, (SELECT sum(cost_usd)
+                        FROM exchanges e WHERE e.trial_id = t.trial_id), (SELECT count(DISTINCT
+                        seq) FILTER (WHERE status = 'ok') FROM exchanges e
+                        WHERE e.trial_id = t.trial_id) FROM trials t""")
+    for reason, cost, exchanges, summed, answered in rows:
+        assert "did not answer" not in reason
+        assert cost == summed and exchanges == answered
     run_id = err.split("vendbench run --resume ")[1].split()[0]
     rc, out, err = finish(vendbench("run", "--resume", run_id, "--db", db, "--json",
                                     "--processes", "2"))
     assert rc == 0, err
     payload = json.loads(out)
     assert [t["status"] for t in payload["trials"]] == ["completed"] * 3
-    assert all(t["attempt"] == 2 for t in payload["trials"])
-    assert query(db, "SELECT count(*) FROM days WHERE trial_id LIKE '%-a2'")[0][0] == 3 * 60
+    assert all(t["attempt"] == 1 for t in payload["trials"])     # continued, same ids
+    assert query(db, "SELECT count(*) FROM segments WHERE segment = 2 AND status = "
+                     "'completed'")[0][0] == 3
+    days = query(db, "SELECT count(*), count(DISTINCT (trial_id, day)) FROM days")[0]
+    assert days == (3 * 60, 3 * 60)                    # every day once, none lost
 
 
 def test_processes_flag_errors_are_plain(llm, tmp_path):
@@ -232,7 +243,7 @@ def test_a_worker_that_does_not_answer_a_cancel_is_recorded_by_the_scheduler(
     with contextlib.suppress(ProcessLookupError):        # killed by the scheduler already
         os.kill(frozen, signal.SIGKILL)
     rows = query(db, "SELECT status, reason FROM trials")
-    assert [s for s, _ in rows] == ["interrupted"] * 4       # none left "running"
+    assert [s for s, _ in rows] == ["interrupted"] * 4, rows  # none left "running"
     unanswered = [r for _, r in rows if "did not answer" in r]
     assert len(unanswered) == 2                             # the frozen worker's two
     assert query(db, "SELECT status FROM runs")[0][0] == "interrupted"

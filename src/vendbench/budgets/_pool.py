@@ -94,10 +94,21 @@ class Budget:
         return Reservation(self, chain, amount)
 
     def charge(self, amount: Decimal) -> None:
-        """Record spend reserved and settled elsewhere against this budget (a trial run in
-        a worker process, within its earmark); checked like any reservation."""
+        """Record spend reserved and settled elsewhere (a trial run in a worker process,
+        within its earmark). It was spent: it is recorded even past the cap (a provider
+        that billed more than it was allowed), which ``overspent`` then shows."""
         if amount:
-            self.reserve(amount).settle(amount)
+            Reservation(self, self._chain(), ZERO).settle(amount)
+
+    def overspent(self) -> Decimal:
+        """How far spend went past this budget's cap, or any cap above it (0: within)."""
+        node: Budget | None = self
+        over = ZERO
+        while node is not None:
+            if node.limit is not None:
+                over = max(over, node.spent - node.limit)
+            node = node.parent
+        return over
 
     def earmark(self, scope: str, amount: Decimal | None) -> Budget:
         """Open a child budget. With an amount and a limited pool, that much is promised

@@ -165,6 +165,30 @@ class RollingContext:
             points.append(len(previous) - 1)
         return tuple(sorted(set(points)))
 
+    def restore(self, messages: list[Message], last_window: list[int]) -> None:
+        """Take back a conversation stored earlier (a resumed trial): its messages, grouped
+        into units as they were made, and ``last_window``, the ids of the last request
+        sent, so that the next request continues where it stopped."""
+        stored = {m.id for m in messages}
+        for fixed in (self.system, self.omitted):
+            old = next((m for m in messages if m.id == fixed.id), None)
+            if old is not None and old.body != fixed.body:
+                raise ValueError(f"stored message {fixed.id} differs from this code's "
+                                 "(the system prompt changed?)")
+        self.new = [m for m in self.new if m.id not in stored]     # stored once already
+        self.units, self._ends = [], [0]
+        for m in sorted((m for m in messages if m.id > self.omitted.id), key=lambda m: m.id):
+            if m.body["role"] == "tool" and self.units:
+                self.units[-1].append(m)
+                self._ends[-1] += m.tokens
+            else:
+                self.units.append([m])
+                self._ends.append(self._ends[-1] + m.tokens)
+        self._next_id = max([self._next_id, *(m.id + 1 for m in messages)])
+        first = next((i for i in last_window if i > self.omitted.id), None)
+        self.start = next((i for i, unit in enumerate(self.units) if unit[0].id == first), 0)
+        self._previous = list(last_window)
+
     def evict(self) -> int:
         """Drop the oldest units down to the low-water mark of the last window's limit
         (after the server refused a prompt as too long); returns how many went."""

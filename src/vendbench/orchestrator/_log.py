@@ -47,6 +47,29 @@ class TrialLog:
             "ok" if c else f.kind.value, redact(f.message) if f else None,
             dt.datetime.fromtimestamp(attempt.sent_at, dt.timezone.utc).replace(tzinfo=None))])
 
+    def reservation(self, seq: int, attempt: int, day: int, reserved: Decimal,
+                    request: dict[str, Any]) -> None:
+        """Money held for a request about to be sent (committed before it is)."""
+        self.writer.put("reservations", [(
+            self.trial_id, seq, attempt, day, reserved, dumps(request),
+            dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))])
+
+    def segment_started(self, segment: int, at: dt.datetime) -> None:
+        """One run of the trial begins (the first, then each resume)."""
+        self.writer.put_sql("INSERT OR REPLACE INTO segments (trial_id, segment, started_at, "
+                            "status) VALUES (?, ?, ?, 'running')", [self.trial_id, segment, at])
+
+    def segment_ended(self, segment: int, at: dt.datetime, status: str) -> None:
+        self.writer.put_sql("UPDATE segments SET ended_at = ?, status = ? WHERE trial_id = ? "
+                            "AND segment = ?", [at, status, self.trial_id, segment])
+
+    def replayed(self, segment: int, from_seq: int, calls: int, seconds: float) -> None:
+        """How a resumed segment caught up with the log."""
+        self.writer.put_sql(
+            "UPDATE segments SET from_seq = ?, replayed_calls = ?, replay_seconds = ? "
+            "WHERE trial_id = ? AND segment = ?",
+            [from_seq, calls, round(seconds, 4), self.trial_id, segment])
+
     def warning(self, run_id: str, kind: str, message: str) -> None:
         """A warning for the run, kept once per model and kind."""
         self.writer.put_sql(WARNING_INSERT, [

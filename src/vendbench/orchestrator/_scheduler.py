@@ -26,11 +26,12 @@ from ..environment import Environment, make
 from ..errors import ConfigError, ResultsError
 from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
                          make_provider)
-from ..results import ResultsWriter, Store, cached_share, dumps
+from ..results import ResultsWriter, Store, TrialHistory, cached_share, dumps
 from ._calibration import Calibration
 from ._config import ModelConfig, RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
-from ._trial import NUDGE, TrialContext, TrialOutcome, TrialSpec, run_trial
+from ._session import NUDGE
+from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,7 @@ class Scheduler:
         self._freed = asyncio.Condition()
         self._probe_env: Environment | None = None
         self._worker_events: list[LimitEvent] = []
+        self._history: Callable[[str], TrialHistory] | None = None
 
     # -- per-model plumbing -------------------------------------------------------------
     def _client(self, model: ModelConfig) -> ModelClient | None:
@@ -208,9 +210,12 @@ class Scheduler:
             self._probe_env = self._make_env(self.config.seeds[0])
         return self._probe_env
 
-    async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter
-                  ) -> list[TrialOutcome]:
+    async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter,
+                  history: Callable[[str], TrialHistory] | None = None) -> list[TrialOutcome]:
+        """Run ``specs``; a spec marked ``resume`` gets its trial's ``history`` (what the
+        results file holds of it) when it starts, and continues from there."""
         self.prepare()
+        self._history = history
         processes = plan_processes(self.config)     # checked once already, in ``execute``
         workers = None
         if processes and any(not s.model.in_process for s in specs):
@@ -236,6 +241,8 @@ class Scheduler:
             # not stay in lockstep (a lockstep wave of replies queues up on one CPU)
             await asyncio.sleep(min(index, self.config.workers) * START_SPREAD_S)
             async with sem:
+                if spec.resume and self._history is not None:
+                    spec = replace(spec, history=self._history(spec.trial_id))
                 budget = await self._earmark(spec)
                 if budget is None:
                     out = TrialOutcome(spec, status="budget_exhausted",
@@ -257,6 +264,7 @@ class Scheduler:
                                 "trial_progress",
                                 {"outcome": o, "day": e.day,
                                  "net_assets": e.final_state()["final_net_assets"]})))
+                    out.spec = replace(out.spec, history=None)      # it may be large
                     outcomes.append(out)
                     self.on_event("trial_finished", {"outcome": out})
                 finally:
@@ -267,6 +275,11 @@ class Scheduler:
         tasks = [asyncio.ensure_future(one(i, s)) for i, s in enumerate(specs)]
         try:
             await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            # every trial has its cancel already; gather raises at the first one done, so
+            # wait for the others to record themselves (a worker may take its grace)
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         except BaseException:       # one failed for good (the results file): stop the rest
             for task in tasks:
                 task.cancel()
@@ -275,13 +288,15 @@ class Scheduler:
         return outcomes
 
     async def _earmark(self, spec: TrialSpec) -> Budget | None:
-        """Wait until the pool can cover the trial's budget; None if it never will."""
-        need = spec.budget_usd if spec.budget_usd is not None else \
-            self.first_request_cost(spec.model)
+        """Wait until the pool can cover what is left of the trial's budget (what earlier
+        segments spent is already in the pool); None if it never will."""
+        left = None if spec.budget_usd is None else \
+            max(Decimal(0), spec.budget_usd - spec.spent_before)
+        need = left if left is not None else self.first_request_cost(spec.model)
         async with self._freed:
             while True:
                 if self.pool.can_cover(need):
-                    return self.pool.earmark("trial", spec.budget_usd)
+                    return self.pool.earmark("trial", left)
                 if not self.pool.has_open_earmarks() and self.pool.reserved == 0:
                     return None            # nothing running will give money back
                 await self._freed.wait()
@@ -298,10 +313,10 @@ class Scheduler:
             out = exc.outcome or TrialOutcome(spec, priced=priced)
             out.status, out.reason = "error", str(exc)
             budget.charge(budget.limit - budget.spent if budget.limit is not None
-                          else out.cost)
+                          else out.cost - spec.spent_before)
             self._record(writer, out, started)
             return out
-        budget.charge(out.cost)
+        budget.charge(out.cost - spec.spent_before)     # earlier segments: in the pool
         return out
 
     def _record(self, writer: ResultsWriter, out: TrialOutcome, started: dt.datetime) -> None:
@@ -331,7 +346,7 @@ def new_run_id() -> str:
 
 
 async def execute(config: RunConfig, db: str, *, resume: str | None = None,
-                  on_event: Events | None = None) -> RunResult:
+                  restart: bool = False, on_event: Events | None = None) -> RunResult:
     """Run (or resume) a run, writing everything to ``db``. Cancellation-safe.
 
     Every check that can fail on the user's input (prices, keys, budgets) runs before
@@ -358,13 +373,14 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
             if resume is None:
                 _record_run(store, run_id, config, scheduler, prices)
             else:
-                kept, specs = _plan_resume(store, run_id, specs, scheduler.pool)
+                kept, specs = _plan_resume(store, run_id, specs, scheduler.pool,
+                                           restart=restart)
             on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
                                                   "kept": len(kept), "pool": scheduler.pool})
             result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool)
             try:
                 result.outcomes = await _unless_writer_fails(
-                    scheduler.run(run_id, specs, writer), writer)
+                    scheduler.run(run_id, specs, writer, store.history), writer)
                 result.status = "completed"
             except asyncio.CancelledError:
                 result.status = "interrupted"
@@ -415,14 +431,19 @@ def _stopped(failure: ResultsError, run_id: str, db: str) -> ResultsError:
                         f"--db {db}")
 
 
-def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
-                 ) -> tuple[list[dict[str, Any]], list[TrialSpec]]:
-    """Keep finished trials; rerun the others as new attempts (earlier attempts stay in
-    the log, and what they spent still counts against the run's total budget)."""
-    rows = store.trials(run_id)
-    pool.spent = sum((r["cost_usd"] or Decimal(0) for r in rows), Decimal(0))
+def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget, *,
+                 restart: bool = False) -> tuple[list[dict[str, Any]], list[TrialSpec]]:
+    """Keep finished trials and continue the others where they stopped, under their own
+    ids (``restart``: run them again from day 1 as new attempts). Whatever a killed
+    process left open is settled first, and the pool is what the run has spent: every
+    attempt's charge, in-flight requests at their reservation."""
+    settled = store.close_interrupted(run_id)
+    if settled:
+        log.info("%s: %d request(s) were in flight when the run stopped; charged their "
+                 "reservations", run_id, settled)
+    pool.spent = store.run_spend(run_id)
     latest: dict[tuple, dict[str, Any]] = {}
-    for r in rows:                        # the latest attempt of each (model, seed, repeat)
+    for r in store.trials(run_id):        # the latest attempt of each (model, seed, repeat)
         key = (r["model"], r["seed"], r["repeat"])
         if key not in latest or r["attempt"] > latest[key]["attempt"]:
             latest[key] = r
@@ -432,9 +453,19 @@ def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
         if last is not None and last["status"] in FINISHED:
             kept.append(_kept_json(last))
             continue
-        attempt = 1 if last is None else last["attempt"] + 1
-        rerun.append(replace(spec, trial_id=spec.trial_id + (f"-a{attempt}" if attempt > 1
-                                                              else ""), attempt=attempt))
+        if last is None:
+            rerun.append(spec)
+        elif restart:
+            attempt = last["attempt"] + 1
+            rerun.append(replace(spec, trial_id=f"{spec.trial_id}-a{attempt}", attempt=attempt))
+        else:
+            trial_id = last["trial_id"]
+            if spec.model.in_process:          # free to run again: from day 1, same id
+                store.forget_progress(trial_id)
+            rerun.append(replace(
+                spec, trial_id=trial_id, attempt=last["attempt"],
+                segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,
+                spent_before=store.trial_spent(trial_id)))
     store.con.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
     return kept, rerun
 

@@ -18,21 +18,19 @@ from typing import Any
 from .._secrets import redact
 from ..budgets import Budget
 from ..environment import Environment
-from ..errors import BudgetExceeded, ProviderError, ResultsError
+from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
-from ..results import ResultsWriter, cached_share, dumps
+from ..results import ResultsWriter, TrialHistory, cached_share, dumps
 from ._calibration import Calibration
 from ._config import ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
 from ._log import TrialLog
+from ._replay import ReplayMismatch, replay
+from ._session import DAY_OVER, MAX_SILENT_REPLIES, NUDGE, call_of, refused, tool_message
 
 log = logging.getLogger(__name__)
 
-NUDGE = ("You did not call a tool. Run the business with the tools, and call end_day when "
-         "you are done for today.")
-MAX_SILENT_REPLIES = 3
-DAY_OVER = {"ok": False, "error": "the day had already ended before this call; it was not run"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +41,11 @@ class TrialSpec:
     seed: int
     repeat: int
     budget_usd: Decimal | None
-    attempt: int = 1          # > 1 when --resume runs the trial again
+    attempt: int = 1          # > 1 when --resume --restart runs the trial again from day 1
+    segment: int = 1          # > 1 when --resume continues the trial (or reruns a policy)
+    resume: bool = False      # continue from the log (LLM trials), see ``_replay``
+    spent_before: Decimal = Decimal(0)     # what earlier segments spent
+    history: TrialHistory | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -97,7 +99,8 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
     if out is None:
         out = TrialOutcome(spec, priced=ctx.client is None or ctx.client.price is not None)
     tlog = TrialLog(ctx.writer, spec.trial_id, spec.model.id)
-    started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    started = (spec.history.started_at if spec.history is not None else None) or now
     env: Environment | None = None
 
     def record(ended: dt.datetime | None) -> None:
@@ -112,6 +115,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
                        tool_calls=out.tool_calls, days=out.days, started=started, ended=ended)
 
     record(None)
+    tlog.segment_started(spec.segment, now)
     try:
         env = ctx.make_env(spec.seed)
         async with asyncio.timeout(ctx.timeout_s):
@@ -129,20 +133,29 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         out.status, out.reason = "timeout", f"wall-clock limit of {ctx.timeout_s:g} s reached"
     except BudgetExceeded as exc:
         out.status, out.reason = "budget_exhausted", str(exc)
+    except ReplayMismatch as exc:
+        out.status = "error"
+        out.reason = (f"cannot continue from the log: {exc}. Run it again from day 1: "
+                      f"vendbench run --resume {spec.run_id} --restart")
     except ContextOverflow as exc:
         out.status, out.reason = "context_overflow", str(exc)
     except ProviderError as exc:
         out.status, out.reason = "error", str(exc)
     except asyncio.CancelledError:
         out.status, out.reason = "interrupted", "the run was interrupted (Ctrl-C or SIGTERM)"
-        record(dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+        ended = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+        record(ended)
+        tlog.segment_ended(spec.segment, ended, out.status)
         raise
     except ResultsError:
         raise                                         # the results file failed: the run stops
     except Exception as exc:                          # a bug of ours: recorded, kept apart
         log.exception("trial %s failed", spec.trial_id)
         out.status, out.reason = "error", redact(f"internal error: {type(exc).__name__}: {exc}")
-    record(dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+    ended = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    record(ended)
+    tlog.segment_ended(spec.segment, ended, out.status)
+    await ctx.writer.flush()              # the trial's end is durable before it counts as done
     return out
 
 
@@ -181,7 +194,21 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
     context = await RollingContext.create(
         env.instructions, m.max_context_tokens - m.max_output_tokens, ctx.count_tokens,
         ctx.tools_tokens, strategy=m.context_strategy, low_water=m.context_low_water)
-    seen_day, silent = None, 0
+    seen_day, silent, first_attempt = None, 0, 1
+    if spec.history is not None:
+        assert ctx.calibration is not None
+        resumed, counters = replay(spec.history, env, context, ctx.calibration,
+                                   m.max_output_tokens)
+        seen_day, silent, first_attempt = env.day, resumed.silent, resumed.next_attempt
+        out.exchanges, out.tool_calls = counters.exchanges, counters.tool_calls
+        out.cost, out.tokens = counters.cost, counters.tokens
+        out.days = env.summary().get("days_completed", 0)
+        tlog.tool_seq = counters.tool_calls
+        tlog.replayed(spec.segment, counters.exchanges + 1, resumed.replayed_calls,
+                      resumed.seconds)
+        log.info("%s: resumed at exchange %d after replaying %d tool calls in %.2f s",
+                 spec.trial_id, counters.exchanges + 1, resumed.replayed_calls,
+                 resumed.seconds)
     while not env.done:
         if env.day != seen_day:
             seen_day = env.day
@@ -189,7 +216,8 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
         if ctx.max_turns is not None and out.exchanges >= ctx.max_turns:
             out.status, out.reason = "max_turns", f"reached {ctx.max_turns} LLM requests"
             return
-        completion = await _exchange(spec, ctx, env, context, tlog, out)
+        completion = await _exchange(spec, ctx, env, context, tlog, out, first_attempt)
+        first_attempt = 1
         out.exchanges += 1
         message = completion.message
         calls = message.get("tool_calls") or []
@@ -217,22 +245,28 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
 
 
 async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
-                    context: RollingContext, tlog: TrialLog, out: TrialOutcome) -> Completion:
-    """One logical request, logged attempt by attempt. A prompt the server finds too
-    long is shortened once (older exchanges evicted, the count recalibrated) and sent
-    again; if that fails too, the trial ends ``context_overflow`` (a model-side limit,
-    not a harness error)."""
+                    context: RollingContext, tlog: TrialLog, out: TrialOutcome,
+                    attempt: int) -> Completion:
+    """One logical request, logged attempt by attempt: each attempt's reservation, with
+    everything the trial did before it, is committed before it is sent, and its outcome
+    after. A prompt the server finds too long is shortened once (older exchanges
+    evicted, the count recalibrated) and sent again; if that fails too, the trial ends
+    ``context_overflow`` (a model-side limit, not a harness error)."""
     assert ctx.client is not None and ctx.calibration is not None
     m, cal = spec.model, ctx.calibration
-    seq, day, attempt = out.exchanges + 1, env.day, 1
+    seq, day = out.exchanges + 1, env.day
     for recovery in range(2):
         window = context.window(cal.prompt_limit(m.max_output_tokens), cal.ratio)
         tlog.messages(context.take_new())
         request = _request(spec, env, window)
         logged = request_log(request, window)
 
+        async def on_send(number: int, reserved: Decimal) -> None:
+            tlog.reservation(seq, number, day, reserved, logged)
+            await ctx.writer.flush()          # durable before the request leaves
+
         async def on_attempt(a: Attempt) -> None:
-            tlog.attempt(seq, day, logged, a)
+            tlog.attempt(seq, day, logged, a)     # committed with the next reservation
             if a.cost is not None:
                 out.cost += a.cost
             if a.completion is not None:
@@ -240,11 +274,13 @@ async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
                 for i, n in enumerate((u.prompt_tokens, u.completion_tokens,
                                        u.cache_read_tokens, u.cache_write_tokens)):
                     out.tokens[i] += n
-            await ctx.writer.flush()          # durable before the next request is sent
+                if a.cost is not None and a.cost > a.reserved:
+                    _over_billed(spec, ctx, tlog, a, cal.scale(window.tokens))
 
         try:
             completion = await ctx.client.complete(request, ctx.budget, cal.scale(window.tokens),
-                                                   on_attempt, first_attempt=attempt)
+                                                   on_attempt, first_attempt=attempt,
+                                                   on_send=on_send)
         except ContextLengthExceeded as exc:
             learned = cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)
             if recovery:
@@ -262,6 +298,25 @@ async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
             tlog.warning(spec.run_id, "tools_dropped", warning)
         return completion
     raise AssertionError("unreachable")
+
+
+def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: TrialLog, a: Attempt,
+                 expected_input: int) -> None:
+    """A reply that cost more than its reservation: the provider reported more tokens
+    than the request allowed. It was billed, so it is charged in full; the run is told
+    which provider did it, and the trial stops if a budget's cap is now crossed."""
+    assert a.completion is not None and a.cost is not None
+    u, m = a.completion.usage, spec.model
+    where = m.api_base or m.id.split("/", 1)[0]
+    message = (f"{m.id} at {where} reported usage costing ${a.cost:.6f} for a request "
+               f"reserved at ${a.reserved:.6f}: {u.completion_tokens:,} output tokens for "
+               f"max_tokens {m.max_output_tokens:,}, {u.prompt_tokens:,} prompt tokens where "
+               f"about {expected_input:,} were expected; charged in full")
+    tlog.warning(spec.run_id, "over_billed", message)
+    over = ctx.budget.overspent()
+    if over > 0:
+        raise OverBilled(f"{message}, which took spend ${over:.6f} past the budget's cap",
+                         over)
 
 
 def _request(spec: TrialSpec, env: Environment, window: Window) -> CompletionRequest:
@@ -291,11 +346,9 @@ def _run_tool_calls(calls: list[dict[str, Any]], env: Environment, day: int, seq
     """Run a reply's tool calls in order; once the day has ended, the rest are refused."""
     results = []
     for call in calls:
-        fn = call.get("function") or {}
-        name, args = fn.get("name", ""), fn.get("arguments", "")
-        result = DAY_OVER if env.done or env.day != day else env.call(name, args)
+        name, args = call_of(call)
+        result = DAY_OVER if refused(env, day) else env.call(name, args)
         tlog.tool_call(seq, day, call.get("id"), name, args, result)
         out.tool_calls += 1
-        results.append({"role": "tool", "tool_call_id": call.get("id"),
-                        "content": dumps(result)})
+        results.append(tool_message(call, result))
     return results

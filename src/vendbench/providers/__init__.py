@@ -13,6 +13,7 @@ from ._base import (Completion, CompletionRequest, ContextLimit, Failure, Provid
                     Usage)
 from ._client import Attempt, ContextLengthExceeded, ModelClient
 from ._limits import AdaptiveLimit, LimitEvent, RateLimits
+from ._litellm import context_limit
 from ._tokens import TokenCounter
 
 
@@ -34,4 +35,5 @@ def render_body(stored: dict[str, Any]) -> dict[str, Any]:
 
 __all__ = ["AdaptiveLimit", "Attempt", "Completion", "CompletionRequest", "ContextLengthExceeded",
            "ContextLimit", "Failure", "LimitEvent", "ModelClient", "Provider", "RateLimits",
-           "RetryKind", "TokenCounter", "Usage", "make_provider", "render_body"]
+           "RetryKind", "TokenCounter", "Usage", "context_limit", "make_provider",
+           "render_body"]

@@ -1,7 +1,8 @@
 """A model behind its flow control, with the one retry loop of vendbench.
 
 For each attempt: reserve a conservative cost from the trial's budget (not sent if it
-does not fit), wait for a concurrency slot and the rate limiters, send, then settle:
+does not fit), wait for a concurrency slot and the rate limiters, let the caller make the
+reservation durable (``on_send``), send, then settle:
 the actual cost on success, nothing for an error answer (429, 5xx), the full
 reservation when the outcome is unknown (timeout, dropped connection, garbled reply).
 Every attempt is reported to ``on_attempt`` so that it can be logged before the next
@@ -92,11 +93,14 @@ class ModelClient:
 
     async def complete(self, request: CompletionRequest, budget: Budget, input_tokens: int,
                        on_attempt: Callable[[Attempt], Awaitable[None]], *,
-                       first_attempt: int = 1) -> Completion:
+                       first_attempt: int = 1,
+                       on_send: Callable[[int, Decimal], Awaitable[None]] | None = None
+                       ) -> Completion:
         """Send ``request``; raises BudgetExceeded (not sent), ContextLengthExceeded (the
         prompt is too long for the server) or ProviderError (gave up). ``input_tokens``
         is the caller's estimate of the prompt as the server counts it; attempts are
-        numbered from ``first_attempt``."""
+        numbered from ``first_attempt``. ``on_send(number, reserved)`` runs just before
+        each attempt leaves; whatever it raises propagates (nothing was sent)."""
         number = first_attempt - 1
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts), wait=self._wait_for,
@@ -108,7 +112,7 @@ class ModelClient:
                 with attempt:
                     number += 1
                     return await self._attempt(number, request, budget, input_tokens,
-                                               on_attempt)
+                                               on_attempt, on_send)
         except _Retry as exc:
             f = exc.failure
             if f.kind is RetryKind.CONTEXT:
@@ -119,7 +123,8 @@ class ModelClient:
         raise AssertionError("unreachable")
 
     async def _attempt(self, number: int, request: CompletionRequest, budget: Budget,
-                       input_tokens: int, on_attempt: Callable[[Attempt], Awaitable[None]]
+                       input_tokens: int, on_attempt: Callable[[Attempt], Awaitable[None]],
+                       on_send: Callable[[int, Decimal], Awaitable[None]] | None
                        ) -> Completion:
         reserved = self.reservation(input_tokens, request.max_tokens)
         hold = budget.reserve(reserved)            # BudgetExceeded: not sent
@@ -127,6 +132,8 @@ class ModelClient:
         try:
             async with self.limit.slot():
                 await self.rates.acquire(input_tokens + request.max_tokens)
+                if on_send is not None:
+                    await on_send(number, reserved)
                 start, sent_at, sent = time.perf_counter(), time.time(), True
                 completion = await self.provider.complete(request)
         except asyncio.CancelledError:
@@ -142,6 +149,9 @@ class ModelClient:
                                      reserved, (time.perf_counter() - start) * 1000, sent_at))
             raise
         except Exception as exc:
+            if not sent:                           # failed before it left (on_send)
+                hold.release()
+                raise
             latency = (time.perf_counter() - start) * 1000
             failure = self.provider.classify(exc)
             if failure.kind is RetryKind.UNKNOWN:

@@ -2,12 +2,18 @@
 
 Messages are stored once per trial; an exchange's ``request_json`` lists the ids of the
 messages it sent (plus its parameters), so a long trial's log grows linearly with its
-length, yet every request can be rebuilt exactly (``results.rebuild_request``).
+length, yet every request can be rebuilt exactly (``Store.rebuild_request``).
+
+A ``reservations`` row is committed before its request is sent, with everything the
+trial queued before it: a request that has a reservation but no ``exchanges`` row was in
+flight when the process died, and is charged its reservation when the run resumes.
+Each run of a trial (the first, then each resume) is a row of ``segments``.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings
+SCHEMA_VERSION = 4      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+                        # 4: reservations, segments
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -32,6 +38,13 @@ CREATE TABLE IF NOT EXISTS exchanges(
     cache_read_tokens BIGINT, cache_write_tokens BIGINT, reasoning_tokens BIGINT,
     cost_usd DECIMAL(18, 9), reserved_usd DECIMAL(18, 9), latency_ms DOUBLE, status VARCHAR,
     error VARCHAR, sent_at TIMESTAMP);
+CREATE TABLE IF NOT EXISTS reservations(
+    trial_id VARCHAR, seq INTEGER, attempt INTEGER, day INTEGER, reserved_usd DECIMAL(18, 9),
+    request_json VARCHAR, reserved_at TIMESTAMP);
+CREATE TABLE IF NOT EXISTS segments(
+    trial_id VARCHAR, segment INTEGER, started_at TIMESTAMP, ended_at TIMESTAMP,
+    from_seq INTEGER, replayed_calls INTEGER, replay_seconds DOUBLE, status VARCHAR,
+    PRIMARY KEY (trial_id, segment));
 CREATE TABLE IF NOT EXISTS tool_calls(
     trial_id VARCHAR, seq INTEGER, exchange_seq INTEGER, day INTEGER, call_id VARCHAR,
     name VARCHAR, args_json VARCHAR, result_json VARCHAR, ok BOOLEAN);
@@ -58,6 +71,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                   "response_json", "input_tokens", "output_tokens", "cache_read_tokens",
                   "cache_write_tokens", "reasoning_tokens", "cost_usd", "reserved_usd",
                   "latency_ms", "status", "error", "sent_at"),
+    "reservations": ("trial_id", "seq", "attempt", "day", "reserved_usd", "request_json",
+                     "reserved_at"),
     "tool_calls": ("trial_id", "seq", "exchange_seq", "day", "call_id", "name", "args_json",
                    "result_json", "ok"),
     "days": ("trial_id", "day", "date", "cash", "net_assets", "revenue", "cogs", "purchases",

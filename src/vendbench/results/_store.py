@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,20 @@ def cached_share(input_tokens: int | None, cache_read_tokens: int | None) -> flo
     if not input_tokens:
         return None
     return (cache_read_tokens or 0) / input_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class TrialHistory:
+    """What the results file holds of a trial, in the order it happened."""
+
+    trial_id: str
+    messages: list[tuple[int, str, int]]          # msg_id, content_json, tokens
+    tool_calls: list[tuple]       # seq, exchange_seq, day, call_id, name, args_json, result
+    days: dict[int, tuple[float, float]]          # day -> (cash, net assets) at its end
+    exchanges: list[dict[str, Any]]               # every logged attempt
+    in_flight: list[dict[str, Any]]               # reservations without an attempt row
+    segments: int                                 # runs of the trial so far
+    started_at: Any                               # when its first segment started
 
 
 class Store:
@@ -119,6 +135,90 @@ class Store:
     def trials(self, run_id: str) -> list[dict[str, Any]]:
         return self._dicts("""SELECT * FROM trials WHERE run_id = ?
                               ORDER BY model, seed, "repeat", attempt""", [run_id])
+
+    def run_spend(self, run_id: str) -> Decimal:
+        """What a run has spent, as its provider may have billed it: every attempt's
+        charged cost (the reservation when the outcome was unknown) and the full
+        reservation of every request in flight when the process died."""
+        row = self.con.execute("""
+            SELECT coalesce(sum(e.cost_usd), 0) FROM exchanges e JOIN trials t USING (trial_id)
+            WHERE t.run_id = ?""", [run_id]).fetchone()
+        orphans = sum((r["reserved_usd"] for t in self.trials(run_id)
+                       for r in self.in_flight(t["trial_id"])), Decimal(0))
+        return Decimal(row[0]) + orphans
+
+    def close_interrupted(self, run_id: str) -> int:
+        """Settle what a process that died left open (before a resume): each request in
+        flight becomes an attempt of unknown outcome charged its reservation (it may have
+        been billed), each trial row takes the cost of its attempts, and trials left
+        ``running`` become ``interrupted``. Returns the requests settled."""
+        settled = 0
+        for trial in self.trials(run_id):
+            for r in self.in_flight(trial["trial_id"]):
+                self.con.execute(
+                    "INSERT INTO exchanges (trial_id, seq, day, attempt, model, request_json, "
+                    "cost_usd, reserved_usd, status, error, sent_at) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, 'unknown', ?, ?)",
+                    [trial["trial_id"], r["seq"], r["day"], r["attempt"], trial["model"],
+                     r["request_json"], r["reserved_usd"], r["reserved_usd"],
+                     "in flight when the run stopped; charged its reservation (it may have "
+                     "been billed)", r["reserved_at"]])
+                settled += 1
+        self.con.execute("""
+            UPDATE trials SET cost_usd = CASE WHEN cost_usd IS NULL THEN NULL ELSE coalesce(
+                (SELECT sum(e.cost_usd) FROM exchanges e WHERE e.trial_id = trials.trial_id),
+                0) END,
+              status = CASE WHEN status = 'running' THEN 'interrupted' ELSE status END,
+              reason = CASE WHEN status = 'running' THEN 'the process running it stopped '
+                  '(killed, or the machine went down)' ELSE reason END
+            WHERE run_id = ?""", [run_id])
+        self.con.execute("UPDATE segments SET status = 'interrupted' WHERE status = 'running' "
+                         "AND trial_id IN (SELECT trial_id FROM trials WHERE run_id = ?)",
+                         [run_id])
+        return settled
+
+    def trial_spent(self, trial_id: str) -> Decimal:
+        """Every attempt's charge so far (after ``close_interrupted``)."""
+        row = self.con.execute("SELECT coalesce(sum(cost_usd), 0) FROM exchanges WHERE "
+                               "trial_id = ?", [trial_id]).fetchone()
+        return Decimal(row[0])
+
+    def segments(self, trial_id: str) -> int:
+        return self.con.execute("SELECT count(*) FROM segments WHERE trial_id = ?",
+                                [trial_id]).fetchone()[0]
+
+    def forget_progress(self, trial_id: str) -> None:
+        """Drop a trial's days, sales and tool calls, before it runs again from day 1
+        under the same id (an in-process policy: it costs nothing to run again)."""
+        for table in ("days", "sales", "tool_calls"):
+            self.con.execute(f"DELETE FROM {table} WHERE trial_id = ?", [trial_id])
+
+    def in_flight(self, trial_id: str) -> list[dict[str, Any]]:
+        """Reservations without an exchange row: requests that were in flight (or whose
+        reply was not yet committed) when the process died."""
+        return self._dicts("""
+            SELECT r.seq, r.attempt, r.day, r.reserved_usd, r.request_json, r.reserved_at
+            FROM reservations r ANTI JOIN exchanges e USING (trial_id, seq, attempt)
+            WHERE r.trial_id = ? ORDER BY r.seq, r.attempt""", [trial_id])
+
+    def history(self, trial_id: str) -> TrialHistory:
+        """Everything committed of a trial that a resume needs (see ``TrialHistory``)."""
+        messages = self.con.execute("SELECT msg_id, content_json, tokens FROM messages WHERE "
+                                    "trial_id = ? ORDER BY msg_id", [trial_id]).fetchall()
+        calls = self.con.execute(
+            "SELECT seq, exchange_seq, day, call_id, name, args_json, result_json FROM "
+            "tool_calls WHERE trial_id = ? ORDER BY seq", [trial_id]).fetchall()
+        days = {d: (cash, na) for d, cash, na in self.con.execute(
+            "SELECT day, cash, net_assets FROM days WHERE trial_id = ?", [trial_id]).fetchall()}
+        exchanges = self._dicts("""
+            SELECT seq, attempt, status, request_json, input_tokens, output_tokens,
+                   cache_read_tokens, cache_write_tokens, cost_usd, reserved_usd, error
+            FROM exchanges WHERE trial_id = ? ORDER BY seq, attempt""", [trial_id])
+        segments, started = self.con.execute(
+            "SELECT count(*), min(started_at) FROM segments WHERE trial_id = ?",
+            [trial_id]).fetchone()
+        return TrialHistory(trial_id, messages, calls, days, exchanges,
+                            self.in_flight(trial_id), segments, started)
 
     def warnings(self, run_id: str) -> list[dict[str, Any]]:
         """What a run warned about (once per model and kind)."""

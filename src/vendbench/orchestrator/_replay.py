@@ -1,0 +1,142 @@
+"""Resume a trial mid-way (SPEC §7): rebuild, from what the results file committed, the
+state the agent loop had reached just before the request that was cut off.
+
+1. The world: a fresh environment (same world, same seed) runs the trial's logged tool
+   calls in order, with the loop's rule for calls made after their day ended. Each
+   result must equal the logged one, and each day's cash and net assets the logged
+   day's, to the fen; anything else means the world or the code changed, and the trial
+   cannot be resumed (``ReplayMismatch``: run it again with ``--restart``).
+2. The conversation: the stored messages, grouped into units as the loop made them (a
+   user message alone, an assistant message with its tool results).
+3. The window: the messages of the last request sent (from its reservation, committed
+   before it was sent), so it is sent again as it was and a cached prefix still holds.
+4. The loop's counters, the money spent (every attempt's charge, in-flight requests at
+   their reservation), the tokens, and the model's token calibration.
+
+Nothing is sent and nothing is logged again: it was all logged the first time.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..environment import Environment
+from ..errors import VendbenchError
+from ..providers import ContextLimit, context_limit
+from ..results import TrialHistory, dumps
+from ._calibration import Calibration
+from ._context import Message, RollingContext
+from ._session import DAY_OVER, NUDGE, refused
+
+
+class ReplayMismatch(VendbenchError):
+    """The logged tool calls do not reproduce the logged trial."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """Where the agent loop goes on from."""
+
+    silent: int              # replies in a row without a tool call, before the cut
+    next_attempt: int        # the attempt number the interrupted request is sent again as
+    replayed_calls: int
+    seconds: float
+
+
+@dataclass
+class Counters:
+    exchanges: int
+    tool_calls: int
+    cost: Decimal
+    tokens: list[int]        # input, output, cache read, cache write
+
+
+def replay(history: TrialHistory, env: Environment, context: RollingContext,
+           calibration: Calibration, max_output_tokens: int) -> tuple[Resumed, Counters]:
+    """Bring ``env`` and ``context`` (both fresh) to where the trial stopped."""
+    start = time.perf_counter()
+    _replay_world(history, env)
+    messages = [Message(i, json.loads(body), tokens) for i, body, tokens in history.messages]
+    try:
+        context.restore(messages, _last_window(history))
+    except ValueError as exc:
+        raise ReplayMismatch(str(exc)) from None
+    _recalibrate(history, calibration, max_output_tokens)
+    ok = {e["seq"] for e in history.exchanges if e["status"] == "ok"}
+    seq = len(ok) + 1
+    tried = [e["attempt"] for e in [*history.exchanges, *history.in_flight] if e["seq"] == seq]
+    ok_rows = [e for e in history.exchanges if e["status"] == "ok"]
+    counters = Counters(
+        exchanges=len(ok), tool_calls=len(history.tool_calls),
+        cost=sum((e["cost_usd"] for e in history.exchanges if e["cost_usd"] is not None),
+                 Decimal(0)) + sum((r["reserved_usd"] for r in history.in_flight), Decimal(0)),
+        tokens=[sum(e[k] or 0 for e in ok_rows) for k in
+                ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")])
+    resumed = Resumed(silent=_silent(context), next_attempt=max(tried, default=0) + 1,
+                      replayed_calls=len(history.tool_calls),
+                      seconds=time.perf_counter() - start)
+    return resumed, counters
+
+
+def _replay_world(history: TrialHistory, env: Environment) -> None:
+    for seq, _, day, _, name, args, logged in history.tool_calls:
+        result = DAY_OVER if refused(env, day) else env.call(name, args)
+        if dumps(result) != logged:
+            raise ReplayMismatch(f"tool call {seq} ({name} on day {day}) gives another result "
+                                 "than the one logged")
+        for row in env.drain_records().get("days", []):
+            _check_day(history, row)
+    env.drain_records()
+    done = env.summary().get("days_completed", 0)
+    if any(d > done for d in history.days):
+        raise ReplayMismatch(f"the log has days after day {done}, which its tool calls do "
+                             "not reach")
+
+
+def _check_day(history: TrialHistory, row: dict) -> None:
+    day = row["day"]
+    logged = history.days.get(day)
+    ours = (float(row["cash"]), float(row["net_assets"]))
+    if logged is None:
+        raise ReplayMismatch(f"day {day} ends in the replay but was not logged")
+    if tuple(round(v, 2) for v in logged) != tuple(round(v, 2) for v in ours):
+        raise ReplayMismatch(f"day {day} ends with cash {ours[0]:,.2f} and net assets "
+                             f"{ours[1]:,.2f}, but the log says {logged[0]:,.2f} and "
+                             f"{logged[1]:,.2f}")
+
+
+def _last_window(history: TrialHistory) -> list[int]:
+    """The message ids of the last request sent."""
+    sent = [*history.exchanges, *history.in_flight]
+    if not sent:
+        return []
+    last = max(sent, key=lambda e: (e["seq"], e["attempt"]))
+    return json.loads(last["request_json"])["message_ids"]
+
+
+def _recalibrate(history: TrialHistory, calibration: Calibration, max_output: int) -> None:
+    """What the server's replies taught about its token counts, learned again."""
+    for e in history.exchanges:
+        counted = json.loads(e["request_json"]).get("counted_tokens") or 0
+        if e["status"] == "ok" and e["input_tokens"]:
+            calibration.observe(counted, e["input_tokens"])
+        elif e["status"] == "context_length" and counted:
+            limit = context_limit(e["error"] or "") if e["error"] else ContextLimit()
+            calibration.overflowed(counted, limit, max_output)
+
+
+def _silent(context: RollingContext) -> int:
+    """Replies in a row without a tool call at the end of the conversation."""
+    silent = 0
+    for unit in reversed(context.units):
+        body = unit[0].body
+        if body["role"] == "user" and body.get("content") == NUDGE:
+            continue
+        if body["role"] == "assistant" and not body.get("tool_calls"):
+            silent += 1
+            continue
+        break
+    return silent
