@@ -159,14 +159,21 @@ def _share(value: float | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
+def _stale(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows still marked ``running`` in a file this process could open: no process is
+    writing it (a writer holds DuckDB's lock), so whatever ran them stopped without
+    saying so (killed, a full disk). They are shown as ``stopped``."""
+    return [{**r, "status": "stopped"} if r.get("status") == "running" else r for r in rows]
+
+
 def runs_command(args: argparse.Namespace) -> int:
     from .results import Store, cached_share
     from .ui import print_table
 
     with Store(args.db, read_only=True) as store:
         if args.run:
-            run = store.run(args.run)
-            trials = store.trials(run["run_id"])
+            run = _stale([store.run(args.run)])[0]
+            trials = _stale(store.trials(run["run_id"]))
             warnings = store.warnings(run["run_id"])
             if args.json:
                 print(json.dumps({"run": _jsonable(run, skip=("prompts_json", "tools_json")),
@@ -185,8 +192,9 @@ def runs_command(args: argparse.Namespace) -> int:
                          for t in trials])
             for w in warnings:
                 print(f"warning: {w['model']}: {w['message']}")
+            _stopped_hint([run], args.db)
             return 0
-        runs = store.runs()
+        runs = _stale(store.runs())
     if args.json:
         print(json.dumps([_jsonable(r) for r in runs], default=str))
         return 0
@@ -199,7 +207,16 @@ def runs_command(args: argparse.Namespace) -> int:
                 [[r["run_id"], r["name"], str(r["created_at"])[:19], r["scenario"], r["days"],
                   r["status"], r["trials"], r["completed"], _num(r["cost_usd"], 4)]
                  for r in runs])
+    _stopped_hint(runs, args.db)
     return 0
+
+
+def _stopped_hint(runs: list[dict[str, Any]], db: str) -> None:
+    for r in runs:
+        if r["status"] == "stopped":
+            print(f"run {r['run_id']} stopped without finishing (its process was killed or "
+                  f"could not write); continue it: vendbench run --resume {r['run_id']} "
+                  f"--db {db}")
 
 
 def _num(value: Any, places: int = 2) -> str:

@@ -46,3 +46,98 @@ def test_model_strings_that_slug_alike_get_distinct_trials(llm, tmp_path):
     keys = query(db, "SELECT trial_id, seq, attempt, count(*) FROM exchanges GROUP BY ALL "
                      "HAVING count(*) > 1")
     assert keys == []
+
+
+class SmallDisk:
+    """A directory on a filesystem that fills up: a tmpfs of a few MB where this user may
+    mount one (root, as in CI), otherwise a per-process file-size limit (RLIMIT_FSIZE)
+    that makes writes past it fail the same way. ``grow()`` makes room again."""
+
+    def __init__(self, path: Path, size_mb: int) -> None:
+        import os
+        import subprocess
+
+        self.path, self.size_mb = path, size_mb
+        path.mkdir()
+        self.tmpfs = not os.environ.get("FORCE_RLIMIT") and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(path)],
+            capture_output=True).returncode == 0
+        self.limited = True
+
+    def preexec(self) -> None:
+        import resource
+        import signal
+
+        if self.limited and not self.tmpfs:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)       # a failed write, not a kill
+            size = self.size_mb * 2**20
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    def grow(self) -> None:
+        import subprocess
+
+        self.limited = False
+        if self.tmpfs:
+            subprocess.run(["mount", "-o", "remount,size=512m", str(self.path)], check=True)
+
+    def close(self) -> None:
+        import subprocess
+
+        if self.tmpfs:
+            subprocess.run(["umount", "-l", str(self.path)], check=False)
+
+
+def test_a_full_disk_stops_the_run_with_its_cause_on_one_line_and_resume_finishes(
+        llm, tmp_path):
+    """The results file's filesystem fills up mid-run: the run stops at once, says why on
+    one line with the resume hint, sends no request it could not record; once there is
+    room, --resume finishes every trial under its own id, as an uninterrupted run would."""
+    import os
+    import subprocess
+    import sys
+
+    args = ["--models", "openai/fake", "baseline/order-up-to", "--price",
+            "openai/fake=0.4,1.6", "--seeds", "1", "--days", "40", "--api-base", llm.url]
+    env = {**os.environ, "OPENAI_API_KEY": CANARY}
+    reference = str(tmp_path / "reference.duckdb")       # the same run, with room to spare
+    run(reference, days=40, models=[model(llm, "openai/fake"), {"id": "baseline/order-up-to"}])
+    uninterrupted = len(llm.requests)
+    llm.requests.clear()
+
+    disk = SmallDisk(tmp_path / "small", size_mb=2)
+    try:
+        db = str(disk.path / "r.duckdb")
+        first = subprocess.run([sys.executable, "-m", "vendbench", "run", *args, "--db", db],
+                               env=env, capture_output=True, text=True,
+                               preexec_fn=disk.preexec)
+        lines = first.stderr.strip().splitlines()     # progress lines, then the error
+        errors = [line for line in lines if "error" in line.lower()]
+        assert first.returncode == 2, first.stderr
+        assert "Traceback" not in first.stderr and errors == lines[-1:], first.stderr
+        assert errors[0].startswith("vendbench: error: could not write to " + db)
+        assert ("No space left on device" if disk.tmpfs else "File too large") in errors[0], \
+            errors[0]
+        run_id = errors[0].split("vendbench run --resume ")[1].split()[0]
+        before = len(llm.requests)
+        assert 0 < before < uninterrupted               # it stopped mid-run
+        shown = subprocess.run([sys.executable, "-m", "vendbench", "runs", "--db", db],
+                               env=env, capture_output=True, text=True)
+        assert shown.returncode == 0 and "stopped" in shown.stdout, shown.stdout + shown.stderr
+        assert f"vendbench run --resume {run_id}" in shown.stdout     # not "running" forever
+
+        disk.grow()
+        second = subprocess.run([sys.executable, "-m", "vendbench", "run", "--resume", run_id,
+                                 "--db", db, "--json"], env=env, capture_output=True,
+                                text=True)
+        assert second.returncode == 0, second.stderr
+        trials = json.loads(second.stdout)["trials"]
+        assert {t["status"] for t in trials} == {"completed"}
+        # nothing was sent that the file could not record: at most the request that was
+        # in flight when the commit failed is sent again
+        assert len(llm.requests) <= uninterrupted + 1
+        ours = query(db, "SELECT model, final_net_assets, tool_calls FROM trials ORDER BY 1")
+        assert ours == query(reference, "SELECT model, final_net_assets, tool_calls FROM "
+                                        "trials ORDER BY 1")
+        assert {t for t, in query(db, "SELECT DISTINCT attempt FROM trials")} == {1}
+    finally:
+        disk.close()
