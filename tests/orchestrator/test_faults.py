@@ -52,6 +52,28 @@ def test_unknown_outcomes_are_retried_and_charged_in_full(llm, tmp_path):
     assert trial_cost == sum(r[2] for r in rows)
 
 
+def test_usage_that_is_no_token_count_is_a_garbled_reply_charged_its_reservation(
+        llm, tmp_path):
+    """A reply claiming a trillion, or a negative number of, tokens is not a bill: its
+    outcome is unknown (charged the reservation, retried), and nothing overflows."""
+    from ..fakellm import vending_script
+
+    garbage = iter([Reply(tool_calls=[("end_day", "{}")], prompt_tokens=10**12),
+                    Reply(tool_calls=[("end_day", "{}")], completion_tokens=-5)])
+    llm.script = lambda body: next(garbage, None) or vending_script(body)
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=2, models=[model(llm)])
+    assert result.as_json()["trials"][0]["status"] == "completed"
+    rows = query(db, "SELECT attempt, status, cost_usd, reserved_usd, error FROM exchanges "
+                     "WHERE seq = 1 ORDER BY attempt")
+    assert [r[1] for r in rows] == ["unknown", "unknown", "ok"]
+    for _, _, cost, reserved, error in rows[:2]:
+        assert cost == reserved > 0 and "not a token count" in error
+    assert "1000000000000" in rows[0][4] and "-5" in rows[1][4]
+    assert query(db, "SELECT max(input_tokens) < 10000, min(output_tokens) >= 0 FROM "
+                     "exchanges WHERE status = 'ok'") == [(True, True)]
+
+
 def test_client_errors_are_never_retried(llm, tmp_path):
     db = str(tmp_path / "r.duckdb")
     llm.inject("401")

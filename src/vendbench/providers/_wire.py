@@ -66,16 +66,34 @@ def _mark(messages: list[dict[str, Any]], points: tuple[int, ...]) -> list[dict[
     return out
 
 
+# No request has a billion tokens: a count outside 0..MAX_TOKENS is a garbled reply, not a
+# bill (it would also not fit the results file's columns, nor price exactly).
+MAX_TOKENS = 10**9
+
+
 def usage_from(raw: dict[str, Any]) -> Usage:
     """A reply's usage as litellm reports it for every provider: ``prompt_tokens`` all
     input, ``prompt_tokens_details.cached_tokens`` the cache reads, and the cache writes
-    (Anthropic's ``cache_creation_input_tokens``) at the top level or in the details."""
+    (Anthropic's ``cache_creation_input_tokens``) at the top level or in the details.
+    Raises ValueError for a count that is not a whole number in 0..MAX_TOKENS (the reply
+    is then garbled: its outcome unknown, charged its reservation)."""
     usage = raw.get("usage") or {}
     prompt = usage.get("prompt_tokens_details") or {}
     completion = usage.get("completion_tokens_details") or {}
     writes = usage.get("cache_creation_input_tokens") or prompt.get("cache_creation_tokens")
-    return Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                 completion_tokens=int(usage.get("completion_tokens") or 0),
-                 cache_read_tokens=int(prompt.get("cached_tokens") or 0),
-                 cache_write_tokens=int(writes or 0),
-                 reasoning_tokens=int(completion.get("reasoning_tokens") or 0))
+    return Usage(prompt_tokens=_tokens("prompt_tokens", usage.get("prompt_tokens")),
+                 completion_tokens=_tokens("completion_tokens", usage.get("completion_tokens")),
+                 cache_read_tokens=_tokens("cached_tokens", prompt.get("cached_tokens")),
+                 cache_write_tokens=_tokens("cache writes", writes),
+                 reasoning_tokens=_tokens("reasoning_tokens",
+                                          completion.get("reasoning_tokens")))
+
+
+def _tokens(what: str, value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            value != value or not 0 <= value <= MAX_TOKENS or int(value) != value:
+        raise ValueError(f"the reply's usage gives {what} = {value!r}, not a token count "
+                         f"in 0..{MAX_TOKENS:,}: a garbled reply")
+    return int(value)
