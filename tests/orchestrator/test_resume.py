@@ -187,3 +187,40 @@ def test_resume_sends_the_request_that_was_cut_off_again_byte_for_byte(llm, tmp_
     assert llm.raw[cut + 1] == llm.raw[cut]
     assert query(db, "SELECT attempt, status FROM exchanges WHERE seq = 4 ORDER BY attempt"
                  ) == [(1, "unknown"), (2, "ok")]
+
+
+def test_a_provider_outage_ends_the_trial_error_and_resume_continues_it(llm, tmp_path):
+    """An outage that outlasts the retries ends the trial `error` (the provider's
+    failure, not the model's); --resume continues it from the request that failed."""
+    import asyncio
+
+    from vendbench.orchestrator import build_config, execute
+
+    from ..fakellm import vending_script
+
+    config = build_config({"days": 6, "seeds": [1], "retry_backoff_s": 0.01,
+                           "max_attempts": 3, "models": [model(llm)]})
+    reference = str(tmp_path / "reference.duckdb")
+    asyncio.run(execute(config, reference))
+    served = {"n": 0}
+
+    def outage_after_five(body):
+        served["n"] += 1
+        if served["n"] == 5:
+            llm.inject("500", times=3)           # every attempt of the next request fails
+        return vending_script(body)
+
+    llm.script = outage_after_five
+    db = str(tmp_path / "r.duckdb")
+    first = asyncio.run(execute(config, db)).as_json()
+    (trial,) = first["trials"]
+    assert trial["status"] == "error" and "500" in trial["reason"]
+    assert query(db, "SELECT count(*) FROM exchanges WHERE status = 'transient'") == [(3,)]
+    second = asyncio.run(execute(config, db, resume=first["run_id"])).as_json()
+    (again,) = second["trials"]
+    assert again["status"] == "completed" and again["trial_id"] == trial["trial_id"]
+    assert query(db, "SELECT segment, status, from_seq FROM segments ORDER BY segment") == \
+        [(1, "error", None), (2, "completed", 6)]
+    assert query(db, "SELECT attempt FROM exchanges WHERE seq = 6 ORDER BY attempt") == \
+        [(1,), (2,), (3,), (4,)]                  # the failed request, sent once more
+    assert outcome(db) == outcome(reference)
