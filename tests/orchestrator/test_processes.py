@@ -137,28 +137,32 @@ def test_a_worker_that_dies_fails_only_its_own_trials(llm, tmp_path):
     me = os.getpid()
     killed: list[int] = []
 
-    def kill_one_worker() -> None:
-        for _ in range(1000):
-            if llm.served >= 12:
-                workers = _workers_of(me)
-                if len(workers) == 2:
-                    os.kill(workers[0], signal.SIGKILL)
-                    killed.append(workers[0])
+    finished = threading.Event()
+
+    def kill_one_worker() -> None:           # once both workers serve (slow on a busy CI)
+        while not finished.is_set():
+            workers = _workers_of(me) if llm.served >= 12 else []
+            if len(workers) == 2:
+                os.kill(workers[0], signal.SIGKILL)
+                killed.append(workers[0])
                 return
             time.sleep(0.02)
 
     killer = threading.Thread(target=kill_one_worker)
     killer.start()
-    result = run(db, days=40, seeds=[1, 2, 3, 4], processes=2, budget_usd="1",
-                 models=[model(llm)])
-    killer.join()
+    try:
+        result = run(db, days=40, seeds=[1, 2, 3, 4], processes=2, budget_usd="1",
+                     models=[model(llm)])
+    finally:
+        finished.set()
+        killer.join()
     assert killed
     trials = result.as_json()["trials"]
     died = [t for t in trials if t["status"] == "error"]
-    assert len(died) == 2 and len(trials) == 4            # two trials per worker
-    assert all("exited unexpectedly" in t["reason"] for t in died)
-    assert [t["status"] for t in trials if t not in died] == ["completed", "completed"]
-    assert all(t["exchanges"] > 0 for t in died)          # what they did is kept
+    assert len(died) == 2 and len(trials) == 4, trials    # two trials per worker
+    assert all("exited unexpectedly" in t["reason"] for t in died), died
+    assert [t["status"] for t in trials if t not in died] == ["completed", "completed"], trials
+    assert all(t["exchanges"] > 0 for t in died), died    # what they did is kept
     statuses = dict(query(db, "SELECT trial_id, status FROM trials"))
     assert sorted(statuses.values()) == ["completed", "completed", "error", "error"]
     logged = dict(query(db, "SELECT trial_id, count(*) FROM exchanges GROUP BY 1"))
