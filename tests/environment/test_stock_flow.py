@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from vendbench.environment import make
 from vendbench.environment.autovend import _demand as demand
-from vendbench.environment.autovend._state import (FIXED_FEE, MACHINE_RENT, VISIT_FEE,
-                                                   WAREHOUSE_RENT)
 
 from ..conftest import next_day, stock_machine
+
+# The documented costs (SPEC §2 "Costs", README "The world"), written here from the rules
+# rather than imported from the code, in fen (1 CNY = 100 fen): a changed constant in the
+# simulator must fail these tests, not move them along with it.
+FIXED_FEE = 80_00            # 80 CNY a day
+MACHINE_RENT = 4_00          # 4 CNY per machine per day
+WAREHOUSE_RENT = 3           # 0.03 CNY per warehouse unit per day, expired units included
+VISIT_FEE = 35_00            # 35 CNY per machine per day on which it was visited
 
 
 def test_orders_arrive_at_the_start_of_day_t_plus_3(env):

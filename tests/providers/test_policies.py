@@ -67,10 +67,53 @@ def test_evaluate_policy_record_has_the_baseline_json_contract():
     assert rec["initial_cash"] == 40_000 and rec["status"] == "completed"
 
 
+# The six reference episodes of the default world (180 days), pinned: net assets to the
+# fen, tool calls, and a fingerprint of the whole final state. Determinism across runs of
+# one version is tested elsewhere; these pins catch a change that moves every run alike.
+# A change to the world, its demand or a reference policy must update these pins and the
+# README's calibration table together, in the same commit, saying why they moved.
+PINS = {
+    ("order-up-to", 1): (203_289.69, 2639, "59f7cd8b9c3841391e6c47a2379603526fd5db84034042f67489b065b27b4a2a"),
+    ("order-up-to", 2): (207_079.61, 2664, "d3e00075b365a1bad2a1d9044e64c362df3d88f2282393fbb166409e5677e212"),
+    ("order-up-to", 3): (213_567.97, 2696, "98e048ab20c8c7dc27521d6d4d81671a0a6c04fc4f62bd8243f9a9e680049b60"),
+    ("oracle", 1): (668_113.93, 3340, "efe4e6d51fbb987497fa2e405f298b6e154e2e56c1ea1bfc87c2d8bee2213461"),
+    ("oracle", 2): (663_254.12, 3338, "ca61b407cfe58001f4e118dd76c74026063b708d9c2e095a638eed21a67f7684"),
+    ("oracle", 3): (654_638.97, 3262, "8500b2ae4cb587a8fdccc514e5012e713e18d5c1fe13b157a3f4760870d0e490"),
+}
+
+
 @pytest.fixture(scope="module")
 def calibration():
-    return {(p, s): evaluate_policy(p, seed=s, days=180) for p in ("order-up-to", "oracle")
-            for s in (1, 2, 3)}
+    episodes = {}
+    for policy, seed in PINS:
+        env = make("autovend", seed=seed, days=180)
+        summary = run_policy(env, make_policy(policy, env))
+        episodes[(policy, seed)] = {"final_net_assets": summary["net_assets"],
+                                    "tool_calls": summary["tool_calls"],
+                                    "fingerprint": env.business.fingerprint()}
+    return episodes
+
+
+@pytest.mark.parametrize("episode", sorted(PINS), ids=lambda e: f"{e[0]}-seed{e[1]}")
+def test_the_reference_episodes_are_pinned(calibration, episode):
+    net_assets, calls, fingerprint = PINS[episode]
+    got = calibration[episode]
+    moved = (f"{episode[0]} seed {episode[1]} moved: {got}. If the world, its demand or the "
+             "policy changed on purpose, update PINS here and the README's calibration "
+             "table together")
+    assert got["final_net_assets"] == net_assets and got["tool_calls"] == calls, moved
+    assert got["fingerprint"] == fingerprint, moved
+
+
+def test_the_readme_calibration_table_shows_the_pins():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for policy in ("order-up-to", "oracle"):
+        row = next(line for line in readme.splitlines()
+                   if line.startswith(f"| `baseline/{policy}` |"))
+        for seed in (1, 2, 3):
+            assert f"{PINS[(policy, seed)][0]:,.2f}" in row, (policy, seed, row)
 
 
 def test_baseline_calibration_150k_to_280k_with_cv_under_5_percent(calibration):
