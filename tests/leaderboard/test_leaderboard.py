@@ -145,6 +145,78 @@ def test_operational_metrics_from_days(db):
     assert r.operations["empty_shelf_pct"] == 100.0                 # no stocked machine-day
 
 
+def test_baseline_and_oracle_comparisons_pair_by_seed_and_a_tie_is_no_win(db):
+    """Baselines that differ by seed: a paired ratio differs from a ratio of means and
+    from comparing with the baseline's mean; a tie does not beat the baseline."""
+    with Store(db) as s:
+        add_run(s, "r1")
+        for seed, (model, base, oracle) in enumerate(
+                [(100_000, 50_000, 140_000), (50_000, 100_000, 240_000),
+                 (80_000, 80_000, 120_000)], 1):
+            add_trial(s, "r1", "openai/a", seed, net=model, cost="1")
+            add_trial(s, "r1", "baseline/order-up-to", seed, net=base)
+            add_trial(s, "r1", "baseline/oracle", seed, net=oracle)
+        add_trial(s, "r1", "openai/b", 4, net=90_000, cost="1")   # a seed with no baseline
+    board = build(db)
+    a = row(board, "openai/a")
+    assert a.vs_baseline_ratio == pytest.approx((2.0 + 0.5 + 1.0) / 3)      # not 1.0
+    assert a.beats_baseline == 1 and a.baseline_pairs == 3                  # the tie: no
+    # oracle share: growth over the oracle's growth on the same seed, averaged
+    assert a.oracle_share == pytest.approx((60 / 100 + 10 / 200 + 40 / 80) / 3)
+    oracle = row(board, "baseline/oracle")
+    assert oracle.oracle_share == pytest.approx(1.0)
+    assert oracle.vs_baseline_ratio == pytest.approx((140 / 50 + 240 / 100 + 120 / 80) / 3)
+    b = row(board, "openai/b")
+    assert b.vs_baseline_ratio is None and b.beats_baseline is None and b.baseline_pairs == 0
+    assert b.oracle_share is None
+
+
+def test_a_model_below_a_zero_baseline_does_not_beat_it_and_has_no_ratio(db):
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "baseline/order-up-to", 1, status="bankrupt", net=-5.0)
+        add_trial(s, "r1", "openai/a", 1, status="timeout", net=70_000, cost="1")
+        add_trial(s, "r1", "baseline/order-up-to", 2, status="bankrupt", net=-5.0)
+        add_trial(s, "r1", "openai/a", 2, net=70_000, cost="1")
+    a = row(build(db), "openai/a")
+    assert a.vs_baseline_ratio is None                  # 0 scores: no ratio to take
+    assert a.beats_baseline == 1 and a.baseline_pairs == 2
+
+
+def _exact_mean_quantiles(values: list[int], probabilities: list[float]) -> list[float]:
+    """Quantiles of the mean of len(values) draws with replacement (the bootstrap's own
+    distribution), computed exactly by convolving the draw's distribution."""
+    n = len(values)
+    dist = {0: 1.0}
+    for _ in range(n):
+        nxt: dict[int, float] = {}
+        for total, p in dist.items():
+            for v in values:
+                nxt[total + v] = nxt.get(total + v, 0.0) + p / n
+        dist = nxt
+    out, cumulative = [], 0.0
+    ordered = sorted(dist.items())
+    for q in probabilities:
+        cumulative = 0.0
+        for total, p in ordered:
+            cumulative += p
+            if cumulative >= q:
+                out.append(total / n)
+                break
+    return out
+
+
+@pytest.mark.parametrize("level", [0.95, 0.80])
+def test_bootstrap_ci_takes_the_percentiles_of_the_resampled_means(level):
+    values = list(range(10))
+    lo, hi = bootstrap_ci([float(v) for v in values], level=level, samples=20_000)
+    exact_lo, exact_hi = _exact_mean_quantiles(values, [(1 - level) / 2, (1 + level) / 2])
+    # 20,000 resamples pin a percentile to about ±0.05 here; a neighbouring percentile
+    # (1 point off) moves it by more than 0.1, the extremes of the resamples by over 1
+    assert lo == pytest.approx(exact_lo, abs=0.1) and hi == pytest.approx(exact_hi, abs=0.1)
+    assert lo < 4.5 < hi and hi - lo == pytest.approx(exact_hi - exact_lo, abs=0.15)
+
+
 def test_bootstrap_ci_is_deterministic_and_brackets_the_mean():
     values = [1.0, 2.0, 3.0, 4.0, 10.0]
     assert bootstrap_ci(values) == bootstrap_ci(values)
