@@ -59,10 +59,7 @@ def test_no_hidden_parameter_is_reachable(env):
 @pytest.mark.parametrize("query", [
     "SELECT * FROM read_csv('/etc/passwd')",
     "SELECT * FROM read_text('/etc/hostname')",
-    "SELECT * FROM read_parquet('/tmp/x.parquet')",
     "SELECT * FROM glob('/*')",
-    "SELECT getenv('HOME')",
-    "SELECT * FROM 'pyproject.toml'",
     "COPY (SELECT 1) TO '/tmp/vendbench_leak.csv'",
     "ATTACH '/tmp/other.duckdb' AS other",
     "INSTALL httpfs",
@@ -78,7 +75,6 @@ def test_no_hidden_parameter_is_reachable(env):
     "SELECT 1; SELECT 2",
     "EXPORT DATABASE '/tmp/dump'",
     "CALL pragma_version()",
-    "SELECT * FROM secret_python_variable",
     "",
     "SELEC 1",
 ])
@@ -89,6 +85,94 @@ def test_hostile_queries_are_refused_and_change_nothing(env, query):
     assert "Traceback" not in out["error"]
     assert sql(env, "SELECT count(*), sum(units_sold) FROM sales")["rows"] == before
     assert not os.path.exists("/tmp/vendbench_leak.csv")
+
+
+@pytest.fixture
+def outside_files(tmp_path):
+    """Files that a raw DuckDB reads without complaint (so that only the sandbox's own
+    settings can stop a query that names them)."""
+    import duckdb
+
+    csv = tmp_path / "secret.csv"
+    csv.write_text("k,v\nsecret,42\n")
+    parquet = tmp_path / "secret.parquet"
+    duckdb.connect().execute(f"COPY (SELECT 'secret' AS k) TO '{parquet}' (FORMAT parquet)")
+    raw = duckdb.connect()
+    for path in (csv, parquet):                    # the control: unguarded, they read
+        assert raw.execute(f"SELECT count(*) FROM '{path}'").fetchone() == (1,)
+    return {"csv": str(csv), "parquet": str(parquet)}
+
+
+@pytest.mark.parametrize("template", [
+    "SELECT * FROM '{csv}'", "SELECT * FROM read_csv('{csv}')",
+    "SELECT * FROM read_parquet('{parquet}')", "SELECT * FROM '{parquet}'",
+    "SELECT content FROM read_text('{csv}')",
+])
+def test_files_that_exist_are_out_of_reach(env, outside_files, template):
+    out = sql(env, template.format(**outside_files))
+    assert not out["ok"] and "disabled by configuration" in out["error"], out
+
+
+def test_python_variables_in_scope_are_not_readable(env):
+    import duckdb
+    import numpy as np
+
+    secret_rows = {"popularity": np.array([0.9, 0.1])}         # noqa: F841 (read by name)
+    raw = duckdb.connect()                       # the control: a raw DuckDB finds it
+    assert raw.execute("SELECT count(*) FROM secret_rows").fetchone() == (2,)
+    out = sql(env, "SELECT * FROM secret_rows")
+    assert not out["ok"] and "secret_rows" in out["error"], out
+
+
+def _sandbox(env):
+    sql(env, "SELECT 1")                          # the sandbox opens on first use
+    return env._sql._con
+
+
+@pytest.mark.parametrize("statement", [
+    "SET memory_limit = '64GB'", "SET enable_external_access = true",
+    "SET python_enable_replacements = true", "SET lock_configuration = false",
+    "RESET memory_limit", "SET threads = 8",
+])
+def test_the_configuration_is_locked_behind_the_statement_gate(env, statement):
+    """The gate refuses every SET; behind it, DuckDB itself refuses too."""
+    import duckdb
+
+    with pytest.raises(duckdb.Error, match="(?i)lock"):
+        _sandbox(env).execute(statement)
+    settings = dict(_sandbox(env).execute(
+        "SELECT name, value FROM duckdb_settings() WHERE name IN ('memory_limit', "
+        "'enable_external_access', 'python_enable_replacements', 'threads', "
+        "'autoinstall_known_extensions', 'autoload_known_extensions')").fetchall())
+    assert settings["enable_external_access"] == "false"
+    assert settings["python_enable_replacements"] == "false" and settings["threads"] == "1"
+    assert settings["autoinstall_known_extensions"] == "false"
+    assert settings["autoload_known_extensions"] == "false"
+
+
+@pytest.mark.parametrize("statement", [
+    "COPY (SELECT 1) TO '{dir}/leak.csv'", "ATTACH '{dir}/other.duckdb' AS other",
+    "INSTALL httpfs", "LOAD httpfs", "EXPORT DATABASE '{dir}/dump'",
+])
+def test_behind_the_gate_files_and_extensions_stay_out_of_reach(env, tmp_path, statement):
+    import duckdb
+
+    with pytest.raises(duckdb.Error):
+        _sandbox(env).execute(statement.format(dir=tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_memory_bombs_stop_at_the_memory_limit_not_the_timer():
+    """A query that needs a few hundred MB: fine for a raw DuckDB in a fraction of a
+    second, refused by the sandbox's 256 MB limit (the timer is set far away)."""
+    import duckdb
+
+    bomb = "SELECT length(list(range)) FROM range(40000000)"
+    assert duckdb.connect().execute(bomb).fetchone() == (40_000_000,)      # the control
+    env = make("autovend", seed=1, days=5, sql_time_limit_s=60)
+    out = sql(env, bomb)
+    assert not out["ok"] and "memory" in out["error"].lower(), out
+    assert sql(env, "SELECT 1")["ok"]
 
 
 def test_runaway_queries_are_stopped(env):
