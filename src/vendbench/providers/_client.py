@@ -67,9 +67,11 @@ class ModelClient:
 
     def __init__(self, provider: Provider, price: Price | None, limit: AdaptiveLimit,
                  rates: RateLimits, *, max_attempts: int = 6, backoff_s: float = 1.0,
-                 max_backoff_s: float = 60.0) -> None:
+                 max_backoff_s: float = 60.0,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.provider, self.price, self.limit, self.rates = provider, price, limit, rates
         self.max_attempts = max_attempts
+        self._sleep = sleep                 # how a retry waits (a test gives its own clock)
         self._wait = wait_exponential_jitter(multiplier=backoff_s, max=max_backoff_s,
                                              jitter=backoff_s)
 
@@ -103,7 +105,7 @@ class ModelClient:
         each attempt leaves; whatever it raises propagates (nothing was sent)."""
         number = first_attempt - 1
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_attempts), wait=self._wait_for,
+            stop=stop_after_attempt(self.max_attempts), wait=self._wait_for, sleep=self._sleep,
             retry=retry_if_exception(lambda e: isinstance(e, _Retry) and e.failure.kind
                                      not in (RetryKind.NO, RetryKind.CONTEXT)),
             reraise=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import AsyncIterator
@@ -26,20 +27,24 @@ class LimitEvent:
 
 
 class AdaptiveLimit:
-    """An AIMD concurrency limit with a shared pause after rate limiting."""
+    """An AIMD concurrency limit with a shared pause after rate limiting. ``clock`` and
+    ``sleep`` are the monotonic clock and the wait (a test gives controllable ones)."""
 
-    def __init__(self, key: str, ceiling: int, floor: int = 1) -> None:
+    def __init__(self, key: str, ceiling: int, floor: int = 1, *,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.key, self.ceiling, self.floor = key, max(1, ceiling), max(1, floor)
         self.limit = float(self.ceiling)
         self.in_flight = 0
         self.events: list[LimitEvent] = []
+        self._clock, self._sleep = clock, sleep
         self._cond = asyncio.Condition()
         self._paused_until = 0.0
-        self._t0 = time.monotonic()
+        self._t0 = clock()
         self._record("start", None)
 
     def _record(self, event: str, retry_after: float | None) -> None:
-        self.events.append(LimitEvent(self.key, round(time.monotonic() - self._t0, 3), event,
+        self.events.append(LimitEvent(self.key, round(self._clock() - self._t0, 3), event,
                                       round(self.limit, 3), retry_after))
 
     @asynccontextmanager
@@ -48,9 +53,9 @@ class AdaptiveLimit:
             await self._cond.wait_for(lambda: self.in_flight < int(self.limit))
             self.in_flight += 1
         try:
-            wait = self._paused_until - time.monotonic()
+            wait = self._paused_until - self._clock()
             if wait > 0:
-                await asyncio.sleep(wait)
+                await self._sleep(wait)
             yield
         finally:
             async with self._cond:
@@ -61,7 +66,7 @@ class AdaptiveLimit:
         """Multiplicative decrease, and honour Retry-After for everyone."""
         self.limit = max(float(self.floor), self.limit / 2)
         if retry_after:
-            self._paused_until = max(self._paused_until, time.monotonic() + retry_after)
+            self._paused_until = max(self._paused_until, self._clock() + retry_after)
         self._record("rate_limited", retry_after)
 
     def succeeded(self) -> None:
