@@ -31,10 +31,11 @@ def test_429_is_retried_after_retry_after_and_not_billed(llm, tmp_path):
 def test_5xx_is_retried_and_not_billed(llm, tmp_path):
     db = str(tmp_path / "r.duckdb")
     llm.inject("500", times=3)
-    run(db, days=2, models=[model(llm)])
+    result = run(db, days=2, models=[model(llm)])
     rows = statuses(db)
     assert [r[1] for r in rows[:4]] == ["transient"] * 3 + ["ok"]
     assert all(r[2] == 0 for r in rows[:3])
+    assert result.pool.spent == sum(r[2] for r in rows if r[1] == "ok")   # 5xx: not billed
 
 
 def test_unknown_outcomes_are_retried_and_charged_in_full(llm, tmp_path):
@@ -43,13 +44,17 @@ def test_unknown_outcomes_are_retried_and_charged_in_full(llm, tmp_path):
     llm.inject("drop")
     llm.inject("truncated")
     llm.inject("malformed")
-    run(db, days=2, models=[model(llm, request_timeout_s=0.5)])
+    result = run(db, days=2, models=[model(llm, request_timeout_s=0.5)])
     rows = statuses(db)
     assert [r[1] for r in rows[:5]] == ["unknown"] * 4 + ["ok"]
     for attempt, _, cost, reserved in rows[:4]:
         assert cost == reserved > 0               # maybe billed: the reservation is spent
     trial_cost = query(db, "SELECT cost_usd FROM trials")[0][0]
     assert trial_cost == sum(r[2] for r in rows)
+    # what the budget itself charged, not only what was logged: the pool holds every
+    # reservation of an unknown outcome, plus the actual cost of each reply
+    ok = sum(r[2] for r in rows if r[1] == "ok")
+    assert result.pool.spent == ok + sum(r[3] for r in rows[:4]) == trial_cost
 
 
 def test_usage_that_is_no_token_count_is_a_garbled_reply_charged_its_reservation(
