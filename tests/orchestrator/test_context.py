@@ -170,6 +170,35 @@ def test_requests_respect_the_model_limit_end_to_end(llm, tmp_path):
         assert {m["tool_call_id"] for m in r["messages"] if m["role"] == "tool"} <= calls
 
 
+@pytest.mark.parametrize("strategy", ["block", "sliding"])
+def test_every_request_leaves_room_for_the_tools_and_the_reply(tmp_path, strategy):
+    """A server that counts exactly as we do, whose context is max_context_tokens and
+    which refuses any request whose prompt plus max_tokens does not fit (as OpenAI does):
+    the window must leave room for the tool schemas and the whole output allowance, and
+    still come close to the limit (so that the test would see a window that forgets
+    either)."""
+    from vendbench.providers import TokenCounter
+
+    from ..fakellm import FakeLLM
+
+    counter = TokenCounter("openai/fake-model")
+    limit, output = 6_000, 800
+    with FakeLLM(count_message=lambda m: counter.count_now([m])[0],
+                 count_tools=lambda t: counter.tools(t) if t else 0,
+                 context_window=limit, context_error="openai") as llm:
+        db = str(tmp_path / "r.duckdb")
+        result = run(db, days=30, models=[model(llm, max_context_tokens=limit,
+                                                 max_output_tokens=output,
+                                                 context_strategy=strategy)])
+        prompts = [u["prompt_tokens"] for u in llm.usages]
+    assert result.as_json()["trials"][0]["status"] == "completed"
+    assert query(db, "SELECT count(*) FROM exchanges WHERE status <> 'ok'") == [(0,)]
+    assert max(prompts) + output <= limit                     # never refused, never over
+    assert max(prompts) + output > limit - output / 2, max(prompts)   # and tight: it filled up
+    assert min(prompts) > counter.tools(json.loads(query(
+        db, "SELECT tools_json FROM runs")[0][0]))               # the schemas travel each time
+
+
 def test_counts_are_litellms_plus_chat_framing():
     import litellm
 
