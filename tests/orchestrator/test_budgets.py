@@ -134,7 +134,9 @@ def test_no_overspend_with_many_trials_in_flight_on_one_pool(llm, tmp_path):
     result = run(db, days=30, seeds=list(range(1, 21)), workers=20, total_budget_usd="0.05",
                  models=[model(llm, max_output_tokens=600, max_concurrency=32)])
     trials = result.as_json()["trials"]
-    assert llm.max_in_flight >= 16
+    # many at once: as many as the pool's reservations allow (about 15 of ~$0.0032 each,
+    # once the first reply has calibrated the count), not one by one
+    assert llm.max_in_flight >= 10
     spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
     assert spent <= D("0.05")                              # never over the cap…
     assert spent > D("0.025")                              # …with the pool really drawn on
@@ -143,6 +145,34 @@ def test_no_overspend_with_many_trials_in_flight_on_one_pool(llm, tmp_path):
         needed, left = re.search(r"needs \$([\d.]+) but only \$([\d.]+)", t["reason"]).groups()
         assert "run budget" in t["reason"] and D(left) < D(needed)
     assert sum(t["cost_usd"] for t in trials) == pytest.approx(float(spent))
+
+
+def test_a_server_counting_4x_our_tokens_never_takes_the_pool_past_its_cap(llm, tmp_path):
+    """Every trial's first reservation used to be made at our own count, before any reply
+    had calibrated it: twenty at once, each billed 4× what it reserved for its prompt,
+    overspent a small pool. The first request of a model now goes alone; once it has
+    answered, the others reserve at the server's count."""
+    llm.usage_scale = 4.0                     # prompt (and output) tokens: 4× ours
+    llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")], delay=0.05)
+    cap = D("0.051")
+    db = str(tmp_path / "r.duckdb")
+    result = run(db, days=30, seeds=list(range(1, 21)), workers=20,
+                 total_budget_usd=str(cap), models=[model(llm, max_output_tokens=256)])
+    price = Price(D("0.4"), D("1.6"))
+    bill = sum((price.cost(u["prompt_tokens"], u["completion_tokens"]) for u in llm.usages),
+               D(0))
+    spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
+    assert bill == spent == result.pool.spent                  # the server's bill is ours
+    assert spent <= cap, spent                                 # and it never passed the cap
+    assert spent > cap * D("0.8")                              # with the pool really used
+    assert {t["status"] for t in result.as_json()["trials"]} == {"budget_exhausted"}
+    first = query(db, "SELECT min(sent_at) FROM exchanges")[0][0]
+    together = query(db, "SELECT count(*) FROM exchanges WHERE sent_at = ?", [first])[0][0]
+    assert together == 1                                        # the first went alone
+    reserved = query(db, "SELECT reserved_usd, json_extract(request_json, '$.counted_tokens')"
+                         "::INT FROM exchanges ORDER BY sent_at")
+    for r, counted in reserved[1:]:                             # then at the server's count
+        assert r >= price.cost(4 * counted, 256)
 
 
 def test_trial_budgets_are_earmarked_from_the_pool(llm, tmp_path):

@@ -9,6 +9,12 @@ did (its tool schemas 1.9×). So each model keeps:
 * ``context_tokens``: the context the server really has, if it turned out smaller than
   ``max_context_tokens`` (learned from a context-length error).
 
+Until a reply has reported the server's count, the model's requests in this process go
+one at a time (``until_calibrated``): every reservation before that is made at our own
+count, so twenty first requests at once to a server that counts 4× more would overspend
+twenty times; one at a time, only the first is reserved blind, and once it has answered
+the others reserve at the server's count.
+
 It also notices a server that ignores the tool schemas (llama.cpp's server does unless
 ``tool_choice`` is sent), two ways; the run is told once:
 
@@ -22,7 +28,10 @@ It also notices a server that ignores the tool schemas (llama.cpp's server does 
 
 from __future__ import annotations
 
+import asyncio
 import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from ..providers import ContextLimit
 
@@ -40,6 +49,23 @@ class Calibration:
         self._first: tuple[int, int] | None = None     # (counted messages, reported)
         self._last: tuple[int, int] | None = None      # (counted, reported)
         self._tools_checked = tools_tokens == 0
+        self.calibrated = False          # a reply has reported the server's prompt count
+        self._alone: asyncio.Lock | None = None
+
+    @asynccontextmanager
+    async def until_calibrated(self) -> AsyncIterator[None]:
+        """Hold this around a request (window, reservation and send): until a reply has
+        calibrated the count, one request at a time gets through; after, all at once."""
+        if self.calibrated:
+            yield
+            return
+        if self._alone is None:
+            self._alone = asyncio.Lock()
+        async with self._alone:
+            if not self.calibrated:
+                yield                    # alone: the others wait for its reply
+                return
+        yield                            # calibrated while it waited: go at once
 
     def scale(self, counted: int) -> int:
         """Our count of a prompt, as the server is expected to count it."""
@@ -55,6 +81,7 @@ class Calibration:
         if counted <= 0 or reported <= 0:
             return None
         self.ratio = max(self.ratio, reported / counted)
+        self.calibrated = True
         self._last = (counted, reported)
         return None if self._tools_checked else self._check_tools(counted, reported)
 

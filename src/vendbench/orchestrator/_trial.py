@@ -252,52 +252,62 @@ async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
     after. A prompt the server finds too long is shortened once (older exchanges
     evicted, the count recalibrated) and sent again; if that fails too, the trial ends
     ``context_overflow`` (a model-side limit, not a harness error)."""
-    assert ctx.client is not None and ctx.calibration is not None
+    assert ctx.calibration is not None
     m, cal = spec.model, ctx.calibration
-    seq, day = out.exchanges + 1, env.day
+    seq = out.exchanges + 1
     for recovery in range(2):
-        window = context.window(cal.prompt_limit(m.max_output_tokens), cal.ratio)
-        tlog.messages(context.take_new())
-        request = _request(spec, env, window)
-        logged = request_log(request, window)
-
-        async def on_send(number: int, reserved: Decimal) -> None:
-            tlog.reservation(seq, number, day, reserved, logged)
-            await ctx.writer.flush()          # durable before the request leaves
-
-        async def on_attempt(a: Attempt) -> None:
-            tlog.attempt(seq, day, logged, a)     # committed with the next reservation
-            if a.cost is not None:
-                out.cost += a.cost
-            if a.completion is not None:
-                u = a.completion.usage
-                for i, n in enumerate((u.prompt_tokens, u.completion_tokens,
-                                       u.cache_read_tokens, u.cache_write_tokens)):
-                    out.tokens[i] += n
-                if a.cost is not None and a.cost > a.reserved:
-                    _over_billed(spec, ctx, tlog, a, cal.scale(window.tokens))
-
-        try:
-            completion = await ctx.client.complete(request, ctx.budget, cal.scale(window.tokens),
-                                                   on_attempt, first_attempt=attempt,
-                                                   on_send=on_send)
-        except ContextLengthExceeded as exc:
-            learned = cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)
-            if recovery:
-                raise ContextOverflow(
-                    f"the server refused the prompt as too long again after older exchanges "
-                    f"were evicted ({learned}); raise the server's context or lower "
-                    "max_context_tokens") from None
-            dropped = context.evict()
-            log.info("%s: context-length error on exchange %d; evicted %d exchange(s), %s",
-                     spec.trial_id, seq, dropped, learned)
-            attempt = tlog.last_attempt + 1
-            continue
-        warning = cal.observe(window.tokens, completion.usage.prompt_tokens)
-        if warning:
-            tlog.warning(spec.run_id, "tools_dropped", warning)
-        return completion
+        # until a reply has calibrated the model's count, its requests go one at a time
+        async with cal.until_calibrated():
+            window = context.window(cal.prompt_limit(m.max_output_tokens), cal.ratio)
+            try:
+                return await _send(spec, ctx, env, context, window, tlog, out, seq, attempt)
+            except ContextLengthExceeded as exc:
+                learned = cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)
+                if recovery:
+                    raise ContextOverflow(
+                        f"the server refused the prompt as too long again after older "
+                        f"exchanges were evicted ({learned}); raise the server's context or "
+                        "lower max_context_tokens") from None
+                dropped = context.evict()
+                log.info("%s: context-length error on exchange %d; evicted %d exchange(s), "
+                         "%s", spec.trial_id, seq, dropped, learned)
+                attempt = tlog.last_attempt + 1
     raise AssertionError("unreachable")
+
+
+async def _send(spec: TrialSpec, ctx: TrialContext, env: Environment, context: RollingContext,
+                window: Window, tlog: TrialLog, out: TrialOutcome, seq: int, attempt: int
+                ) -> Completion:
+    """Send ``window`` (with the client's retries) and learn the server's count from the
+    reply; raises ContextLengthExceeded if the server finds it too long."""
+    assert ctx.client is not None and ctx.calibration is not None
+    cal, day = ctx.calibration, env.day
+    tlog.messages(context.take_new())
+    request = _request(spec, env, window)
+    logged = request_log(request, window)
+
+    async def on_send(number: int, reserved: Decimal) -> None:
+        tlog.reservation(seq, number, day, reserved, logged)
+        await ctx.writer.flush()          # durable before the request leaves
+
+    async def on_attempt(a: Attempt) -> None:
+        tlog.attempt(seq, day, logged, a)     # committed with the next reservation
+        if a.cost is not None:
+            out.cost += a.cost
+        if a.completion is not None:
+            u = a.completion.usage
+            for i, n in enumerate((u.prompt_tokens, u.completion_tokens,
+                                   u.cache_read_tokens, u.cache_write_tokens)):
+                out.tokens[i] += n
+            if a.cost is not None and a.cost > a.reserved:
+                _over_billed(spec, ctx, tlog, a, cal.scale(window.tokens))
+
+    completion = await ctx.client.complete(request, ctx.budget, cal.scale(window.tokens),
+                                           on_attempt, first_attempt=attempt, on_send=on_send)
+    warning = cal.observe(window.tokens, completion.usage.prompt_tokens)
+    if warning:
+        tlog.warning(spec.run_id, "tools_dropped", warning)
+    return completion
 
 
 def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: TrialLog, a: Attempt,
