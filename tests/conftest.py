@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis on a fixed profile: the same examples on every run and machine, so that CI is
+# deterministic (a failure reproduces). HYPOTHESIS_PROFILE=explore searches afresh, longer.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, deadline=None, max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 from vendbench.environment import make
 from vendbench.environment.autovend import AutoVendEnv

@@ -102,7 +102,8 @@ class FakeLLM:
                  context_window: int | None = None, context_error: str = "llama",
                  require_tool_choice: bool = False, drop_tools: bool = False,
                  prompt_cache: bool = True, min_cache_tokens: int = 1024,
-                 usage_style: str = "openai", keep_requests: bool = True) -> None:
+                 usage_style: str = "openai", keep_requests: bool = True,
+                 port: int = 0) -> None:
         self.script = script
         self.usage_scale = usage_scale
         self.latency = latency
@@ -130,7 +131,11 @@ class FakeLLM:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
-        self.port = _free_port()
+        # the listening socket is bound here, to a port the OS picks, and kept: no other
+        # process can take the port between choosing it and serving on it
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", port))
+        self.port = self._socket.getsockname()[1]
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/v1"
 
@@ -326,7 +331,7 @@ class FakeLLM:
                 app.router.add_post(path, self._handle)
             self._runner = web.AppRunner(app, access_log=None)
             self._loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", self.port, backlog=1024)
+            site = web.SockSite(self._runner, self._socket, backlog=1024)
             self._loop.run_until_complete(site.start())
             ready.set()
             self._loop.run_forever()
@@ -346,11 +351,6 @@ class FakeLLM:
             self._thread.join(10)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def main() -> None:
     """Serve until killed: ``python -m tests.fakellm --port P [--latency S]``."""
@@ -360,10 +360,6 @@ def main() -> None:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--latency", type=float, default=0.0)
     args = ap.parse_args()
-    server = FakeLLM(latency=args.latency)
-    server.port = args.port
-    server.base = f"http://127.0.0.1:{args.port}"
-    server.url = f"{server.base}/v1"
-    with server:
+    with FakeLLM(latency=args.latency, port=args.port) as server:
         print(f"serving {server.url}", flush=True)
         threading.Event().wait()

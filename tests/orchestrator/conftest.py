@@ -55,6 +55,17 @@ def run(db: str, **config: Any) -> RunResult:
     return asyncio.run(execute(cfg, db))
 
 
+async def until(condition: Any, timeout: float = 60.0, what: str = "the condition") -> None:
+    """Wait (in the event loop) until ``condition()`` holds; fail after ``timeout`` s
+    rather than hang the suite."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up waiting for {what} after {timeout:g} s")
+        await asyncio.sleep(0.005)
+
+
 def query(db: str, sql: str, params: list | None = None) -> list[tuple]:
     with Store(db, read_only=True) as store:
         return store.con.execute(sql, params or []).fetchall()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from ..fakellm import Reply
-from .conftest import model, query, run
+from .conftest import model, query, run, until
 
 
 def statuses(db: str) -> list[tuple]:
@@ -181,8 +181,7 @@ def test_a_request_interrupted_in_flight_is_logged_and_charged_in_full(llm, tmp_
 
     async def interrupt_when_sent() -> None:
         task = asyncio.create_task(execute(config, db))
-        while llm.in_flight == 0:
-            await asyncio.sleep(0.01)
+        await until(lambda: llm.in_flight > 0, what="a request in flight")
         task.cancel()
         try:
             await task

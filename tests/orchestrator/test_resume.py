@@ -16,7 +16,7 @@ import pytest
 from vendbench.budgets import Price
 
 from ..fakellm import FakeLLM
-from .conftest import CANARY, model, query, run
+from .conftest import CANARY, model, query, run, until
 
 PRICE = Price(Decimal("0.4"), Decimal("1.6"))
 DAYS = 12
@@ -134,8 +134,7 @@ def test_a_log_that_no_longer_replays_is_refused_and_restart_runs_it_again(llm, 
 
     async def interrupted() -> str:
         task = asyncio.create_task(execute(config, db))
-        while llm.served < 8:
-            await asyncio.sleep(0.01)
+        await until(lambda: llm.served >= 8, what="8 requests")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -169,8 +168,8 @@ def test_resume_sends_the_request_that_was_cut_off_again_byte_for_byte(llm, tmp_
 
     async def cut_off_at(exchange: int) -> str:
         task = asyncio.create_task(execute(config, db))
-        while llm.served < exchange - 1 or llm.in_flight == 0:
-            await asyncio.sleep(0.005)
+        await until(lambda: llm.served >= exchange - 1 and llm.in_flight > 0,
+                    what=f"request {exchange} in flight")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
