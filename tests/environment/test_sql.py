@@ -37,6 +37,40 @@ def test_reads_the_agents_own_records(env):
     assert out["rows"] == [[env.day - 1]]
 
 
+def test_every_view_says_what_the_tools_say(env):
+    """Each view, row for row, against the tool that shows the same records."""
+    machines = env.call("list_machines", {})["machines"]
+    out = sql(env, "SELECT machine_id, name, site_type, capacity FROM machines ORDER BY 1")
+    assert out["rows"] == [[m["machine_id"], m["name"], m["site_type"], m["capacity"]]
+                           for m in machines]
+    assert len(out["rows"]) == 20 and {r[3] for r in out["rows"]} == {200}
+    page = env.call("search_catalog", {"page_size": 50})["rows"]
+    out = sql(env, "SELECT * FROM catalog ORDER BY product_id LIMIT 50")
+    assert out["columns"] == ["product_id", "name", "subcategory", "unit_cost", "ref_price",
+                              "shelf_life_days"]
+    assert out["rows"] == [[r[c] for c in out["columns"]] for r in page]
+    assert sql(env, "SELECT count(*) FROM catalog")["rows"] == [[1372]]
+    orders = env.call("get_orders", {})["rows"]
+    out = sql(env, "SELECT order_id, product_id, quantity, cost, status FROM orders")
+    assert out["rows"] == [[o["order_id"], o["items"][0]["product_id"], o["items"][0]["quantity"],
+                            o["cost"], "delivered"] for o in orders]
+    shelf = env.call("get_machine_inventory", {"machine_id": "M01"})["listings"]
+    out = sql(env, "SELECT product_id, units, expired_units, price FROM machine_inventory "
+                   "WHERE machine_id = 'M01'")
+    assert out["rows"] == [[x["product_id"], x["units"], x["expired"], x["price"]]
+                           for x in shelf]
+    stock = env.call("get_warehouse_inventory", {})["rows"]
+    out = sql(env, "SELECT product_id, units, expired FROM warehouse")
+    assert out["rows"] == [[b["product_id"], b["units"], b["expired"]] for b in stock]
+    pnl = env.call("get_financials", {"window": 30})["days"]
+    out = sql(env, "SELECT date, cash, net_assets, revenue, cost_of_goods, purchases, fees, "
+                   "visit_fees, fines, waste, units_sold FROM daily_pnl ORDER BY day")
+    assert out["rows"] == [[d[k] for k in ("date", "cash", "net_assets", "revenue", "cogs",
+                                           "purchases", "fees", "visit_fees", "fines",
+                                           "waste_cost", "units_sold")] for d in pnl]
+    assert len(pnl) == env.day - 1
+
+
 def test_sees_new_days_as_they_happen(env):
     before = sql(env, "SELECT count(*) FROM daily_pnl")["rows"][0][0]
     next_day(env)

@@ -104,7 +104,8 @@ def test_anthropic_usage_is_stored_and_every_cost_recomputes_from_it(llm, tmp_pa
     """Reads and writes as Anthropic reports them, through litellm's mapping; every
     exchange's cost equals a recomputation from its stored usage and the stored price."""
     db = str(tmp_path / "r.duckdb")
-    result = run(db, days=8, seeds=[1, 2], models=[claude(llm), model(llm)])
+    result = run(db, days=8, seeds=[1, 2], models=[
+        claude(llm), model(llm, cache_read_usd_per_mtok="0.1")])
     assert {t["status"] for t in result.as_json()["trials"]} == {"completed"}
     sent = [u for u, p in zip(llm.usages, llm.paths) if p == "/v1/messages"]
     stored = query(db, """SELECT input_tokens, cache_read_tokens, cache_write_tokens
@@ -121,6 +122,13 @@ def test_anthropic_usage_is_stored_and_every_cost_recomputes_from_it(llm, tmp_pa
     for m, i, o, read, write, reasoning, cost in rows:
         assert cost == prices[m].cost(i, o, read, write, reasoning)
     assert sum(r[6] for r in rows) == query(db, "SELECT sum(cost_usd) FROM trials")[0][0]
+    # OpenAI-style cache reads (prompt_tokens_details.cached_tokens) at the cache rate: a
+    # read token costs a quarter of a plain one here, and the cost shows it
+    cached = [r for r in rows if r[0] == "openai/fake-model" and r[3] > 0]
+    assert cached, "the server's prefix cache was never hit"
+    for m, i, o, read, write, reasoning, cost in cached:
+        plain = Price(Decimal("0.4"), Decimal("1.6")).cost(i, o)
+        assert cost == plain - read * (Decimal("0.4") - Decimal("0.1")) / 1_000_000 < plain
 
 
 def test_no_prompt_caching_sends_neither_markers_nor_key(llm, tmp_path):

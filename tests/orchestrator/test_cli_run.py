@@ -96,7 +96,20 @@ id = "baseline/order-up-to"
     assert rc == 2 and "colour" in err and "Extra inputs" in err
 
 
-def test_bad_input_is_a_clear_error(llm, tmp_path):
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    """``vendbench ARGS`` in this process (the same entry point, no interpreter start):
+    exit code, stdout, stderr."""
+    from vendbench.cli import main
+
+    try:
+        rc = main(list(args))
+    except SystemExit as exc:                 # argparse's own errors
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_bad_input_is_a_clear_error(llm, tmp_path, capsys, monkeypatch):
     db = str(tmp_path / "r.duckdb")
     cases = [
         (["--models", "openai/fake", "--api-base", llm.url], "no price known"),
@@ -108,13 +121,13 @@ def test_bad_input_is_a_clear_error(llm, tmp_path):
         (["--models", "openai/fake", "--budget", "-1"], "positive amount"),
     ]
     for args, message in cases:
-        rc, out, err = finish(vendbench("run", *args, "--db", db))
+        rc, out, err = cli(capsys, "run", *args, "--db", db)
         assert rc == 2 and message in err and "Traceback" not in err, (args, err)
     assert not os.path.exists(db)               # a refused run leaves no file behind
-    rc, out, err = finish(vendbench("run", "--resume", "nope", "--db", db))
+    rc, out, err = cli(capsys, "run", "--resume", "nope", "--db", db)
     assert rc == 2 and "no results database" in err
-    rc, out, err = finish(vendbench("run", "--resume", "r", "--temperature", "0.5",
-                                    "--no-prompt-caching", "--db", db))
+    rc, out, err = cli(capsys, "run", "--resume", "r", "--temperature", "0.5",
+                       "--no-prompt-caching", "--db", db)
     assert rc == 2 and "drop --temperature, --no-prompt-caching" in err
     for flag, value, message in (("--context-strategy", "rolling", "invalid choice"),
                                  ("--context-low-water", "0.95", "from 0.1 up to 0.9"),
@@ -123,13 +136,16 @@ def test_bad_input_is_a_clear_error(llm, tmp_path):
                                  ("--timeout", "-1", "seconds above 0 up to 86400"),
                                  ("--tool-choice", "any", "invalid choice"),
                                  ("--max-context-tokens", "3000", "first request alone")):
-        rc, out, err = finish(vendbench("run", "--models", "openai/fake", *llm_args(llm),
-                                        flag, value, "--db", db))
+        rc, out, err = cli(capsys, "run", "--models", "openai/fake", *llm_args(llm), flag,
+                           value, "--db", db)
         assert rc == 2 and message in err and "Traceback" not in err, (flag, err)
     assert not os.path.exists(db)
-    rc, out, err = finish(vendbench("run", "--models", "openai/fake", *llm_args(llm), "--db",
-                                    db, env_extra={"OPENAI_API_KEY": ""}))
+    monkeypatch.setenv("OPENAI_API_KEY", "")
+    rc, out, err = cli(capsys, "run", "--models", "openai/fake", *llm_args(llm), "--db", db)
     assert rc == 2 and "OPENAI_API_KEY" in err
+    # and once as a user types it, in a process of its own
+    rc, out, err = finish(vendbench("run", "--models", "gpt4", "--db", db))
+    assert rc == 2 and "not a litellm model string" in err and "Traceback" not in err
 
 
 def test_per_model_flags_reach_every_request_and_the_stored_config(llm, tmp_path):

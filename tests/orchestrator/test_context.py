@@ -148,6 +148,43 @@ def test_each_message_gets_one_id_and_is_reported_once():
     assert ctx.take_new() == []
 
 
+@pytest.mark.parametrize("strategy", ["block", "sliding"])
+def test_a_restored_context_goes_on_exactly_as_the_original(strategy):
+    """A resumed trial rebuilds its context from the stored messages and the last window
+    sent: from there, every window equals the one the uninterrupted context makes."""
+    from vendbench.orchestrator._context import Message
+
+    original = make("rules " * 50, 2500, strategy=strategy)
+    stored: list[Message] = []
+    windows = play(original, 40)
+    for _ in range(25):
+        last = next(windows)
+    stored = [m for m in original.take_new()]
+    assert last.dropped or original.start > 0              # it has evicted by now
+    restored = make("rules " * 50, 2500, strategy=strategy)
+    restored.restore([Message(m.id, json.loads(json.dumps(m.body)), m.tokens)
+                      for m in stored], [m.id for m in last.messages])
+    assert [[m.id for m in u] for u in restored.units] == \
+        [[m.id for m in u] for u in original.units]
+    assert restored.start == original.start and restored.take_new() == []
+    for step, (a, b) in enumerate(zip(play(original, 15, seed=3), play(restored, 15, seed=3))):
+        assert [m.id for m in a.messages] == [m.id for m in b.messages], step
+        assert [m.body for m in a.messages] == [m.body for m in b.messages], step
+        assert (a.tokens, a.cache_points, a.dropped) == (b.tokens, b.cache_points, b.dropped)
+    assert [m.id for m in restored.take_new()] == [m.id for m in original.take_new()]
+
+
+def test_restore_refuses_a_conversation_from_another_system_prompt():
+    from vendbench.orchestrator._context import Message
+
+    old = make("old rules", 2000)
+    add_user(old, "Day 1 report")
+    messages = old.take_new()
+    new = make("new rules", 2000)
+    with pytest.raises(ValueError, match="system prompt changed"):
+        new.restore([Message(m.id, m.body, m.tokens) for m in messages], [0, 2])
+
+
 def test_an_exchange_larger_than_the_limit_is_an_overflow():
     for strategy in ("block", "sliding"):
         ctx = make("rules", 50, strategy=strategy)
