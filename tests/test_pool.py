@@ -123,3 +123,37 @@ def _run_script(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(40))
 def test_no_script_spends_past_the_cap(seed):
     _run_script(seed)
+
+
+def test_open_earmarks_are_what_the_scheduler_waits_for():
+    pool = Budget("run", D("10"))
+    assert not pool.has_open_earmarks()
+    free = pool.earmark("trial", None)            # draws on the pool: promises nothing
+    assert not free.earmarked and not pool.has_open_earmarks()
+    held = pool.earmark("trial", D("3"))
+    assert pool.has_open_earmarks()
+    held.close()
+    assert not pool.has_open_earmarks()
+
+
+def test_a_refusal_names_the_budget_and_the_cap_that_bind():
+    pool = Budget("run", D("10"))
+    trial = pool.earmark("trial", D("2"))
+    with pytest.raises(BudgetExceeded) as err:
+        trial.reserve(D("2.5"))
+    assert (err.value.scope, err.value.limit, err.value.left) == ("trial", D("2"), D("2"))
+    free = pool.earmark("trial", None)            # no cap of its own: the pool's binds
+    with pytest.raises(BudgetExceeded) as err:
+        free.reserve(D("9"))
+    assert (err.value.scope, err.value.limit, err.value.left) == ("run", D("10"), D("8"))
+    assert "run budget" in str(err.value) and "$8" in str(err.value)
+
+
+def test_overspend_is_measured_against_every_cap_above():
+    pool = Budget("run", D("1"))
+    free = pool.earmark("trial", None)
+    free.charge(D("1.25"))                        # billed past the pool's cap
+    assert free.overspent() == pool.overspent() == D("0.25")
+    capped = Budget("run", D("5")).earmark("trial", D("1"))
+    capped.charge(D("1.5"))
+    assert capped.overspent() == D("0.5") and capped.parent.overspent() == 0

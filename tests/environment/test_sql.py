@@ -71,6 +71,38 @@ def test_every_view_says_what_the_tools_say(env):
     assert len(pnl) == env.day - 1
 
 
+def test_the_sales_view_is_the_sales_records_row_for_row():
+    """Twelve days of the baseline (many machines and products, varied prices): the view
+    against the per-listing rows the environment hands to the results store."""
+    from vendbench.providers.policies import make_policy
+
+    env = make("autovend", seed=2, days=30)
+    policy = make_policy("order-up-to", env)
+    while env.day <= 12:
+        day = env.day
+        policy.play_day(env.call, env.observe())
+        if env.day == day:
+            env.call("end_day", {})
+    rows = env.drain_records()["sales"]
+    assert len(rows) > 500 and len({r["price"] for r in rows}) > 10
+    sums = sql(env, "SELECT count(*), sum(day), sum(price), sum(units_on_shelf), "
+                    "sum(units_sold), sum(revenue), count(DISTINCT machine_id), "
+                    "count(DISTINCT product_id) FROM sales")["rows"][0]
+    assert sums[:2] == [len(rows), sum(r["day"] for r in rows)]
+    assert sums[2:6] == pytest.approx([sum(r[k] for r in rows) for k in
+                                       ("price", "units_on_shelf", "units_sold", "revenue")])
+    assert sums[6:] == [len({r["machine_id"] for r in rows}), len({r["product_id"] for r in rows})]
+    cols = ["day", "machine_id", "product_id", "price", "units_on_shelf", "units_sold", "revenue"]
+    for day, machine in ((5, "M02"), (12, "M17")):
+        out = sql(env, f"SELECT {', '.join(cols)}, gross_profit FROM sales WHERE day = {day} "
+                       f"AND machine_id = '{machine}' ORDER BY product_id")
+        mine = sorted((r for r in rows if r["day"] == day and r["machine_id"] == machine),
+                      key=lambda r: r["product_id"])
+        assert mine and [r[:7] for r in out["rows"]] == [[r[c] for c in cols] for r in mine]
+        assert [r[7] for r in out["rows"]] == pytest.approx(
+            [r["revenue"] - r["cogs"] for r in mine])
+
+
 def test_sees_new_days_as_they_happen(env):
     before = sql(env, "SELECT count(*) FROM daily_pnl")["rows"][0][0]
     next_day(env)

@@ -248,3 +248,50 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
     assert page.count("<svg") == 4 and "<table>" in page and "openai/a" in page
     for external in ("src=", "<link", 'href="http', "url(http", "@import", "<metadata"):
         assert external not in page                        # nothing loaded from outside
+
+
+def test_model_rows_edge_cases_on_hand_built_trials():
+    """model_rows directly: oracles that did not grow, tiny baselines, two trials, a
+    trial without operational figures, and the JSON shape of the intervals."""
+    from vendbench.leaderboard._board import model_rows
+
+    def trial(model, seed, net, cost="1", status="completed", read=None, inp=None):
+        return {"trial_id": f"{model}-{seed}", "model": model, "seed": seed, "repeat": 1,
+                "status": status, "final_net_assets": net, "initial_cash": 40_000.0,
+                "cost_usd": None if cost is None else D(cost), "input_tokens": inp,
+                "cache_read_tokens": read}
+
+    trials = [trial("openai/a", 1, 60_000, "2", inp=1000), trial("openai/a", 2, 80_000, "4"),
+              trial("baseline/order-up-to", 1, 0.5, "0"), trial("baseline/order-up-to", 2,
+                                                                   40_000, "0"),
+              trial("baseline/oracle", 1, 40_000, "0"), trial("baseline/oracle", 2, 40_000.5,
+                                                              "0")]
+    rows = {r.model: r for r in model_rows(trials, {"openai/a-1": {"waste_rate": 0.1}})}
+    a = rows["openai/a"]
+    assert a.sd_net_assets == pytest.approx(statistics.stdev([60_000, 80_000]))   # two trials
+    assert a.vs_baseline_ratio == pytest.approx((60_000 / 0.5 + 80_000 / 40_000) / 2)
+    # the oracle grew by 0 on seed 1 (no share to take) and by 0.5 on seed 2
+    assert a.oracle_share == pytest.approx(40_000 / 0.5)
+    assert a.operations == {"waste_rate": 0.1}                # seed 2 had no figures
+    assert a.cached_share == 0.0                              # input, but nothing read
+    assert a.ci_api_efficiency is not None and a.ci_api_efficiency[0] == \
+        pytest.approx(10_000) and a.ci_api_efficiency[1] == pytest.approx(10_000)
+    base = rows["baseline/order-up-to"]
+    assert (base.vs_baseline_ratio, base.beats_baseline, base.baseline_pairs) == (None, None, 0)
+    assert base.cached_share is None                          # no LLM input at all
+    out = a.as_json()
+    assert out["ci_net_assets"] == list(a.ci_net_assets) and out["waste_rate"] == 0.1
+    assert json.loads(json.dumps(out))["ci_api_efficiency"] == list(a.ci_api_efficiency)
+
+
+def test_bootstrap_ci_edge_cases():
+    import random
+
+    rng = random.Random(3)
+    values = [rng.uniform(0, 100) for _ in range(12)]
+    assert bootstrap_ci(values) == bootstrap_ci(values)       # deterministic, continuous data
+    assert bootstrap_ci([1.0, 3.0]) is not None               # two values are enough
+    lo, hi = bootstrap_ci(values, level=1.0, samples=500)     # the whole range of resamples
+    replay = random.Random(0)                                 # the function's own draws
+    means = sorted(sum(replay.choices(values, k=12)) / 12 for _ in range(500))
+    assert (lo, hi) == (means[0], means[-1])

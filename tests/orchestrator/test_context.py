@@ -185,6 +185,63 @@ def test_restore_refuses_a_conversation_from_another_system_prompt():
         new.restore([Message(m.id, m.body, m.tokens) for m in messages], [0, 2])
 
 
+async def exact(messages: list[dict]) -> list[int]:
+    """A count that is the content's length: sizes the tests can hit exactly."""
+    return [len(m.get("content") or "") for m in messages]
+
+
+def test_eviction_stops_exactly_at_the_target_and_reports_what_went():
+    ctx = asyncio.run(RollingContext.create("s" * 100, 1000, exact, 200, low_water=0.5))
+    note = len(OMITTED)                    # 135: counted once units have gone
+    for _ in range(140):                   # 200 tools + 100 system + 140 × 5 = 1000: fits
+        add_user(ctx, "u" * 5)
+    w = ctx.window()
+    assert (w.tokens, w.dropped, ctx.start) == (1000, 0, 0)
+    add_user(ctx, "u" * 5)                 # 1005: evict down to 500, the low-water mark
+    w = ctx.window()
+    # 300 fixed + the note leave 65 for units of 5: 13 stay, exactly at the mark
+    assert (w.dropped, ctx.start, w.tokens) == (128, 128, 300 + note + 13 * 5) and \
+        w.tokens == 500
+    assert w.messages[1].body["content"] == OMITTED and len(w.messages) == 2 + 13
+
+
+def test_a_window_exactly_at_the_limit_is_not_evicted_and_one_over_is():
+    ctx = asyncio.run(RollingContext.create("s" * 100, 1000, exact, 200, strategy="sliding"))
+    for _ in range(7):
+        add_user(ctx, "u" * 100)
+    assert ctx.window().dropped == 0 and ctx.size() == 1000
+    add_user(ctx, "u")                     # 1001: the oldest go, just enough (the note
+    w = ctx.window()                       # that says so costs 135 more)
+    assert (w.dropped, w.tokens) == (2, 300 + len(OMITTED) + 500 + 1)
+
+
+def test_the_newest_exchange_is_never_evicted_even_when_the_note_would_fit():
+    ctx = asyncio.run(RollingContext.create("s", 500, exact))
+    add_user(ctx, "u" * 100)
+    add_user(ctx, "u" * 600)               # alone it overflows; the note alone would fit
+    with pytest.raises(ContextOverflow, match=f"about {1 + len(OMITTED) + 600} tokens"):
+        ctx.window()
+
+
+@pytest.mark.parametrize("last_window", ["none", "first"])
+def test_restore_before_any_eviction_or_any_request(last_window):
+    """A trial cut off before its first request (no window sent) or before any eviction:
+    the window starts at the first unit, and sizes are those of the original."""
+    from vendbench.orchestrator._context import Message
+
+    original = asyncio.run(RollingContext.create("s" * 100, 5000, exact, 200))
+    add_user(original, "Day 1 " + "r" * 94)
+    add_exchange(original, *exchange(1, 2, 50))
+    sent = original.window() if last_window == "first" else None
+    stored = original.take_new()
+    restored = asyncio.run(RollingContext.create("s" * 100, 5000, exact, 200))
+    user_only = [Message(m.id, m.body, m.tokens) for m in stored if m.id > 1]   # no fixed ones
+    restored.restore(user_only, [m.id for m in sent.messages] if sent else [])
+    assert restored.start == 0 and restored.size() == original.size() == 200 + 100 + 100 + 100
+    w = restored.window()
+    assert [m.id for m in w.messages] == [m.id for m in original.window().messages]
+
+
 def test_an_exchange_larger_than_the_limit_is_an_overflow():
     for strategy in ("block", "sliding"):
         ctx = make("rules", 50, strategy=strategy)

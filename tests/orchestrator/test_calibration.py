@@ -1,0 +1,118 @@
+"""The per-model token calibration, driven directly (SPEC §6.1, §6.3): what it learns from
+replies and context-length errors, and what it tells the run."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from vendbench.orchestrator._calibration import Calibration
+from vendbench.providers import ContextLimit
+
+
+def test_the_ratio_is_the_highest_seen_and_never_below_one():
+    cal = Calibration(60_000, tools_tokens=0)
+    assert (cal.ratio, cal.calibrated) == (1.0, False)
+    cal.observe(1000, 800)                        # the server counts less: we keep ours
+    assert (cal.ratio, cal.calibrated) == (1.0, True)
+    cal.observe(1000, 1500)
+    cal.observe(2000, 2400)                       # a lower ratio later does not undo it
+    assert cal.ratio == 1.5 and cal.scale(1001) == 1502
+
+
+@pytest.mark.parametrize("counted,reported", [(0, 100), (100, 0), (-5, 10)])
+def test_a_reply_without_counts_teaches_nothing(counted, reported):
+    cal = Calibration(60_000, tools_tokens=0)
+    assert cal.observe(counted, reported) is None
+    assert (cal.ratio, cal.calibrated) == (1.0, False)
+
+
+def test_the_smallest_counts_still_count():
+    cal = Calibration(60_000, tools_tokens=0)
+    cal.observe(1, 2)
+    assert cal.ratio == 2.0 and cal.calibrated
+
+
+def test_a_context_error_with_the_servers_numbers():
+    cal = Calibration(60_000, tools_tokens=0)
+    learned = cal.overflowed(7000, ContextLimit(prompt_tokens=9000, context_tokens=8192), 512)
+    assert cal.context_tokens == 8192 and cal.ratio == pytest.approx(9000 / 7000)
+    assert learned == f"server context 8,192 tokens, {9000 / 7000:.2f} server tokens per " \
+                      "counted token"
+    assert cal.prompt_limit(512) == 8192 - 512
+
+
+def test_a_context_error_with_only_the_window():
+    cal = Calibration(60_000, tools_tokens=0)
+    cal.overflowed(5000, ContextLimit(context_tokens=8192), 512)
+    # what was sent did not fit 8192 − 512, so the server counts at least that much
+    assert cal.context_tokens == 8192 and cal.ratio == pytest.approx((8192 - 512) / 5000)
+
+
+def test_a_context_error_with_no_numbers_aims_lower():
+    cal = Calibration(60_000, tools_tokens=0)
+    cal.observe(1000, 1200)
+    cal.overflowed(10_000, ContextLimit(), 1000)
+    # it could not hold 12,000 server tokens: the prompt may take 90 % of that from now
+    assert cal.context_tokens == int(12_000 * 0.9) + 1000 and cal.ratio == 1.2
+    cal.overflowed(20_000, ContextLimit(), 1000)  # never grows back
+    assert cal.context_tokens == int(12_000 * 0.9) + 1000
+    cal.overflowed(5000, ContextLimit(prompt_tokens=8000), 1000)
+    assert cal.ratio == 1.6 and cal.context_tokens == 11_800       # a prompt count alone
+
+
+def test_dropped_tools_are_reported_once_from_the_first_reply():
+    cal = Calibration(60_000, tools_tokens=3000)
+    warning = cal.observe(3500, 600)              # 500 message tokens: no room for 3,000
+    assert warning and "about 600 prompt tokens beyond the messages" in warning
+    assert "tool schemas alone take about 3,000" in warning and "tool_choice" in warning
+    assert cal.observe(3600, 700) is None         # said once
+
+
+def test_kept_tools_raise_no_warning_and_the_check_waits_for_a_measurable_rate():
+    cal = Calibration(60_000, tools_tokens=3000)
+    assert cal.observe(4000, 4100) is None        # plenty beyond the messages
+    assert cal.observe(4500, 4600) is None
+    slope = Calibration(60_000, tools_tokens=3000)
+    assert slope.observe(3100, 1600) is None      # half the schemas at first sight: wait…
+    assert slope.observe(3500, 2000) is None      # …too close to the first to measure
+    # 2,900 more message tokens cost 4,400 more server tokens: at zero messages the
+    # server counts 1600 − 100 × 4400/2900 ≈ 1,448, under half of the schemas
+    warning = slope.observe(6000, 6000)
+    assert warning and "about 1,448 prompt tokens beyond" in warning
+
+
+def test_a_model_that_never_called_a_tool_is_reported_with_the_evidence():
+    cal = Calibration(60_000, tools_tokens=3000)
+    assert cal.no_tool_calls(3).startswith("the model never called a tool (3 replies "
+                                           "without one).")
+    cal.observe(4000, 4400)
+    text = cal.no_tool_calls(3)
+    assert ("the model never called a tool (3 replies without one); the server counted "
+            "4,400 prompt tokens for the last request, which we count at 4,000, 3,000 of "
+            "them the tool schemas. If the server ignored the tools") in text
+    assert "vendbench always sends it" in text and "chat template" in text
+
+
+def test_until_calibrated_lets_one_request_through_then_everyone():
+    async def main() -> list[str]:
+        cal = Calibration(60_000, tools_tokens=0)
+        order: list[str] = []
+
+        async def request(name: str, answer: bool) -> None:
+            async with cal.until_calibrated():
+                order.append(f"{name} sent")
+                await asyncio.sleep(0.01)
+                if answer:
+                    cal.observe(100, 150)
+                order.append(f"{name} done")
+
+        await asyncio.gather(request("a", False), request("b", True), request("c", True),
+                             request("d", True))
+        return order
+
+    order = asyncio.run(main())
+    # a failed without a reply: b went alone next; once b had answered, c and d together
+    assert order[:4] == ["a sent", "a done", "b sent", "b done"]
+    assert sorted(order[4:6]) == ["c sent", "d sent"]
