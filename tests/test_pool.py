@@ -157,3 +157,49 @@ def test_overspend_is_measured_against_every_cap_above():
     capped = Budget("run", D("5")).earmark("trial", D("1"))
     capped.charge(D("1.5"))
     assert capped.overspent() == D("0.5") and capped.parent.overspent() == 0
+
+
+def test_a_budget_of_zero_is_a_budget_and_a_negative_one_is_refused():
+    pool = Budget("run", D("1"))
+    spent_out = pool.earmark("trial", D("0"))     # a resumed trial that used all of it
+    assert spent_out.left() == 0 and not spent_out.can_cover(D("0.01"))
+    assert spent_out.can_cover(D("0"))
+    with pytest.raises(ValueError, match="trial: a budget cannot be negative"):
+        Budget("trial", D("-1"))
+
+
+def test_can_cover_exactly_what_is_left():
+    pool = Budget("run", D("10"))
+    pool.earmark("trial", D("4"))
+    assert pool.can_cover(D("6")) and not pool.can_cover(D("6.000000001"))
+
+
+def test_an_earmark_refusal_carries_the_pool_and_its_cap():
+    pool = Budget("run", D("10"))
+    pool.earmark("trial", D("7"))
+    with pytest.raises(BudgetExceeded) as err:
+        pool.earmark("trial", D("4"))
+    assert (err.value.scope, err.value.needed, err.value.left, err.value.limit) == \
+        ("run", D("4"), D("3"), D("10"))
+
+
+def test_a_capped_child_that_is_not_earmarked_is_held_to_both_caps():
+    """Built by hand (earmark() only makes one under an unlimited pool): the tighter of
+    its own cap and the pool's binds, and a refusal names the one that bound."""
+    pool = Budget("run", D("10"))
+    child = Budget("trial", D("5"), parent=pool)
+    assert child.left() == D("5")
+    pool.reserve(D("7")).settle(D("7"))           # the pool now has 3 left
+    assert child.left() == D("3")
+    with pytest.raises(BudgetExceeded) as err:
+        child.reserve(D("5"))                     # exactly the child's own: the pool binds
+    assert err.value.scope == "run"
+    child.reserve(D("3")).settle(D("3"))
+    assert pool.spent == D("10") and child.spent == D("3")
+
+
+def test_a_reservation_settles_once():
+    hold = Budget("trial", D("1")).reserve(D("0.5"))
+    hold.release()
+    with pytest.raises(RuntimeError, match="^reservation settled twice$"):
+        hold.charge_in_full()

@@ -19,12 +19,52 @@ def test_defaults_bill_no_cache_and_no_reasoning_tokens():
     assert p.cost(1000, 100) == (1000 * D("3") + 100 * D("15")) / M
 
 
+def test_litellms_price_map_gives_every_rate_it_has():
+    import os
+
+    from vendbench.budgets._prices import litellm_price
+
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+    sonnet = litellm_price("anthropic/claude-sonnet-4-5")
+    assert sonnet == Price(D("3"), D("15"), cache_read=D("0.3"), cache_write=D("3.75"),
+                           source="litellm")
+    turbo = litellm_price("dashscope/qwen-turbo")          # prices reasoning apart
+    assert turbo == Price(D("0.05"), D("0.2"), reasoning=D("0.5"), source="litellm")
+    assert litellm_price("openai/not-a-model-anyone-has") is None
+
+
+def test_resolving_prices_field_by_field_and_failing_closed():
+    from vendbench.budgets import resolve_prices
+
+    free = Price(D("0"), D("0"), source="in-process")
+    table = resolve_prices(["baseline/oracle", "openai/x", "baseline/order-up-to"],
+                           {"openai/x": {"input": D("1"), "output": D("2")}})
+    assert table == {"baseline/oracle": free, "openai/x": Price(D("1"), D("2")),
+                     "baseline/order-up-to": free}
+    # all four rates given: the map is not consulted, even for a model it knows
+    given = {"input": D("2"), "output": D("9"), "cache_read": D("0.2"), "cache_write": D("2.5")}
+    assert resolve_prices(["anthropic/claude-sonnet-4-5"],
+                          {"anthropic/claude-sonnet-4-5": given})[
+        "anthropic/claude-sonnet-4-5"] == Price(**given, source="config")
+    with pytest.raises(UnknownPriceError) as err:
+        resolve_prices(["openai/a", "baseline/oracle", "openai/b"], {})
+    assert str(err.value) == (
+        "no price known for openai/a, openai/b: give USD per million tokens with --price "
+        "openai/a=IN,OUT --price openai/b=IN,OUT (or input_usd_per_mtok/output_usd_per_mtok "
+        "in the panel file), or pass --allow-unpriced to run without costs (no API "
+        "efficiency, no USD budget)")
+    assert resolve_prices(["openai/a", "openai/b"], {}, allow_unpriced=True) == \
+        {"openai/a": None, "openai/b": None}
+
+
 def test_reasoning_tokens_are_output_unless_priced_apart():
     plain = Price(D("2"), D("8"))
     assert plain.cost(0, 100, reasoning_tokens=50) == 100 * D("8") / M     # not free
     apart = Price(D("2"), D("8"), reasoning=D("10"))
     assert apart.cost(0, 100, reasoning_tokens=50) == (50 * D("8") + 50 * D("10")) / M
     assert apart.cost(0, 10, reasoning_tokens=50) == 10 * D("10") / M       # at most all
+    free_thinking = Price(D("2"), D("8"), reasoning=D("0"))     # priced, at zero
+    assert free_thinking.cost(0, 100, reasoning_tokens=50) == 50 * D("8") / M
 
 
 def test_cache_tokens_never_exceed_the_prompt():
@@ -78,4 +118,4 @@ def test_price_flags_parse(text, model, fields):
 def test_bad_price_flags_say_what_is_wrong(text, message):
     with pytest.raises(UnknownPriceError) as err:
         parse_price_flag(text)
-    assert message in str(err.value)
+    assert message in str(err.value) and str(err.value).startswith("--price ")

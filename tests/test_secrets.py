@@ -47,10 +47,11 @@ def test_other_variables_and_short_values_are_left_alone(monkeypatch):
 
 
 def test_the_longest_secret_is_masked_first(monkeypatch):
-    monkeypatch.setenv("A_TOKEN", "tok-abcdefgh")
-    monkeypatch.setenv("B_TOKEN", "tok-abcdefgh-tail99")
-    assert secret_values() == ["tok-abcdefgh-tail99", "tok-abcdefgh"]
-    assert redact("x tok-abcdefgh-tail99 y tok-abcdefgh") == f"x {MASK} y {MASK}"
+    # the short one sorts after the long one alphabetically, and sits inside it
+    monkeypatch.setenv("A_TOKEN", "zz-inner-secret")
+    monkeypatch.setenv("B_TOKEN", "aa-zz-inner-secret-99")
+    assert secret_values() == ["aa-zz-inner-secret-99", "zz-inner-secret"]
+    assert redact("x aa-zz-inner-secret-99 y zz-inner-secret") == f"x {MASK} y {MASK}"
 
 
 def test_extra_values_are_masked_even_when_not_in_the_environment():

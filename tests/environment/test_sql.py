@@ -113,6 +113,60 @@ def test_at_most_50_rows(env):
     out = sql(env, "SELECT * FROM catalog")
     assert len(out["rows"]) == 50 and out["truncated"]
     assert not sql(env, "SELECT * FROM catalog LIMIT 5")["truncated"]
+    exactly = sql(env, "SELECT * FROM catalog LIMIT 50")
+    assert len(exactly["rows"]) == 50 and not exactly["truncated"]
+    assert sql(env, "SELECT * FROM catalog LIMIT 51")["truncated"]
+
+
+def test_what_json_has_no_type_for_comes_back_as_text(env):
+    out = sql(env, "SELECT INTERVAL 3 DAY, [1, 2], 'ab'::BLOB, NULL, 1.5, true, DATE '2026-04-02'")
+    assert out["rows"] == [["3 days, 0:00:00", "[1, 2]", "b'ab'", None, 1.5, True, "2026-04-02"]]
+
+
+def test_a_change_within_the_day_is_seen_at_once(env):
+    before = sql(env, "SELECT count(*) FROM orders")["rows"][0][0]
+    assert env.call("place_order", {"items": [{"product_id": "P0002", "quantity": 5}]})["ok"]
+    out = sql(env, "SELECT count(*), max(expected_day - placed_day), max(placed_day) FROM orders")
+    assert out["rows"] == [[before + 1, 3, env.day]]        # due on day t+3, as documented
+
+
+def test_expiry_day_counts_as_expired_in_every_view():
+    """A 30-day bread on the shelf and in the warehouse, on the day it expires."""
+    env = make("autovend", seed=1, days=60, daily_tool_calls=10**9)
+    bread = next(p for p in env.world.products if p.subcategory == "bread/cakes")
+    env.call("place_order", {"items": [{"product_id": bread.id, "quantity": 40}]})
+    next_day(env, 3)                                   # arrives on day 4, expires on day 34
+    env.call("restock", {"items": [{"machine_id": "M01", "product_id": bread.id,
+                                    "quantity": 30}]})
+    next_day(env, 29)
+    assert env.day == 33
+    assert sql(env, "SELECT bool_or(expired) FROM warehouse")["rows"] == [[False]]
+    shelf = sql(env, "SELECT expired_units FROM machine_inventory WHERE machine_id = 'M01'")
+    assert shelf["rows"] == [[0]]                      # the day before: nothing expired yet
+    next_day(env)
+    tool = env.call("get_warehouse_inventory", {})["rows"]
+    assert [r["expired"] for r in tool] == [True]
+    assert sql(env, "SELECT bool_and(expired) FROM warehouse")["rows"] == [[True]]
+    (listing,) = env.call("get_machine_inventory", {"machine_id": "M01"})["listings"]
+    out = sql(env, "SELECT units, expired_units FROM machine_inventory WHERE machine_id = 'M01'")
+    assert listing["expired"] == listing["units"] > 0          # what did not sell expired
+    assert out["rows"] == [[listing["units"], listing["expired"]]]
+
+
+@pytest.mark.parametrize("query,message", [
+    ("SELEC 1", "query_sql: SQL does not parse: Parser Error"),
+    ("SELECT 1; SELECT 2", "query_sql: send exactly one statement (got 2)"),
+    ("DELETE FROM _sales", "query_sql: only SELECT (or WITH … SELECT) is allowed, not DELETE; "
+                           "the data is read-only"),
+])
+def test_each_refusal_says_why(env, query, message):
+    assert sql(env, query)["error"].startswith(message)
+
+
+def test_a_runaway_query_is_told_how_to_narrow_itself(env):
+    out = sql(env, "SELECT count(*) FROM range(100000000000) a")
+    assert out["error"] == ("query_sql: query stopped after 0.5 s; narrow it (filter by day, "
+                            "aggregate, add LIMIT)")
 
 
 def test_no_hidden_parameter_is_reachable(env):

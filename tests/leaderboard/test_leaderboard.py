@@ -274,6 +274,9 @@ def test_model_rows_edge_cases_on_hand_built_trials():
     assert a.oracle_share == pytest.approx(40_000 / 0.5)
     assert a.operations == {"waste_rate": 0.1}                # seed 2 had no figures
     assert a.cached_share == 0.0                              # input, but nothing read
+    cached = model_rows([trial("openai/c", 1, 50_000, inp=1000, read=250),
+                         trial("openai/c", 2, 50_000, inp=3000, read=750)], {})
+    assert cached[0].cached_share == pytest.approx(1000 / 4000)   # over all its trials
     assert a.ci_api_efficiency is not None and a.ci_api_efficiency[0] == \
         pytest.approx(10_000) and a.ci_api_efficiency[1] == pytest.approx(10_000)
     base = rows["baseline/order-up-to"]

@@ -32,6 +32,15 @@ def test_the_smallest_counts_still_count():
     cal = Calibration(60_000, tools_tokens=0)
     cal.observe(1, 2)
     assert cal.ratio == 2.0 and cal.calibrated
+    low = Calibration(60_000, tools_tokens=0)
+    low.observe(2, 1)
+    assert low.ratio == 1.0 and low.calibrated
+
+
+def test_without_tool_schemas_there_is_nothing_to_check():
+    cal = Calibration(60_000, tools_tokens=0)
+    assert cal.observe(100, 100) is None
+    assert cal.observe(2000, 4000) is None        # a slope that would look like dropped tools
 
 
 def test_a_context_error_with_the_servers_numbers():
@@ -62,12 +71,34 @@ def test_a_context_error_with_no_numbers_aims_lower():
     assert cal.ratio == 1.6 and cal.context_tokens == 11_800       # a prompt count alone
 
 
+DROPPED = ("the server counts about {fixed} prompt tokens beyond the messages, while the "
+           "tool schemas alone take about 3,000: it probably ignored the tools (some "
+           "OpenAI-compatible servers, llama.cpp's among them, do unless tool_choice is "
+           "sent; vendbench always sends it — check the server's tool-calling support)")
+
+
 def test_dropped_tools_are_reported_once_from_the_first_reply():
     cal = Calibration(60_000, tools_tokens=3000)
     warning = cal.observe(3500, 600)              # 500 message tokens: no room for 3,000
-    assert warning and "about 600 prompt tokens beyond the messages" in warning
-    assert "tool schemas alone take about 3,000" in warning and "tool_choice" in warning
-    assert cal.observe(3600, 700) is None         # said once
+    assert warning == DROPPED.format(fixed="600")
+    assert cal.observe(3600, 700) is None         # said once…
+    assert cal.observe(8000, 5100) is None        # …even when a later slope says it again
+
+
+def test_the_dropped_tools_check_at_its_boundaries():
+    exactly = Calibration(60_000, tools_tokens=3000)
+    assert exactly.observe(3100, 1500) is None    # exactly half the schemas: not yet a sign
+    assert exactly.observe(4100, 2500) == DROPPED.format(fixed="1,400")   # the slope is
+    at_floor = Calibration(60_000, tools_tokens=3000)
+    assert at_floor.observe(3100, 1600) is None
+    assert at_floor.observe(4100, 2600) is None   # 1,500 at zero messages: exactly half, kept
+    early = Calibration(60_000, tools_tokens=3000)
+    assert early.observe(3400, 1600) is None      # 400 message tokens at first
+    assert early.observe(3900, 2400) is None      # 500 more: under the 1,000 needed
+    assert early.observe(4400, 3200) == DROPPED.format(fixed="960")
+    steep = Calibration(60_000, tools_tokens=3000)
+    steep.observe(4000, 1500)
+    assert steep.observe(6000, 5500) == DROPPED.format(fixed="0")   # never below zero
 
 
 def test_kept_tools_raise_no_warning_and_the_check_waits_for_a_measurable_rate():
@@ -79,20 +110,21 @@ def test_kept_tools_raise_no_warning_and_the_check_waits_for_a_measurable_rate()
     assert slope.observe(3500, 2000) is None      # …too close to the first to measure
     # 2,900 more message tokens cost 4,400 more server tokens: at zero messages the
     # server counts 1600 − 100 × 4400/2900 ≈ 1,448, under half of the schemas
-    warning = slope.observe(6000, 6000)
-    assert warning and "about 1,448 prompt tokens beyond" in warning
+    assert slope.observe(6000, 6000) == DROPPED.format(fixed="1,448")
 
 
 def test_a_model_that_never_called_a_tool_is_reported_with_the_evidence():
+    advice = (". If the server ignored the tools (some OpenAI-compatible servers, llama.cpp's "
+              "among them, do unless tool_choice is sent; vendbench always sends it), check "
+              "its tool-calling support and chat template")
     cal = Calibration(60_000, tools_tokens=3000)
-    assert cal.no_tool_calls(3).startswith("the model never called a tool (3 replies "
-                                           "without one).")
+    assert cal.no_tool_calls(3) == "the model never called a tool (3 replies without one)" \
+        + advice
     cal.observe(4000, 4400)
-    text = cal.no_tool_calls(3)
-    assert ("the model never called a tool (3 replies without one); the server counted "
-            "4,400 prompt tokens for the last request, which we count at 4,000, 3,000 of "
-            "them the tool schemas. If the server ignored the tools") in text
-    assert "vendbench always sends it" in text and "chat template" in text
+    assert cal.no_tool_calls(3) == (
+        "the model never called a tool (3 replies without one); the server counted 4,400 "
+        "prompt tokens for the last request, which we count at 4,000, 3,000 of them the "
+        "tool schemas" + advice)
 
 
 def test_until_calibrated_lets_one_request_through_then_everyone():

@@ -181,8 +181,10 @@ def test_restore_refuses_a_conversation_from_another_system_prompt():
     add_user(old, "Day 1 report")
     messages = old.take_new()
     new = make("new rules", 2000)
-    with pytest.raises(ValueError, match="system prompt changed"):
+    with pytest.raises(ValueError) as err:
         new.restore([Message(m.id, m.body, m.tokens) for m in messages], [0, 2])
+    assert str(err.value) == "stored message 0 differs from this code's (the system prompt " \
+                             "changed?)"
 
 
 async def exact(messages: list[dict]) -> list[int]:
@@ -203,6 +205,13 @@ def test_eviction_stops_exactly_at_the_target_and_reports_what_went():
     assert (w.dropped, ctx.start, w.tokens) == (128, 128, 300 + note + 13 * 5) and \
         w.tokens == 500
     assert w.messages[1].body["content"] == OMITTED and len(w.messages) == 2 + 13
+    for _ in range(100):                   # grow back to the limit: 500 + 100 × 5 = 1000
+        add_user(ctx, "u" * 5)
+    w = ctx.window()
+    assert (w.dropped, w.tokens) == (0, 1000)
+    add_user(ctx, "u" * 5)                 # over again: the second eviction reports only
+    w = ctx.window()                       # what it dropped itself (114 − 13 units)
+    assert (w.dropped, ctx.start, w.tokens) == (101, 229, 500)
 
 
 def test_a_window_exactly_at_the_limit_is_not_evicted_and_one_over_is():
@@ -213,6 +222,46 @@ def test_a_window_exactly_at_the_limit_is_not_evicted_and_one_over_is():
     add_user(ctx, "u")                     # 1001: the oldest go, just enough (the note
     w = ctx.window()                       # that says so costs 135 more)
     assert (w.dropped, w.tokens) == (2, 300 + len(OMITTED) + 500 + 1)
+
+
+def test_dropping_a_single_unit_brings_the_note():
+    ctx = asyncio.run(RollingContext.create("s" * 100, 1000, exact, strategy="sliding"))
+    for _ in range(3):
+        add_user(ctx, "u" * 300)
+    add_user(ctx, "u")                     # 1001: the oldest 300 go, the note comes in
+    w = ctx.window()
+    assert (w.dropped, ctx.start) == (1, 1) and w.messages[1].body["content"] == OMITTED
+    assert w.tokens == 100 + len(OMITTED) + 600 + 1
+
+
+def test_the_limit_applies_to_the_servers_count():
+    """Our count × the calibration must fit: a window that fits at our count can
+    overflow at the server's, and the message gives the server's count."""
+    ctx = asyncio.run(RollingContext.create("s", 1000, exact))
+    add_user(ctx, "u" * 600)
+    assert ctx.window(scale=1.0).tokens == 601
+    with pytest.raises(ContextOverflow) as err:
+        ctx.window(scale=2.0)              # 1,202 server tokens for a 1,000 limit
+    assert str(err.value) == (
+        "the newest exchange alone makes a prompt of about 1,202 tokens (as the server counts "
+        "them) but the context leaves 1,000 for the prompt; raise max_context_tokens or lower "
+        "max_output_tokens")
+
+
+@pytest.mark.parametrize("low_water,ok", [(0.0, False), (0.01, True), (0.99, True),
+                                          (1.0, False), (1.5, False)])
+def test_the_low_water_mark_is_a_share_strictly_between_0_and_1(low_water, ok):
+    if ok:
+        asyncio.run(RollingContext.create("s", 1000, exact, low_water=low_water))
+        return
+    with pytest.raises(ValueError, match="^low_water is a share of the limit, between 0 and 1$"):
+        asyncio.run(RollingContext.create("s", 1000, exact, low_water=low_water))
+
+
+def test_an_unknown_strategy_is_named():
+    with pytest.raises(ValueError) as err:
+        asyncio.run(RollingContext.create("s", 1000, exact, strategy="lru"))
+    assert str(err.value) == "unknown context strategy 'lru'; use one of ('block', 'sliding')"
 
 
 def test_the_newest_exchange_is_never_evicted_even_when_the_note_would_fit():

@@ -24,6 +24,11 @@ from ._state import Business
 
 MAX_ROWS = 50
 TIME_LIMIT_S = 2.0
+# Run in this order once the tables are filled: the last locks the rest in place.
+LOCKDOWN = ("SET python_enable_replacements = false", "SET threads = 1",
+            "SET memory_limit = '256MB'", "SET enable_external_access = false",
+            "SET autoinstall_known_extensions = false",
+            "SET autoload_known_extensions = false", "SET lock_configuration = true")
 
 _SCHEMA = """
 CREATE TABLE _catalog(product_id VARCHAR, name VARCHAR, subcategory VARCHAR,
@@ -82,10 +87,7 @@ class SqlSandbox:
         self._append("_catalog", [(p.id, p.name, p.subcategory, p.unit_cost, p.ref_price,
                                    p.shelf_life) for p in w.products])
         self._append("_machines", [(m.id, m.name, m.site_type, 200) for m in w.machines])
-        for stmt in ("SET python_enable_replacements = false", "SET threads = 1",
-                     "SET memory_limit = '256MB'", "SET enable_external_access = false",
-                     "SET autoinstall_known_extensions = false",
-                     "SET autoload_known_extensions = false", "SET lock_configuration = true"):
+        for stmt in LOCKDOWN:
             self._con.execute(stmt)
         self._synced_sales = 0
         self._synced_days = 0
