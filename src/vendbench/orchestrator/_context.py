@@ -65,8 +65,8 @@ class RollingContext:
     event loop.
     """
 
-    def __init__(self, limit_tokens: int, count: Count, fixed_tokens: int = 0, *,
-                 strategy: str = "block", low_water: float = 0.5) -> None:
+    def __init__(self, limit_tokens: int, count: Count, fixed_tokens: int, *,
+                 strategy: str, low_water: float) -> None:           # defaults: ``create``
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown context strategy {strategy!r}; use one of {STRATEGIES}")
         if not 0 < low_water < 1:
