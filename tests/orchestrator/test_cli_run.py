@@ -192,7 +192,7 @@ def test_sigterm_marks_trials_interrupted_and_resume_finishes_the_run(llm, tmp_p
     llm.latency = 0.05
     db = str(tmp_path / "r.duckdb")
     proc = vendbench("run", "--models", "openai/fake", "baseline/order-up-to", *llm_args(llm),
-                     "--seeds", "1", "2", "--days", "60", "--db", db)
+                     "--seeds", "1", "2", "--days", "30", "--db", db)
     for _ in range(600):                        # until the LLM trials are well under way
         if llm.served >= 20 or proc.poll() is not None:
             break
@@ -230,7 +230,7 @@ def test_sigterm_marks_trials_interrupted_and_resume_finishes_the_run(llm, tmp_p
     assert query(db, "SELECT status FROM runs")[0][0] == "completed"
     days = query(db, "SELECT trial_id, count(*), count(DISTINCT day) FROM days GROUP BY 1")
     assert all(n == distinct for _, n, distinct in days)            # no duplicate rows
-    assert sum(1 for _, n, _ in days if n == 60) == 4               # four full trials
+    assert sum(1 for _, n, _ in days if n == 30) == 4               # four full trials
     calls = query(db, "SELECT trial_id, count(*), count(DISTINCT seq) FROM tool_calls "
                       "GROUP BY 1")
     assert all(n == distinct for _, n, distinct in calls)

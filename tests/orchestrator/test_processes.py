@@ -176,7 +176,7 @@ def test_ctrl_c_with_workers_marks_trials_interrupted_and_resume_finishes(llm, t
     llm.latency = 0.05
     db = str(tmp_path / "r.duckdb")
     proc = vendbench("run", "--models", "openai/fake", *llm_args(llm), "--seeds", "1", "2",
-                     "3", "--days", "60", "--processes", "2", "--db", db,
+                     "3", "--days", "30", "--processes", "2", "--db", db,
                      start_new_session=True)
     for _ in range(1200):
         if llm.served >= 20 or proc.poll() is not None:
@@ -208,7 +208,7 @@ def test_ctrl_c_with_workers_marks_trials_interrupted_and_resume_finishes(llm, t
     assert query(db, "SELECT count(*) FROM segments WHERE segment = 2 AND status = "
                      "'completed'")[0][0] == 3
     days = query(db, "SELECT count(*), count(DISTINCT (trial_id, day)) FROM days")[0]
-    assert days == (3 * 60, 3 * 60)                    # every day once, none lost
+    assert days == (3 * 30, 3 * 30)                    # every day once, none lost
 
 
 def test_processes_flag_errors_are_plain(llm, tmp_path):
