@@ -40,11 +40,35 @@ def test_twenty_machines_of_five_site_types():
 
 
 def test_world_is_a_pure_function_of_world_seed():
-    a, b = build_world(7), build_world.__wrapped__(7)   # bypass the cache for the second
+    from vendbench.environment.autovend._world import _build
+
+    a, b = build_world(7), _build.__wrapped__(7, (), None)   # the second bypasses the cache
     assert a.products == b.products
     assert np.array_equal(a.hidden.attraction, b.hidden.attraction)
     c = build_world(8)
     assert not np.array_equal(a.hidden.attraction, c.hidden.attraction)
+
+
+def test_a_salted_world_is_another_world_and_keeps_only_the_salts_hash():
+    import hashlib
+
+    from vendbench.environment.autovend._world import salt_key
+
+    public, private = build_world(7), build_world(7, "correct horse battery staple")
+    assert public.salt_sha256 is None
+    assert private.salt_sha256 == hashlib.sha256(b"correct horse battery staple").hexdigest()
+    assert not np.array_equal(public.hidden.attraction, private.hidden.attraction)
+    assert [p.id for p in public.products] == [p.id for p in private.products]   # same ids
+    assert [p.name for p in public.products] != [p.name for p in private.products]
+    again = build_world(7, "correct horse battery staple")
+    assert np.array_equal(private.hidden.attraction, again.hidden.attraction)
+    other = build_world(7, "correct horse battery stapler")
+    assert not np.array_equal(private.hidden.attraction, other.hidden.attraction)
+    # what the world is generated from is not the stored hash
+    key = salt_key("correct horse battery staple")
+    assert private.salt_sha256 not in "".join(f"{k:08x}" for k in key)
+    assert "correct horse" not in repr(private.salt_sha256)
+    assert build_world(7, "").salt_sha256 is None             # an empty salt is no salt
 
 
 def test_site_elasticities_within_paper_range():

@@ -30,6 +30,8 @@ class AutoVendEnv:
         seed: trial seed (weather, demand noise, delivery delays).
         days: horizon, 1–365.
         world_seed: the frozen world (catalog, machines, hidden demand).
+        world_salt: a secret that makes the world private (not computable from the public
+            code); only its SHA-256 is kept (``summary()["world_salt_sha256"]``).
         start: first simulated date.
         daily_tool_calls: tool calls the agent may make per day before the day ends.
         sql_time_limit_s: ``query_sql`` stops a query after this long.
@@ -39,7 +41,7 @@ class AutoVendEnv:
 
     def __init__(self, seed: int = 1, days: int = 180, world_seed: int = DEFAULT_WORLD_SEED,
                  start: dt.date = DEFAULT_START, daily_tool_calls: int = DAILY_TOOL_CALLS,
-                 sql_time_limit_s: float = 2.0) -> None:
+                 sql_time_limit_s: float = 2.0, world_salt: str | None = None) -> None:
         for name, value in (("seed", seed), ("world_seed", world_seed), ("days", days),
                             ("daily_tool_calls", daily_tool_calls)):
             if not isinstance(value, int) or isinstance(value, bool):
@@ -52,7 +54,9 @@ class AutoVendEnv:
             raise ConfigError("daily_tool_calls must be at least 1")
         self.seed, self.world_seed, self.days = seed, world_seed, days
         self.daily_tool_calls = daily_tool_calls
-        self.world = build_world(world_seed)
+        if world_salt is not None and not isinstance(world_salt, str):
+            raise ConfigError("world_salt must be a string")
+        self.world = build_world(world_seed, world_salt)
         self._biz = Business(self.world, seed, days, start)
         self._ids = Resolver(self._biz)
         self._sql: SqlSandbox | None = None
@@ -111,7 +115,7 @@ class AutoVendEnv:
     def summary(self) -> dict[str, Any]:
         b = self._biz
         return {"scenario": self.scenario, "seed": self.seed, "world_seed": self.world_seed,
-                "days": self.days, "day": b.day, "days_completed": len(b.history),
+                "world_salt_sha256": self.world.salt_sha256, "days": self.days, "day": b.day, "days_completed": len(b.history),
                 "status": b.status, "initial_cash": fen(_state.STARTING_CASH),
                 "cash": fen(b.cash), "net_assets": fen(b.net_assets())}
 

@@ -3,16 +3,24 @@
 Everything here is generated deterministically from one integer, so every user of a
 given ``world_seed`` gets the identical world. Nothing in this module is mutable after
 construction; the per-trial state lives in ``_state``.
+
+A private world mixes a secret salt into the generation (``salt_key``), so that it
+cannot be computed from the public code and a world seed. The salt itself is never kept:
+the world holds the SHA-256 of the salt (what a results file may store, to tell salted
+worlds apart), and is generated from a different hash of it, so that the stored one
+gives nothing away.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 DEFAULT_WORLD_SEED = 2026
+_SALT_DOMAIN = b"vendbench world salt\0"
 MACHINE_CAPACITY = 200
 MAX_LISTINGS = 40
 
@@ -99,6 +107,7 @@ class World:
     products: tuple[Product, ...]
     machines: tuple[Machine, ...]
     hidden: HiddenDemand
+    salt_sha256: str | None = None        # None: the public world of ``world_seed``
 
     def product_index(self) -> dict[str, int]:
         return {p.id: i for i, p in enumerate(self.products)}
@@ -151,10 +160,29 @@ def _machines() -> tuple[Machine, ...]:
     return tuple(machines)
 
 
+def salt_sha256(salt: str) -> str:
+    """The SHA-256 of a world salt: what may be stored and shown."""
+    return hashlib.sha256(salt.encode()).hexdigest()
+
+
+def salt_key(salt: str) -> tuple[int, ...]:
+    """The entropy a salt mixes into world generation (a domain-separated hash, so that
+    ``salt_sha256`` does not reveal it)."""
+    digest = hashlib.sha256(_SALT_DOMAIN + salt.encode()).digest()
+    return tuple(int.from_bytes(digest[i:i + 4], "big") for i in range(0, 32, 4))
+
+
+def build_world(world_seed: int = DEFAULT_WORLD_SEED, salt: str | None = None) -> World:
+    """Generate the frozen world for ``world_seed``, private if ``salt`` is given."""
+    if not salt:
+        return _build(world_seed, (), None)
+    return _build(world_seed, salt_key(salt), salt_sha256(salt))
+
+
 @lru_cache(maxsize=8)
-def build_world(world_seed: int = DEFAULT_WORLD_SEED) -> World:
-    """Generate the frozen world for ``world_seed`` (cached: worlds are immutable)."""
-    rng = np.random.default_rng([world_seed, 0xC47A106])
+def _build(world_seed: int, key: tuple[int, ...], sha: str | None) -> World:
+    """The world of ``world_seed`` and a salt's key (cached: worlds are immutable)."""
+    rng = np.random.default_rng([world_seed, 0xC47A106, *key])
     products = _catalog(rng)
     machines = _machines()
     n_k, n_m = len(products), len(machines)
@@ -186,4 +214,5 @@ def build_world(world_seed: int = DEFAULT_WORLD_SEED) -> World:
     )
     for arr in (popularity, attraction, volume):
         arr.setflags(write=False)
-    return World(world_seed=world_seed, products=products, machines=machines, hidden=hidden)
+    return World(world_seed=world_seed, products=products, machines=machines, hidden=hidden,
+                 salt_sha256=sha)

@@ -54,13 +54,17 @@ def run_policy(env: Environment, policy: InProcessPolicy,
 
 def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
                     scenario: str = "autovend", world_seed: int | None = None,
+                    world_salt: str | None = None,
                     on_day: Callable[[Environment], None] | None = None) -> dict[str, Any]:
-    """Run one reference-policy episode and return the ``baseline --json`` record."""
+    """Run one reference-policy episode and return the ``baseline --json`` record (a
+    private world's salt is not in it; its SHA-256 is)."""
     from . import make_policy
 
     kwargs: dict[str, Any] = {"seed": seed, "days": days}
     if world_seed is not None:
         kwargs["world_seed"] = world_seed
+    if world_salt:
+        kwargs["world_salt"] = world_salt
     scenario_class(scenario)    # importing the simulator's modules is not the episode's time
     start = time.perf_counter()
     env = make(scenario, **kwargs)
@@ -68,7 +72,9 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
     summary = run_policy(env, policy, on_day)
     return {
         "scenario": scenario, "policy": policy.name, "seed": seed,
-        "world_seed": summary["world_seed"], "days": days, "status": summary["status"],
+        "world_seed": summary["world_seed"],
+        "world_salt_sha256": summary.get("world_salt_sha256"), "days": days,
+        "status": summary["status"],
         "days_completed": summary["days_completed"],
         "initial_cash": summary["initial_cash"], "final_cash": summary["cash"],
         "final_net_assets": summary["net_assets"],
