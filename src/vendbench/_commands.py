@@ -29,7 +29,8 @@ def _config_from_args(args: argparse.Namespace) -> Any:
     from .orchestrator import build_config, load_panel
 
     prices = dict(parse_price_flag(p) for p in args.price)
-    top = {"seeds": args.seeds, "repeats": args.repeats, "days": args.days,
+    top = {"seeds": args.seeds, "world_seeds": args.world_seeds, "repeats": args.repeats,
+           "days": args.days,
            "scenario": args.scenario, "workers": args.workers, "processes": args.processes,
            "budget_usd": args.budget,
            "total_budget_usd": args.total_budget, "timeout_s": args.timeout,
@@ -59,7 +60,8 @@ def _resume_config(args: argparse.Namespace) -> Any:
     from .orchestrator import RunConfig
     from .results import Store
 
-    what = ("seeds", "repeats", "days", "scenario", "budget", "total_budget", "models",
+    what = ("seeds", "world_seeds", "repeats", "days", "scenario", "budget", "total_budget",
+            "models",
             "panel", "price", "max_turns", "timeout", *(flag for flag, _ in MODEL_FLAGS))
     given = [f for f in what if getattr(args, f, None) not in (None, [])]
     if given:
@@ -137,12 +139,12 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str) -> None:
     for t in payload["trials"]:
         cost = "—" if t["cost_usd"] is None else f"{t['cost_usd']:.4f}"
         na = "—" if t["final_net_assets"] is None else f"{t['final_net_assets']:,.2f}"
-        rows.append([t["model"], t["seed"], t["repeat"], t["status"], na, cost,
-                     _share(t.get("cached_share")), t["exchanges"], t["tool_calls"],
+        rows.append([t["model"], t["world_seed"], t["seed"], t["repeat"], t["status"], na,
+                     cost, _share(t.get("cached_share")), t["exchanges"], t["tool_calls"],
                      redact(t.get("reason") or "")[:60]])
     print_table(f"run {payload['run_id']} ({payload['status']})",
-                ["model", "seed", "rep", "status", "net assets CNY", "cost USD", "cached",
-                 "exchanges", "tool calls", "reason"], rows)
+                ["model", "world", "seed", "rep", "status", "net assets CNY", "cost USD",
+                 "cached", "exchanges", "tool calls", "reason"], rows)
     spent = payload["total_cost_usd"]
     cap = pool.limit if pool is not None else None
     print(f"spent ${spent:.4f}" + (f" of ${cap}" if cap is not None else "")
@@ -182,10 +184,10 @@ def runs_command(args: argparse.Namespace) -> int:
                 return 0
             print_table(f"run {run['run_id']} — {run['name']}, {run['scenario']}, "
                         f"{run['days']} days, {run['status']}",
-                        ["trial", "model", "seed", "rep", "status", "net assets", "cost USD",
-                         "cached", "exchanges", "tool calls", "days"],
-                        [[t["trial_id"][len(run["run_id"]) + 1:], t["model"], t["seed"],
-                          t["repeat"],
+                        ["trial", "model", "world", "seed", "rep", "status", "net assets",
+                         "cost USD", "cached", "exchanges", "tool calls", "days"],
+                        [[t["trial_id"][len(run["run_id"]) + 1:], t["model"], t["world_seed"],
+                          t["seed"], t["repeat"],
                           t["status"], _num(t["final_net_assets"]), _num(t["cost_usd"], 4),
                           _share(cached_share(t["input_tokens"], t["cache_read_tokens"])),
                           t["exchanges"], t["tool_calls"], t["days_completed"]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import statistics
 import sys
 from collections.abc import Callable, Sequence
@@ -104,8 +105,13 @@ def _parser() -> argparse.ArgumentParser:
                       help="horizon in simulated days, 1-365 (default 180)")
     base.add_argument("--scenario", default="autovend", metavar="S",
                       help="world to run (default autovend)")
-    base.add_argument("--world-seed", type=_non_negative, default=None, metavar="N",
-                      help="generate a different frozen world (default: the shared one)")
+    worlds = base.add_mutually_exclusive_group()
+    worlds.add_argument("--world-seed", type=_non_negative, default=None, metavar="W",
+                        help="generate a different frozen world (default 2026, the shared "
+                             "one). With VENDBENCH_WORLD_SALT set, every world is private")
+    worlds.add_argument("--world-seeds", type=_non_negative, nargs="+", metavar="W",
+                        help="several worlds: every policy × world × seed, and a summary "
+                             "per world")
     base.add_argument("--json", action="store_true",
                       help="print one JSON object (with --seeds or --policy all: "
                            "{'trials': [...], 'summary': [...]})")
@@ -159,6 +165,11 @@ def _run_parser(sub: Any) -> None:
                           "attempts, instead of continuing them")
     run.add_argument("--seeds", type=_non_negative, nargs="+", metavar="S",
                      help="trial seeds (default 1)")
+    run.add_argument("--world-seeds", type=_non_negative, nargs="+", metavar="W",
+                     help="frozen worlds (default 2026, the paper's one world); trials are "
+                          "models × worlds × seeds × repeats, compared by (world, seed). With "
+                          "VENDBENCH_WORLD_SALT (or the panel's world_salt_env) set, every "
+                          "world is private: the salt is never stored, its SHA-256 is")
     run.add_argument("--repeats", type=_positive, metavar="R", help="runs per model and seed")
     run.add_argument("--days", type=_days, metavar="D", help="horizon, 1-365 (default 180)")
     run.add_argument("--scenario", metavar="S", help="world (default autovend)")
@@ -286,30 +297,35 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
         raise ConfigError(unknown_name("scenario", args.scenario, SCENARIOS))
     policies = ["order-up-to", "oracle"] if args.policy == "all" else [args.policy]
     seeds = args.seeds or [1 if args.seed is None else args.seed]
-    runs = [(p, s) for p in policies for s in seeds]
+    worlds = args.world_seeds or [args.world_seed]
+    salt = os.environ.get("VENDBENCH_WORLD_SALT") or None       # never printed
+    runs = [(p, w, s) for w in worlds for p in policies for s in seeds]
     records = []
     with DayProgress(total_days=args.days * len(runs), enabled=not args.json) as progress:
-        for policy, seed in runs:
-            progress.start(f"{policy} seed {seed}")
+        for policy, world, seed in runs:
+            progress.start(f"{policy} seed {seed}" + (f" world {world}" if world else ""))
             records.append(evaluate_policy(policy, seed=seed, days=args.days,
-                                           scenario=args.scenario, world_seed=args.world_seed,
-                                           on_day=progress.advance))
+                                           scenario=args.scenario, world_seed=world,
+                                           world_salt=salt, on_day=progress.advance))
     summary = _summarise(records)
     if args.json:
         single = len(records) == 1
         print(json.dumps(records[0] if single else {"trials": records, "summary": summary}))
         return 0
+    private = " (private worlds)" if salt else ""
     print_table(
-        f"{args.scenario}: reference policies, {args.days} days (CNY)",
-        ["policy", "seed", "status", "final net assets", "growth", "tool calls", "sim s",
-         "wall s"],
-        [[r["policy"], r["seed"], r["status"], f"{r['final_net_assets']:,.2f}",
+        f"{args.scenario}: reference policies, {args.days} days (CNY){private}",
+        ["policy", "world", "seed", "status", "final net assets", "growth", "tool calls",
+         "sim s", "wall s"],
+        [[r["policy"], r["world_seed"], r["seed"], r["status"], f"{r['final_net_assets']:,.2f}",
           f"{r['growth']:+,.2f}", r["tool_calls"], f"{r['sim_seconds']:.2f}",
           f"{r['wall_seconds']:.2f}"] for r in records])
     if any(s["trials"] > 1 for s in summary):
-        print_table("summary over seeds", ["policy", "trials", "mean net assets", "SD", "CV"],
-                    [[s["policy"], s["trials"], f"{s['mean_net_assets']:,.2f}",
-                      f"{s['sd_net_assets']:,.2f}", f"{s['cv']:.2%}"] for s in summary])
+        print_table("summary over seeds", ["policy", "world", "trials", "mean net assets",
+                                           "SD", "CV"],
+                    [[s["policy"], s["world_seed"], s["trials"],
+                      f"{s['mean_net_assets']:,.2f}", f"{s['sd_net_assets']:,.2f}",
+                      f"{s['cv']:.2%}"] for s in summary])
     return 0
 
 
@@ -341,13 +357,16 @@ def _cmd_runs(args: argparse.Namespace) -> int:
 
 
 def _summarise(records: list[dict]) -> list[dict]:
+    """Mean, SD and CV over seeds, per policy and world."""
     out = []
-    for policy in dict.fromkeys(r["policy"] for r in records):
-        values = [r["final_net_assets"] for r in records if r["policy"] == policy]
+    for policy, world in dict.fromkeys((r["policy"], r["world_seed"]) for r in records):
+        values = [r["final_net_assets"] for r in records
+                  if (r["policy"], r["world_seed"]) == (policy, world)]
         mean = statistics.fmean(values)
         sd = statistics.stdev(values) if len(values) > 1 else 0.0
-        out.append({"policy": policy, "trials": len(values), "mean_net_assets": round(mean, 2),
-                    "sd_net_assets": round(sd, 2), "cv": round(sd / mean, 4) if mean else None})
+        out.append({"policy": policy, "world_seed": world, "trials": len(values),
+                    "mean_net_assets": round(mean, 2), "sd_net_assets": round(sd, 2),
+                    "cv": round(sd / mean, 4) if mean else None})
     return out
 
 
@@ -386,6 +405,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(f"vendbench: error: {redact(str(exc))}", file=sys.stderr)
         return 2
+    except BrokenPipeError:             # `vendbench runs | head`: the reader has enough
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if not _is_duckdb_error(exc):
             raise

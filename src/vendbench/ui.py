@@ -72,6 +72,7 @@ class RunProgress:
 
     def __init__(self, config: Any, enabled: bool = True) -> None:
         self._config = config
+        self._named_worlds = list(getattr(config, "world_seeds", [])) != [2026]
         self._enabled = enabled
         self._tty = enabled and _is_tty()
         self._rows: dict[str, dict[str, Any]] = {}
@@ -122,7 +123,9 @@ class RunProgress:
             row.update(status=out.status, net=out.final.get("final_net_assets"),
                        cost=float(out.cost), day=out.days)
             net = "—" if row["net"] is None else f"{row['net']:,.2f} CNY"
-            self._line(f"[{self._done}/{self._total}] {out.spec.model.id} seed {out.spec.seed}"
+            world = f" world {out.spec.world_seed}" if self._named_worlds else ""
+            self._line(f"[{self._done}/{self._total}] {out.spec.model.id}{world} seed "
+                       f"{out.spec.seed}"
                        f" rep {out.spec.repeat}: {out.status}, {net}, ${float(out.cost):.4f}"
                        + (f" ({out.reason})" if out.reason and out.status != "completed"
                           else ""))

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..errors import ConfigError
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
+DEFAULT_WORLD_SEED = 2026     # the paper's protocol: one frozen world, seeds vary demand
+SALT_ENV = "VENDBENCH_WORLD_SALT"
 PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
 NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
 
@@ -115,10 +117,29 @@ class RunConfig(BaseModel):
     allow_unpriced: bool = False
     max_attempts: int = Field(default=6, ge=1, le=50, description="per request, retries incl.")
     retry_backoff_s: float = Field(default=1.0, gt=0, le=600)
-    world_seed: int | None = Field(default=None, ge=0, le=2**31 - 1)
+    world_seeds: list[int] = Field(
+        default_factory=lambda: [DEFAULT_WORLD_SEED], min_length=1,
+        description="frozen worlds; trials are models × worlds × seeds × repeats")
+    world_salt_env: str | None = Field(
+        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="the environment variable holding a secret salt that makes every world "
+                    f"private (default {SALT_ENV}, when set); the salt is never stored")
     models: list[ModelConfig] = Field(min_length=1)
 
-    @field_validator("seeds")
+    @model_validator(mode="before")
+    @classmethod
+    def _one_world_seed(cls, data: Any) -> Any:
+        """``world_seed = W`` (a panel or a stored config of before) is ``world_seeds = [W]``."""
+        if isinstance(data, dict) and "world_seed" in data:
+            data = dict(data)
+            single = data.pop("world_seed")
+            if single is not None:
+                if data.get("world_seeds") not in (None, [single]):
+                    raise ValueError("give world_seeds or world_seed, not both")
+                data["world_seeds"] = [single]
+        return data
+
+    @field_validator("seeds", "world_seeds")
     @classmethod
     def _seeds(cls, seeds: list[int]) -> list[int]:
         if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
@@ -127,6 +148,22 @@ class RunConfig(BaseModel):
             raise ValueError(f"seeds must be at most {MAX_SEED:,} (they are stored as "
                              "32-bit integers)")
         return seeds
+
+    def salt_env(self) -> str:
+        """The environment variable a private world's salt is read from."""
+        return self.world_salt_env or SALT_ENV
+
+    def world_salt(self) -> str | None:
+        """The secret salt, from the environment (never from the config), or None. A
+        panel that names a variable requires it to be set."""
+        import os
+
+        salt = os.environ.get(self.salt_env(), "")
+        if not salt and self.world_salt_env:
+            raise ConfigError(f"world_salt_env names {self.world_salt_env}, which is not set: "
+                              f"export {self.world_salt_env}=<your secret salt> (it is never "
+                              "stored; only its SHA-256 is)")
+        return salt or None
 
     @model_validator(mode="after")
     def _distinct_models(self) -> RunConfig:

@@ -14,8 +14,8 @@ from ._context import Message
 TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat",
     attempt, status, reason, initial_cash, final_cash, final_net_assets, cost_usd, budget_usd,
     input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, exchanges, tool_calls,
-    days_completed, started_at, ended_at, wall_seconds)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    days_completed, started_at, ended_at, wall_seconds, world_seed)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 WARNING_INSERT = """INSERT OR IGNORE INTO run_warnings (run_id, model, kind, message,
     warned_at) VALUES (?, ?, ?, ?, ?)"""
 
@@ -92,8 +92,9 @@ class TrialLog:
             self.writer.put(table, [
                 (self.trial_id, *[_cell(c, r.get(c)) for c in columns[1:]]) for r in rows])
 
-    def trial_row(self, *, run_id: str, seed: int, repeat: int, attempt: int, status: str,
-                  reason: str | None, final: dict[str, float] | None, cost: Decimal | None,
+    def trial_row(self, *, run_id: str, seed: int, repeat: int, attempt: int,
+                  world_seed: int, status: str, reason: str | None,
+                  final: dict[str, float] | None, cost: Decimal | None,
                   budget: Decimal | None, tokens: tuple[int, ...], exchanges: int,
                   tool_calls: int, days: int, started: dt.datetime,
                   ended: dt.datetime | None) -> None:
@@ -103,7 +104,7 @@ class TrialLog:
             redact(reason)[:4000] if reason else None, final.get("initial_cash"),
             final.get("final_cash"), final.get("final_net_assets"), cost, budget,
             *tokens, exchanges, tool_calls, days, started, ended,
-            (ended - started).total_seconds() if ended else None])
+            (ended - started).total_seconds() if ended else None, world_seed])
 
 
 def _cell(column: str, value: Any) -> Any:

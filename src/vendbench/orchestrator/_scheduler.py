@@ -28,7 +28,7 @@ from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, Tok
                          make_provider)
 from ..results import ResultsWriter, Store, TrialHistory, cached_share, dumps
 from ._calibration import Calibration
-from ._config import ModelConfig, RunConfig
+from ._config import DEFAULT_WORLD_SEED, ModelConfig, RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
 from ._session import NUDGE
 from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
@@ -90,6 +90,7 @@ class Scheduler:
                  on_event: Events | None = None) -> None:
         self.config, self.prices = config, prices
         self.on_event = on_event or (lambda kind, data: None)
+        self._salt = config.world_salt()       # from the environment; never stored
         self.pool = Budget("run", config.total_budget_usd)
         self._limits: dict[str, AdaptiveLimit] = {}
         self._clients: dict[str, ModelClient] = {}
@@ -151,23 +152,30 @@ class Scheduler:
                  {"role": "user", "content": env.observe()}]))
         return self._first_prompt[model.id]
 
-    def _make_env(self, seed: int) -> Environment:
-        kwargs: dict[str, Any] = {"seed": seed, "days": self.config.days}
-        if self.config.world_seed is not None:
-            kwargs["world_seed"] = self.config.world_seed
+    def _make_env(self, seed: int, world_seed: int) -> Environment:
+        kwargs: dict[str, Any] = {"seed": seed, "days": self.config.days,
+                                  "world_seed": world_seed}
+        if self._salt:
+            kwargs["world_salt"] = self._salt
         return make(self.config.scenario, **kwargs)
 
     # -- the run ------------------------------------------------------------------------------
     def specs(self, run_id: str) -> list[TrialSpec]:
         """Trials seed by seed, models interleaved, so a cut-short panel stays balanced."""
         names = model_slugs([m.id for m in self.config.models])
+        worlds = self.config.world_seeds
+        # the paper's single default world keeps the short ids; other worlds are named
+        named = worlds != [DEFAULT_WORLD_SEED]
         out = []
         for repeat in range(1, self.config.repeats + 1):
-            for seed in self.config.seeds:
-                for model in self.config.models:
-                    out.append(TrialSpec(f"{run_id}-{names[model.id]}-s{seed}-r{repeat}",
-                                         run_id, model, seed, repeat,
-                                         self.config.trial_budget(model)))
+            for world in worlds:
+                for seed in self.config.seeds:
+                    for model in self.config.models:
+                        where = f"-w{world}" if named else ""
+                        out.append(TrialSpec(
+                            f"{run_id}-{names[model.id]}{where}-s{seed}-r{repeat}", run_id,
+                            model, seed, repeat, self.config.trial_budget(model),
+                            world_seed=world))
         return out
 
     def first_request_cost(self, model: ModelConfig) -> Decimal:
@@ -205,9 +213,13 @@ class Scheduler:
             days=self.config.days, timeout_s=self.config.timeout_s,
             max_turns=self.config.max_turns, on_progress=on_progress)
 
+    def world_salt_sha256(self) -> str | None:
+        """The SHA-256 of the salt this run's worlds are generated with (None: public)."""
+        return self._probe().summary().get("world_salt_sha256")
+
     def _probe(self) -> Environment:
         if self._probe_env is None:
-            self._probe_env = self._make_env(self.config.seeds[0])
+            self._probe_env = self._make_env(self.config.seeds[0], self.config.world_seeds[0])
         return self._probe_env
 
     async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter,
@@ -307,7 +319,17 @@ class Scheduler:
         started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         priced = self.prices.get(spec.model.id) is not None
         try:
-            out = await workers.pick(spec.model).run(spec, budget, priced)
+            while True:
+                try:
+                    out = await workers.pick(spec.model).run(spec, budget, priced)
+                    break
+                except WorkerDied as exc:
+                    # a worker that died before it started the trial sent nothing for it:
+                    # the trial goes to another worker, if one is alive
+                    if exc.began or not workers.any_alive():
+                        raise
+                    log.info("%s: its worker died before it started; handed to another",
+                             spec.trial_id)
         except WorkerDied as exc:
             # its last requests' outcomes are unknown: the whole earmark counts as spent
             out = exc.outcome or TrialOutcome(spec, priced=priced)
@@ -326,7 +348,8 @@ class Scheduler:
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         TrialLog(writer, out.spec.trial_id, out.spec.model.id).trial_row(
             run_id=out.spec.run_id, seed=out.spec.seed, repeat=out.spec.repeat,
-            attempt=out.spec.attempt, status=out.status, reason=out.reason, final=out.final,
+            attempt=out.spec.attempt, world_seed=out.spec.world_seed, status=out.status,
+            reason=out.reason, final=out.final,
             cost=out.cost if out.priced else None, budget=out.spec.budget_usd,
             tokens=tuple(out.tokens), exchanges=out.exchanges, tool_calls=out.tool_calls,
             days=out.days, started=started, ended=now)
@@ -373,6 +396,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
             if resume is None:
                 _record_run(store, run_id, config, scheduler, prices)
             else:
+                _check_same_worlds(store.run(run_id), scheduler)
                 kept, specs = _plan_resume(store, run_id, specs, scheduler.pool,
                                            restart=restart)
             on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
@@ -429,6 +453,22 @@ def _stopped(failure: ResultsError, run_id: str, db: str) -> ResultsError:
     return ResultsError(f"{failure}. The run stopped; what was committed before is kept. "
                         f"Fix the cause, then resume it: vendbench run --resume {run_id} "
                         f"--db {db}")
+
+
+def _check_same_worlds(run: dict[str, Any], scheduler: Scheduler) -> None:
+    """A resumed run must play the worlds it played: the same salt, or none."""
+    stored, current = run.get("world_salt_sha256"), scheduler.world_salt_sha256()
+    if stored == current:
+        return
+    name = scheduler.config.salt_env()
+    if current is None:
+        raise ConfigError(f"run {run['run_id']} played private worlds (salt SHA-256 "
+                          f"{stored[:12]}…): set {name} to the same salt to resume it")
+    if stored is None:
+        raise ConfigError(f"run {run['run_id']} played public worlds, but {name} is set: "
+                          f"unset it to resume the run")
+    raise ConfigError(f"the salt in {name} (SHA-256 {current[:12]}…) is not the one run "
+                      f"{run['run_id']} used ({stored[:12]}…)")
 
 
 def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget, *,
@@ -502,8 +542,8 @@ def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
 
 
 def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
-    return {"trial_id": row["trial_id"], "model": row["model"], "seed": row["seed"],
-            "repeat": row["repeat"], "attempt": row["attempt"], "status": row["status"],
+    return {"trial_id": row["trial_id"], "model": row["model"],
+            "world_seed": row["world_seed"], "seed": row["seed"], "repeat": row["repeat"], "attempt": row["attempt"], "status": row["status"],
             "reason": row["reason"],
             "final_net_assets": row["final_net_assets"],
             "cost_usd": float(row["cost_usd"]) if row["cost_usd"] is not None else None,
@@ -516,17 +556,18 @@ def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Scheduler,
                 prices: dict[str, Price | None]) -> None:
-    env = scheduler._make_env(config.seeds[0])
+    env = scheduler._make_env(config.seeds[0], config.world_seeds[0])
     prompts = {"system": env.instructions, "nudge": NUDGE}
     # the tool schemas keep their order: rebuilt requests send them as they were sent
     prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
     store.con.execute(
-        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [run_id, config.name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
          config.scenario, config.days, config.model_dump_json(), code_version(),
          hashlib.sha256(prompts_json.encode()).hexdigest(),
          hashlib.sha256(tools_json.encode()).hexdigest(), prompts_json, tools_json,
          dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),
-         config.total_budget_usd, "running", None])
+         config.total_budget_usd, "running", None, dumps(config.world_seeds),
+         env.summary().get("world_salt_sha256")])
     if not store.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
         raise ResultsError(f"could not record run {run_id}")

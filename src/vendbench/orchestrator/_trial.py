@@ -41,6 +41,7 @@ class TrialSpec:
     seed: int
     repeat: int
     budget_usd: Decimal | None
+    world_seed: int = 2026    # the frozen world (RunConfig.world_seeds)
     attempt: int = 1          # > 1 when --resume --restart runs the trial again from day 1
     segment: int = 1          # > 1 when --resume continues the trial (or reruns a policy)
     resume: bool = False      # continue from the log (LLM trials), see ``_replay``
@@ -64,7 +65,8 @@ class TrialOutcome:
 
     def as_json(self) -> dict[str, Any]:
         return {"trial_id": self.spec.trial_id, "model": self.spec.model.id,
-                "seed": self.spec.seed, "repeat": self.spec.repeat,
+                "world_seed": self.spec.world_seed, "seed": self.spec.seed,
+                "repeat": self.spec.repeat,
                 "attempt": self.spec.attempt, "status": self.status,
                 "reason": self.reason, "final_net_assets": self.final.get("final_net_assets"),
                 "cost_usd": float(self.cost) if self.priced else None,
@@ -79,7 +81,7 @@ class TrialOutcome:
 class TrialContext:
     """What the scheduler hands a trial: never anything about vending."""
 
-    make_env: Callable[[int], Environment]
+    make_env: Callable[[int, int], Environment]      # (seed, world seed) -> a fresh world
     writer: ResultsWriter
     budget: Budget
     client: ModelClient | None            # None for in-process policies
@@ -108,7 +110,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
             out.final = env.final_state()
             out.days = env.summary().get("days_completed", out.days)
         tlog.trial_row(run_id=spec.run_id, seed=spec.seed, repeat=spec.repeat,
-                       attempt=spec.attempt,
+                       attempt=spec.attempt, world_seed=spec.world_seed,
                        status=out.status, reason=out.reason, final=out.final,
                        cost=out.cost if out.priced else None, budget=spec.budget_usd,
                        tokens=tuple(out.tokens), exchanges=out.exchanges,
@@ -117,7 +119,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
     record(None)
     tlog.segment_started(spec.segment, now)
     try:
-        env = ctx.make_env(spec.seed)
+        env = ctx.make_env(spec.seed, spec.world_seed)
         async with asyncio.timeout(ctx.timeout_s):
             if ctx.client is None:
                 await _play_policy(spec, ctx, env, tlog, out)

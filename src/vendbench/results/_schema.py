@@ -12,8 +12,9 @@ Each run of a trial (the first, then each resume) is a row of ``segments``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
-                        # 4: reservations, segments
+SCHEMA_VERSION = 5      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+                        # 4: reservations, segments; 5: worlds (runs.world_seeds,
+                        # runs.world_salt_sha256, trials.world_seed)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -21,7 +22,8 @@ CREATE TABLE IF NOT EXISTS runs(
     run_id VARCHAR PRIMARY KEY, name VARCHAR, created_at TIMESTAMP, scenario VARCHAR,
     days INTEGER, config_json VARCHAR, code_version VARCHAR, prompt_sha256 VARCHAR,
     tools_sha256 VARCHAR, prompts_json VARCHAR, tools_json VARCHAR, prices_json VARCHAR,
-    total_budget_usd DECIMAL(18, 9), status VARCHAR, finished_at TIMESTAMP);
+    total_budget_usd DECIMAL(18, 9), status VARCHAR, finished_at TIMESTAMP,
+    world_seeds VARCHAR, world_salt_sha256 VARCHAR);
 CREATE TABLE IF NOT EXISTS trials(
     trial_id VARCHAR PRIMARY KEY, run_id VARCHAR, model VARCHAR, seed INTEGER,
     "repeat" INTEGER, attempt INTEGER, status VARCHAR, reason VARCHAR, initial_cash DOUBLE,
@@ -29,7 +31,7 @@ CREATE TABLE IF NOT EXISTS trials(
     budget_usd DECIMAL(18, 9), input_tokens BIGINT, output_tokens BIGINT,
     cache_read_tokens BIGINT, cache_write_tokens BIGINT, exchanges INTEGER,
     tool_calls INTEGER, days_completed INTEGER, started_at TIMESTAMP, ended_at TIMESTAMP,
-    wall_seconds DOUBLE);
+    wall_seconds DOUBLE, world_seed INTEGER);
 CREATE TABLE IF NOT EXISTS messages(
     trial_id VARCHAR, msg_id INTEGER, role VARCHAR, content_json VARCHAR, tokens INTEGER);
 CREATE TABLE IF NOT EXISTS exchanges(
@@ -65,6 +67,20 @@ CREATE TABLE IF NOT EXISTS provider_events(
 """
 
 # columns per table, in order (the writer appends rows as tuples in this order)
+# A file of an older schema is brought up to this one in place when it is opened: the
+# tables added since are created by DDL, and these statements add the columns (before
+# schema 5 every trial of a run played the run's one world: its world_seed, else 2026).
+UPGRADE_FROM = (3, 4)
+UPGRADE = """
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_salt_sha256 VARCHAR;
+ALTER TABLE trials ADD COLUMN IF NOT EXISTS world_seed INTEGER;
+UPDATE runs SET world_seeds = '[' || coalesce(json_extract_string(config_json, '$.world_seed'),
+    '2026') || ']' WHERE world_seeds IS NULL;
+UPDATE trials SET world_seed = (SELECT json_extract_string(r.world_seeds, '$[0]')::INTEGER
+    FROM runs r WHERE r.run_id = trials.run_id) WHERE world_seed IS NULL;
+"""
+
 COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": ("trial_id", "msg_id", "role", "content_json", "tokens"),
     "exchanges": ("trial_id", "seq", "day", "attempt", "model", "request_json",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -12,7 +13,9 @@ from typing import Any
 import duckdb
 
 from ..errors import ResultsError
-from ._schema import DDL, SCHEMA_VERSION
+from ._schema import DDL, SCHEMA_VERSION, UPGRADE, UPGRADE_FROM
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DB = "vendbench.duckdb"
 
@@ -78,7 +81,17 @@ class Store:
         if version == 0:
             raise ResultsError(f"{self.path} is a DuckDB file but not a vendbench results "
                                "file; pass another --db")
-        if version is not None and version != SCHEMA_VERSION:
+        if version in UPGRADE_FROM:
+            if read_only:                 # upgrade in place once, then read
+                self.con.close()
+                Store(self.path).close()
+                self.con = duckdb.connect(self.path, read_only=True)
+                return
+            self.con.execute(DDL)
+            self.con.execute(UPGRADE)
+            log.info("%s: results schema %s upgraded to %s", self.path, version,
+                     SCHEMA_VERSION)
+        elif version is not None and version != SCHEMA_VERSION:
             raise ResultsError(f"{self.path} was written with results schema {version}; this "
                                f"vendbench reads and writes schema {SCHEMA_VERSION}. Use a new "
                                "--db file (or the vendbench version that wrote it)")
