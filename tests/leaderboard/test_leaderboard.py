@@ -98,7 +98,8 @@ def test_all_unfinished_and_single_trial_edge_cases(db):
         add_trial(s, "r1", "openai/b", 1, net=55_000, cost="0.5")
     board = build(db)
     a, b = row(board, "openai/a"), row(board, "openai/b")
-    assert a.mean_net_assets == 0 and a.cv is None and a.api_efficiency == -40_000
+    assert a.mean_net_assets == 0 and a.cv is None
+    assert a.api_efficiency is None and a.api_efficiency_note == "no completed trial"
     assert b.sd_net_assets == 0 and b.ci_net_assets is None           # one trial: no CI
     assert b.api_efficiency == pytest.approx(30_000)
     assert "—" in render(board, "table")
@@ -142,7 +143,7 @@ def test_operational_metrics_from_days(db):
     r = row(build(db), "openai/a")
     assert r.operations["waste_rate"] == pytest.approx(30 / 1200)
     assert r.operations["capital_efficiency"] == pytest.approx(800 / (20_000 + 15_000))
-    assert r.operations["empty_shelf_pct"] == 100.0                 # no stocked machine-day
+    assert r.operations["empty_machine_rate"] == 1.0                # no stocked machine-day
 
 
 def test_baseline_and_oracle_comparisons_pair_by_seed_and_a_tie_is_no_win(db):
@@ -236,7 +237,10 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
     board = build(db)
     assert render(board, "markdown").startswith("| #")
     csv_text = render(board, "csv")
-    assert csv_text.splitlines()[0].startswith("model,trials,completed,mean_net_assets")
+    header = csv_text.splitlines()[0].split(",")
+    assert header[:4] == ["rank", "model", "trials", "completed"]
+    assert "ci_net_assets_low" in header and "ci_net_assets_high" in header
+    assert "ci_net_assets" not in header and "[" not in csv_text       # one value per cell
     files = write_charts(board, tmp_path / "charts")
     assert {f.name for f in files} == {f"{n}.{e}" for n in ("trajectories",
                                                           "terminal_net_assets",

@@ -35,13 +35,15 @@ def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
 
 
 def trial_metrics(scenario: str, days: list[dict[str, Any]], sales: list[dict[str, Any]],
-                  tool_calls: list[dict[str, Any]], world_seed: int | None = None
+                  tool_calls: list[dict[str, Any]], world_seed: int | None = None,
+                  world_salt: str | None = None, private: bool = False
                   ) -> dict[str, float | None]:
-    """A scenario's operational metrics for one trial, from its logged rows."""
+    """A scenario's operational metrics for one trial, from its logged rows (``private``:
+    the world was salted; metrics of its hidden model need ``world_salt``)."""
     if scenario == "autovend":
         from .autovend._metrics import trial_metrics as autovend_metrics
 
-        return autovend_metrics(days, sales, tool_calls, world_seed)
+        return autovend_metrics(days, sales, tool_calls, world_seed, world_salt, private)
     raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
 
 

@@ -34,23 +34,28 @@ class Board:
         return {"rows": [r.as_json() for r in self.rows], "cohort": s.cohort, "runs": s.runs,
                 "refused": s.refused, "set_apart": s.set_apart,
                 "notes": ["unfinished trials score 0; harness errors are set apart",
-                          "each model's latest attempt per seed and repeat is used"]}
+                          "each model's latest attempt per world, seed and repeat is used",
+                          "comparisons with the reference policies pair trials by world, "
+                          "seed and repeat", *s.notes]}
 
 
 def build(db: str, run: str = "latest") -> Board:
     """Compute the leaderboard of ``run`` ("latest", "all" or a run id) in ``db``."""
     with Store(db, read_only=True) as store:
         selection = select(store, run)
-        world_seed = None
-        if selection.runs:
-            config = json.loads(store.run(selection.runs[-1])["config_json"])
-            world_seed = config.get("world_seed")
         scenario = selection.cohort["scenario"]
+        private = selection.cohort.get("world_salt_sha256")
+        salt = _salt_for(store, selection) if private else None
+        if private and salt is None:
+            selection.notes.append(
+                "private worlds: pricing regret and assortment need the worlds' salt (set "
+                "VENDBENCH_WORLD_SALT, or the run's world_salt_env, to compute them)")
         operations, trajectories, points = {}, {}, []
         for t in selection.trials:
             rows = trial_rows(store, t["trial_id"])
-            operations[t["trial_id"]] = trial_metrics(scenario, rows["days"], rows["sales"],
-                                                      rows["tool_calls"], world_seed)
+            operations[t["trial_id"]] = trial_metrics(
+                scenario, rows["days"], rows["sales"], rows["tool_calls"], t["world_seed"],
+                world_salt=salt, private=bool(private))
             trajectories.setdefault(t["model"], []).append(
                 [float(d["net_assets"]) for d in rows["days"]])
             points.append({"model": t["model"], "seed": t["seed"], "score": score(t),
@@ -58,6 +63,25 @@ def build(db: str, run: str = "latest") -> Board:
                            else None, "status": t["status"]})
     return Board(model_rows(selection.trials, operations), selection, trajectories,
                  metric_directions(scenario), points)
+
+
+def _salt_for(store: Store, selection: Selection) -> str | None:
+    """The salt of the cohort's private worlds, if this environment has it (checked
+    against the stored SHA-256; never stored itself)."""
+    import hashlib
+    import os
+
+    names = {"VENDBENCH_WORLD_SALT"}
+    for run_id in selection.runs:
+        name = json.loads(store.run(run_id)["config_json"]).get("world_salt_env")
+        if name:
+            names.add(name)
+    for name in sorted(names):
+        salt = os.environ.get(name)
+        if salt and hashlib.sha256(salt.encode()).hexdigest() == \
+                selection.cohort["world_salt_sha256"]:
+            return salt
+    return None
 
 
 from ._charts import write_charts  # noqa: E402  (they need Board)

@@ -52,8 +52,9 @@ class ModelRow:
     cost_mean_usd: float | None
     cost_total_usd: float | None
     cached_share: float | None         # input tokens read from the provider's prompt cache
-    api_efficiency: float | None
+    api_efficiency: float | None        # over completed, priced trials only
     ci_api_efficiency: tuple[float, float] | None
+    api_efficiency_note: str | None      # why it is blank, when it is
     vs_baseline_ratio: float | None
     beats_baseline: int | None
     baseline_pairs: int
@@ -79,13 +80,20 @@ def _cached_share(trials: list[dict[str, Any]]) -> float | None:
                         sum(t.get("cache_read_tokens") or 0 for t in trials))
 
 
+def _pair(trial: dict[str, Any]) -> tuple:
+    """What a trial is compared on: its world, its seed, its repeat."""
+    return trial.get("world_seed"), trial["seed"], trial["repeat"]
+
+
 def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]]
                ) -> list[ModelRow]:
     """One row per model, best mean net assets first."""
     by_model: dict[str, list[dict[str, Any]]] = {}
     for t in trials:
         by_model.setdefault(t["model"], []).append(t)
-    reference = {name: {(t["seed"], t["repeat"]): t for t in by_model.get(name, [])}
+    # the reference policies' trials, by the key comparisons pair on: same world, same
+    # demand draws (seed), same repeat
+    reference = {name: {_pair(t): t for t in by_model.get(name, [])}
                  for name in (BASELINE, ORACLE)}
     rows = []
     for model, ts in by_model.items():
@@ -96,20 +104,26 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
         costs = [t["cost_usd"] for t in ts]
         priced = all(c is not None for c in costs)
         total = float(sum(costs, Decimal(0))) if priced else None
-        efficiency = [(s - initial) / float(c) for s, c in zip(scores, costs)
-                      if priced and c is not None and c > 0]
+        # growth per USD over completed trials: an unfinished trial's 0 is a penalty for
+        # the ranking, not a return on its spend
+        efficiency = [(s - initial) / float(c) for t, s, c in zip(ts, scores, costs)
+                      if priced and t["status"] == "completed" and c is not None and c > 0]
+        note = None if efficiency else (
+            "unpriced" if not priced else
+            "no completed trial" if not any(t["status"] == "completed" for t in ts) else
+            "no API cost")
         ratios, beats, shares = [], 0, []
         for t, s in zip(ts, scores):
-            base = reference[BASELINE].get((t["seed"], t["repeat"]))
+            base = reference[BASELINE].get(_pair(t))
             if base is not None and model != BASELINE:
                 b = score(base)
                 if b > 0:
                     ratios.append(s / b)
                 beats += s > b
-            oracle = reference[ORACLE].get((t["seed"], t["repeat"]))
+            oracle = reference[ORACLE].get(_pair(t))
             if oracle is not None and score(oracle) - initial > 0:
                 shares.append((s - initial) / (score(oracle) - initial))
-        pairs = sum(1 for t in ts if (t["seed"], t["repeat"]) in reference[BASELINE])
+        pairs = sum(1 for t in ts if _pair(t) in reference[BASELINE])
         ops: dict[str, float | None] = {}
         for t in ts:
             for key, value in operations.get(t["trial_id"], {}).items():
@@ -123,7 +137,7 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             cost_mean_usd=total / len(ts) if total is not None else None,
             cost_total_usd=total, cached_share=_cached_share(ts),
             api_efficiency=_mean(efficiency),
-            ci_api_efficiency=bootstrap_ci(efficiency),
+            ci_api_efficiency=bootstrap_ci(efficiency), api_efficiency_note=note,
             vs_baseline_ratio=_mean(ratios) if model != BASELINE else None,
             beats_baseline=beats if pairs and model != BASELINE else None,
             baseline_pairs=pairs if model != BASELINE else 0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +21,15 @@ class Selection:
     refused: list[dict[str, Any]] = field(default_factory=list)
     set_apart: list[dict[str, Any]] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
 
 def _cohort(run: dict[str, Any], initial_cash: float | None) -> dict[str, Any]:
-    """What must match for two trials to share a ranking."""
+    """What must match for two trials to share a ranking: the same task (scenario,
+    horizon, starting cash, prompts, tools) in the same worlds (world seeds, salt)."""
     return {"scenario": run["scenario"], "days": run["days"], "initial_cash": initial_cash,
+            "world_seeds": sorted(json.loads(run.get("world_seeds") or "[2026]")),
+            "world_salt_sha256": run.get("world_salt_sha256"),
             "prompt_sha256": run["prompt_sha256"], "tools_sha256": run["tools_sha256"]}
 
 
@@ -53,31 +58,38 @@ def select(store: Store, which: str = "latest") -> Selection:
         if diff:
             refused.append({"trial_id": t["trial_id"], "model": t["model"],
                             "run_id": t["run_id"], "differs_in": diff,
-                            "reason": "; ".join(f"{k} {theirs[k]!r} vs {cohort[k]!r}"
-                                                if "sha" not in k else f"{k} differs"
+                            "reason": "; ".join(_differs(k, theirs[k], cohort[k])
                                                 for k in diff)})
         else:
             kept.append(t)
     latest: dict[tuple, dict[str, Any]] = {}
     for t in kept:                       # each model's latest attempt, never its best
-        key = (t["model"], t["seed"], t["repeat"])
+        key = (t["model"], t["world_seed"], t["seed"], t["repeat"])
         if key not in latest or (t["started_at"], t["attempt"] or 1) > \
                 (latest[key]["started_at"], latest[key]["attempt"] or 1):
             latest[key] = t
     ranked = [t for t in latest.values() if t["status"] not in SET_APART]
-    apart = [{"trial_id": t["trial_id"], "model": t["model"], "seed": t["seed"],
-              "status": t["status"], "reason": t["reason"]}
+    apart = [{"trial_id": t["trial_id"], "model": t["model"], "world_seed": t["world_seed"],
+              "seed": t["seed"], "status": t["status"], "reason": t["reason"]}
              for t in latest.values() if t["status"] in SET_APART]
     for t in ranked:
         t.pop("_run", None)
     return Selection(cohort, ranked, refused, apart, chosen_ids)
 
 
+def _differs(key: str, theirs: Any, ours: Any) -> str:
+    if key == "world_salt_sha256":
+        what = {None: "public worlds"}
+        return (f"{what.get(theirs, 'private worlds')} vs {what.get(ours, 'private worlds')}"
+                if (theirs is None) != (ours is None) else "another world salt")
+    return f"{key} differs" if "sha" in key else f"{key} {theirs!r} vs {ours!r}"
+
+
 def trial_rows(store: Store, trial_id: str) -> dict[str, list[dict[str, Any]]]:
     """A trial's days, sales and tool calls, as plain rows."""
     out = {}
     for table, cols in (("days", "*"), ("sales", "*"),
-                        ("tool_calls", "name, ok, result_json")):
+                        ("tool_calls", "day, name, ok, result_json")):
         cur = store.con.execute(f"SELECT {cols} FROM {table} WHERE trial_id = ? ORDER BY "
                                 f"{'seq' if table == 'tool_calls' else 'day'}", [trial_id])
         names = [d[0] for d in cur.description]

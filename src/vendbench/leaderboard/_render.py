@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from . import Board
 
-OPS = [("waste_rate", "waste %", 100, 2), ("empty_shelf_pct", "empty %", 1, 1),
-       ("shelf_utilisation", "util %", 100, 1), ("pricing_regret", "regret", 1, 2),
+# (metric, header, scale for display, decimals): every metric is a plain number or a
+# fraction in the data (JSON, CSV); only these human tables show percents
+OPS = [("waste_rate", "waste %", 100, 2), ("stockout_rate", "stock-outs %", 100, 1),
+       ("shelf_utilisation", "util %", 100, 1), ("pricing_regret_share", "regret %", 100, 1),
        ("assortment_score", "assort.", 1, 3), ("capital_efficiency", "cap. eff", 1, 3),
        ("tool_calls_per_day", "calls/day", 1, 1), ("rejected_item_rate", "rejected %", 100, 1)]
 
@@ -45,9 +47,17 @@ def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
 
 def _footer(board: Board) -> list[str]:
     s = board.selection
+    worlds = ", ".join(str(w) for w in s.cohort.get("world_seeds") or [])
+    private = " (private: salted)" if s.cohort.get("world_salt_sha256") else ""
     lines = [f"cohort: {s.cohort['scenario']}, {s.cohort['days']} days, starting cash "
-             f"{s.cohort['initial_cash']:,.0f} CNY; runs: {', '.join(s.runs)}",
-             "unfinished trials score 0; each model's latest attempt per seed is used"]
+             f"{s.cohort['initial_cash']:,.0f} CNY, world{'s' if ',' in worlds else ''} "
+             f"{worlds}{private}; runs: {', '.join(s.runs)}",
+             "unfinished trials score 0; each model's latest attempt per world, seed and "
+             "repeat is used; comparisons pair by world and seed", *s.notes]
+    blank = [f"{r.model} ({r.api_efficiency_note})" for r in board.rows
+             if r.api_efficiency is None and r.api_efficiency_note not in (None, "no API cost")]
+    if blank:
+        lines.append("CNY/$ is over completed, priced trials; blank for " + ", ".join(blank))
     if s.set_apart:
         lines.append("set apart (harness errors, not ranked): " + ", ".join(
             f"{a['model']} seed {a['seed']} ({a['status']})" for a in s.set_apart))
@@ -55,6 +65,17 @@ def _footer(board: Board) -> list[str]:
         lines.append(f"refused to mix {len(s.refused)} trial(s): " + "; ".join(
             sorted({f"{r['model']} from {r['run_id']}: {r['reason']}" for r in s.refused})))
     return lines
+
+
+def _flat(rank: int, data: dict) -> dict:
+    """A row for CSV: rank first, each interval as two columns, every cell one value."""
+    out = {"rank": rank, "model": data.pop("model")}
+    for key, value in data.items():
+        if key.startswith("ci_"):
+            out[f"{key}_low"], out[f"{key}_high"] = value if value is not None else (None, None)
+        else:
+            out[key] = value
+    return out
 
 
 def render(board: Board, fmt: str = "table") -> str:
@@ -69,11 +90,10 @@ def render(board: Board, fmt: str = "table") -> str:
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out)
-        writer.writerow(["model", *[k for k in board.rows[0].as_json() if k != "model"]]
-                        if board.rows else ["model"])
-        for r in board.rows:
-            data = r.as_json()
-            writer.writerow([data.pop("model"), *data.values()])
+        flat = [_flat(i, r.as_json()) for i, r in enumerate(board.rows, 1)]
+        writer.writerow(list(flat[0]) if flat else ["rank", "model"])
+        for row in flat:
+            writer.writerow(list(row.values()))
         return out.getvalue()
     from tabulate import tabulate
 

@@ -7,15 +7,26 @@ need the hidden demand model:
 * pricing regret (CNY per machine per day): for each machine-day, the expected gross
   profit of each listing at its actual price against the best price on a grid of
   0.5–2.0 × its reference price (others' prices held), summed over listings; expected
-  demand is λ_m · E(m,t) · MNL share at the observed stock, fill and weather-free
-  conditions. 0 means no listing could have earned more by its price alone.
+  sales are λ_m · E(m,t) · MNL share at the observed stock, fill and weather-free
+  conditions, capped at the units on the shelf. 0 means no listing could have earned more by its price alone. It grows
+  with a machine's volume, so it is also given as a share of what those listings could
+  have earned at their best prices (``pricing_regret_share``): volume does not drive it.
 * assortment score: for each machine-day, the summed gross-profit potential of the
   products listed — attraction b(m,k) × (reference price − unit cost), proportional to a
   product's expected gross profit at reference prices — divided by that of a reference
   assortment of the same size: the products with the highest potential at that machine.
   1.0 matches the reference.
 
-Both are averaged over machine-days sampled every ``SAMPLE_EVERY`` days.
+Both are averaged over machine-days sampled every ``SAMPLE_EVERY`` days. A private
+world (salted) can only be regenerated with its salt; without it they are None.
+
+The others come from the logged rows alone; every rate is a fraction (0.25, not 25 %):
+waste (cost of expired and discarded units / cost of goods sold), stock-outs (listed
+product-days with no unit on the shelf / listed product-days), empty machines
+(machine-days with nothing on the shelf at all / machine-days: the days before the first
+delivery weigh on it), shelf utilisation, capital efficiency (gross profit per unit of
+inventory capital), tool calls per day played (the last, unfinished day included), and
+rejected batch items.
 """
 
 from __future__ import annotations
@@ -33,18 +44,23 @@ from ._world import MACHINE_CAPACITY, build_world
 
 SAMPLE_EVERY = 7
 # metric -> which way is better, for profiles and colours
-DIRECTIONS = {"waste_rate": "lower", "empty_shelf_pct": "lower", "shelf_utilisation": "higher",
-              "capital_efficiency": "higher", "tool_calls_per_day": "lower",
-              "rejected_item_rate": "lower", "pricing_regret": "lower",
+DIRECTIONS = {"waste_rate": "lower", "stockout_rate": "lower", "empty_machine_rate": "lower",
+              "shelf_utilisation": "higher", "capital_efficiency": "higher",
+              "tool_calls_per_day": "lower", "rejected_item_rate": "lower",
+              "pricing_regret": "lower", "pricing_regret_share": "lower",
               "assortment_score": "higher"}
 PRICE_GRID = np.linspace(0.5, 2.0, 16)
 
 
 def trial_metrics(days: list[dict[str, Any]], sales: list[dict[str, Any]],
-                  tool_calls: list[dict[str, Any]], world_seed: int | None = None
+                  tool_calls: list[dict[str, Any]], world_seed: int | None = None,
+                  world_salt: str | None = None, private: bool = False
                   ) -> dict[str, float | None]:
-    """Every operational metric of one trial; None where a metric is undefined."""
-    world = build_world(world_seed) if world_seed is not None else build_world()
+    """Every operational metric of one trial; None where a metric is undefined. A trial
+    of a ``private`` world gets its hidden-model metrics only with ``world_salt``."""
+    kwargs = {} if world_seed is None else {"world_seed": world_seed}
+    world = build_world(**kwargs, salt=world_salt)
+    hidden_known = not private or world_salt is not None
     n_machines = len(world.machines)
     n_days = len(days)
     cogs = sum(d["cogs"] for d in days)
@@ -57,22 +73,28 @@ def trial_metrics(days: list[dict[str, Any]], sales: list[dict[str, Any]],
         stocked[key] = stocked.get(key, 0.0) + r["units_on_shelf"]
     machine_days = n_machines * n_days
     empty = machine_days - sum(1 for v in stocked.values() if v > 0)
+    out_of_stock = sum(1 for r in sales if r["units_on_shelf"] == 0)
     accepted = rejected = 0
     for t in tool_calls:
         result = json.loads(t["result_json"]) if t["result_json"] else {}
         if isinstance(result, dict):
             accepted += len(result.get("accepted") or [])
             rejected += len(result.get("rejected") or [])
-    regret, assortment = _hidden_model_metrics(world, sales)
+    # days played: the finished ones, and the one a trial stopped in, if it made calls
+    played = max([n_days, *(t["day"] for t in tool_calls if t.get("day") is not None)])
+    regret, regret_share, assortment = _hidden_model_metrics(world, sales) \
+        if hidden_known else (None, None, None)
     return {
         "waste_rate": waste / cogs if cogs else None,
-        "empty_shelf_pct": 100.0 * empty / machine_days if machine_days else None,
+        "stockout_rate": out_of_stock / len(sales) if sales else None,
+        "empty_machine_rate": empty / machine_days if machine_days else None,
         "shelf_utilisation": (sum(stocked.values()) / (machine_days * MACHINE_CAPACITY))
         if machine_days else None,
         "capital_efficiency": (gross / capital) if capital else None,
-        "tool_calls_per_day": len(tool_calls) / n_days if n_days else None,
+        "tool_calls_per_day": len(tool_calls) / played if played else None,
         "rejected_item_rate": rejected / (accepted + rejected) if accepted + rejected else None,
         "pricing_regret": regret,
+        "pricing_regret_share": regret_share,
         "assortment_score": assortment,
     }
 
@@ -87,12 +109,14 @@ def _costs(world: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _expected_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray, prices: np.ndarray,
                  volume: float) -> np.ndarray:
-    """Expected gross profit per listing per day (CNY) under the hidden MNL."""
+    """Expected gross profit per listing per day (CNY) under the hidden MNL: expected
+    buyers, but never more units than are on the shelf (a dear price that rations scarce
+    stock loses nothing)."""
     cost, ref, neutral = _costs(world)
     fill = min(1.0, units.sum() / MACHINE_CAPACITY)
     share = demand.choice_probabilities(world.hidden, m, ks, units, prices, ref[ks], fill,
                                         neutral)
-    return volume * share * (prices - cost[ks])
+    return np.minimum(volume * share, units) * (prices - cost[ks])
 
 
 def _best_single_price_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray,
@@ -110,13 +134,15 @@ def _best_single_price_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray,
     grid = np.round(ref[:, None] * PRICE_GRID[None, :], 2)         # (n, g)
     w = base[:, None] * (grid / ref[:, None]) ** (-eps)
     share = w / (h.no_purchase[m] + others[:, None] + w)
-    return (volume * share * (grid - cost[:, None])).max(axis=1)
+    return (np.minimum(volume * share, units[:, None]) * (grid - cost[:, None])).max(axis=1)
 
 
 def _hidden_model_metrics(world: Any, sales: list[dict[str, Any]]
-                          ) -> tuple[float | None, float | None]:
+                          ) -> tuple[float | None, float | None, float | None]:
+    """Pricing regret (CNY per machine-day, and as a share of the best achievable gross
+    profit) and the assortment score."""
     if not sales:
-        return None, None
+        return None, None, None
     mids = {mc.id: i for i, mc in enumerate(world.machines)}
     pids = world.product_index()
     h = world.hidden
@@ -127,7 +153,7 @@ def _hidden_model_metrics(world: Any, sales: list[dict[str, Any]]
     for r in sales:
         if r["day"] % SAMPLE_EVERY == 1 and r["units_on_shelf"] > 0:
             groups.setdefault((r["day"], mids[r["machine_id"]]), []).append(r)
-    regrets, scores = [], []
+    regrets, shares, scores = [], [], []
     for (day, m), rows in groups.items():
         info = day_info(DEFAULT_START + dt.timedelta(days=day - 1))
         site = world.machines[m].site_type
@@ -138,7 +164,11 @@ def _hidden_model_metrics(world: Any, sales: list[dict[str, Any]]
         actual = _expected_gp(world, m, ks, units, prices, volume)
         best = np.maximum(actual, _best_single_price_gp(world, m, ks, units, prices, volume))
         regrets.append(float((best - actual).sum()))
+        achievable = float(best.sum())
+        if achievable > 0:
+            shares.append(regrets[-1] / achievable)
         scores.append(float(ref_gp[m, ks].sum() / ranked[m, :len(ks)].sum()))
     if not regrets:
-        return None, None
-    return float(np.mean(regrets)), float(np.mean(scores))
+        return None, None, None
+    return (float(np.mean(regrets)), float(np.mean(shares)) if shares else None,
+            float(np.mean(scores)))
