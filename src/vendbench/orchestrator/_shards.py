@@ -100,11 +100,14 @@ def shard_config(config: RunConfig, index: int, n: int) -> RunConfig:
 
 
 class WorkerDied(Exception):
-    """A worker process exited with trials running; ``outcome`` is what was known of one."""
+    """A worker process exited with trials running; ``outcome`` is what was known of one.
+    ``began`` says whether the worker had started it (before that, nothing was sent, so
+    the trial can go to another worker)."""
 
-    def __init__(self, message: str, outcome: TrialOutcome | None = None) -> None:
+    def __init__(self, message: str, outcome: TrialOutcome | None = None,
+                 began: bool = False) -> None:
         super().__init__(message)
-        self.outcome = outcome
+        self.outcome, self.began = outcome, began
 
 
 @dataclass
@@ -115,6 +118,7 @@ class _Running:
                                  .replace(tzinfo=None))
     done: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop()
                                  .create_future())
+    began: bool = False            # the worker said it started the trial
 
 
 class Worker:
@@ -179,9 +183,9 @@ class Worker:
             self.proc.kill()
         code = await self.proc.wait()
         why = f"worker process {self.index + 1} exited unexpectedly (exit code {code})"
-        for entry in list(self.running.values()):
+        for entry in list(self.running.values()):       # every message it sent is read
             if not entry.done.done():
-                entry.done.set_exception(WorkerDied(why, entry.outcome))
+                entry.done.set_exception(WorkerDied(why, entry.outcome, entry.began))
         if not self.closed.done():
             self.closed.set_result(code)
 
@@ -201,6 +205,7 @@ class Worker:
         elif kind == "started":
             entry = self.running.get(message[1])
             if entry is not None:
+                entry.began = True
                 self.on_event("trial_started", {"spec": entry.spec})
         elif kind == "progress":
             _, trial_id, fields, day, net_assets = message
@@ -291,6 +296,9 @@ class Workers:
         """The live worker with the fewest trials of this model running (then overall)."""
         alive = [w for w in self.workers if not w.closed.done()] or self.workers
         return min(alive, key=lambda w: w.load(model))
+
+    def any_alive(self) -> bool:
+        return any(not w.closed.done() for w in self.workers)
 
     def limit_events(self) -> list[LimitEvent]:
         return [e for w in self.workers for e in w.events]
