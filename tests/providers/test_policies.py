@@ -140,3 +140,15 @@ def test_a_typical_well_stocked_machine_sells_20_to_60_units_a_day():
             per_machine.append(statistics.mean(full))
     assert len(per_machine) >= 15
     assert 20 <= statistics.median(per_machine) <= 60, per_machine
+
+
+@pytest.mark.parametrize("world", [5, 10])
+def test_held_out_worlds_keep_the_calibration_bounds(world):
+    """Two of the README's ten calibration worlds (the two lowest baselines): the
+    baseline lands in 120k–320k and the oracle above it."""
+    values = {}
+    for policy in ("order-up-to", "oracle"):
+        env = make("autovend", seed=1, days=180, world_seed=world)
+        values[policy] = run_policy(env, make_policy(policy, env))["net_assets"]
+    assert 120_000 <= values["order-up-to"] <= 320_000, values
+    assert values["oracle"] > values["order-up-to"], values
