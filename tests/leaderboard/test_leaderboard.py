@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import json
 import statistics
 from decimal import Decimal as D
@@ -241,6 +243,18 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
     assert header[:4] == ["rank", "model", "trials", "completed"]
     assert "ci_net_assets_low" in header and "ci_net_assets_high" in header
     assert "ci_net_assets" not in header and "[" not in csv_text       # one value per cell
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert [r["rank"] for r in rows] == ["1", "2"] and rows[0]["model"] == "openai/a"
+    assert float(rows[0]["ci_net_assets_low"]) <= float(rows[0]["mean_net_assets"]) <= \
+        float(rows[0]["ci_net_assets_high"])
+    # rates are fractions in the data, percents only in the tables people read
+    data = json.loads(render(board, "json"))["rows"][0]
+    rates = ("cv", "oracle_share", "cached_share", "waste_rate", "stockout_rate",
+             "empty_machine_rate", "shelf_utilisation", "rejected_item_rate",
+             "pricing_regret_share")
+    assert all(data[k] is None or 0 <= data[k] <= 1 for k in rates), data
+    assert data["empty_machine_rate"] == 1.0                  # no sales rows: all empty
+    assert f"{data['cv'] * 100:.1f}%" in render(board, "markdown")   # the same, as a percent
     files = write_charts(board, tmp_path / "charts")
     assert {f.name for f in files} == {f"{n}.{e}" for n in ("trajectories",
                                                           "terminal_net_assets",
