@@ -29,6 +29,19 @@ def llm_args(llm, *extra: str) -> list[str]:
             "256", *extra]
 
 
+def cli(capsys, *args: str) -> tuple[int, str, str]:
+    """``vendbench ARGS`` in this process (the same entry point, no interpreter start):
+    exit code, stdout, stderr."""
+    from vendbench.cli import main
+
+    try:
+        rc = main(list(args))
+    except SystemExit as exc:                 # argparse's own errors
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
 def test_run_json_and_runs_listing(llm, tmp_path):
     db = str(tmp_path / "r.duckdb")
     rc, out, err = finish(vendbench("run", "--models", "openai/fake", "baseline/order-up-to",
@@ -96,19 +109,6 @@ id = "baseline/order-up-to"
     assert rc == 2 and "colour" in err and "Extra inputs" in err
 
 
-def cli(capsys, *args: str) -> tuple[int, str, str]:
-    """``vendbench ARGS`` in this process (the same entry point, no interpreter start):
-    exit code, stdout, stderr."""
-    from vendbench.cli import main
-
-    try:
-        rc = main(list(args))
-    except SystemExit as exc:                 # argparse's own errors
-        rc = exc.code
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
 def test_bad_input_is_a_clear_error(llm, tmp_path, capsys, monkeypatch):
     db = str(tmp_path / "r.duckdb")
     cases = [
@@ -148,16 +148,16 @@ def test_bad_input_is_a_clear_error(llm, tmp_path, capsys, monkeypatch):
     assert rc == 2 and "not a litellm model string" in err and "Traceback" not in err
 
 
-def test_per_model_flags_reach_every_request_and_the_stored_config(llm, tmp_path):
+def test_per_model_flags_reach_every_request_and_the_stored_config(llm, tmp_path, capsys):
     """--temperature, --request-timeout, --tool-choice, --context-strategy and
     --no-prompt-caching as a user gives them, on --models and over a panel."""
     db = str(tmp_path / "r.duckdb")
     llm.inject("hang", seconds=3)                         # beyond the 0.5 s timeout
-    rc, out, err = finish(vendbench(
-        "run", "--models", "openai/fake", *llm_args(llm), "--days", "2", "--db", db,
+    rc, out, err = cli(
+        capsys, "run", "--models", "openai/fake", *llm_args(llm), "--days", "2", "--db", db,
         "--temperature", "0.25", "--request-timeout", "0.5", "--tool-choice", "required",
         "--context-strategy", "sliding", "--context-low-water", "0.3", "--no-prompt-caching",
-        "--json"))
+        "--json")
     assert rc == 0, err
     assert json.loads(out)["trials"][0]["status"] == "completed"
     for body in llm.requests:
@@ -182,8 +182,8 @@ temperature = 1.0
 id = "baseline/oracle"
 """)
     sent = len(llm.requests)
-    rc, out, err = finish(vendbench("run", "--panel", str(panel), "--temperature", "0.7",
-                                    "--db", str(tmp_path / "p.duckdb")))
+    rc, out, err = cli(capsys, "run", "--panel", str(panel), "--temperature", "0.7",
+                       "--db", str(tmp_path / "p.duckdb"))
     assert rc == 0, err
     assert {b["temperature"] for b in llm.requests[sent:]} == {0.7}   # overrides the panel
 
