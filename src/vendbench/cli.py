@@ -288,7 +288,7 @@ def _days(text: str) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from .environment import SCENARIOS
+    from .environment import SALT_ENV, SCENARIOS
     from .errors import ConfigError, unknown_name
     from .providers.policies import evaluate_policy
     from .ui import DayProgress, print_table
@@ -298,7 +298,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     policies = ["order-up-to", "oracle"] if args.policy == "all" else [args.policy]
     seeds = args.seeds or [1 if args.seed is None else args.seed]
     worlds = args.world_seeds or [args.world_seed]
-    salt = os.environ.get("VENDBENCH_WORLD_SALT") or None       # never printed
+    salt = os.environ.get(SALT_ENV) or None       # never printed
     runs = [(p, w, s) for w in worlds for p in policies for s in seeds]
     records = []
     with DayProgress(total_days=args.days * len(runs), enabled=not args.json) as progress:

@@ -14,6 +14,8 @@ from ..errors import ConfigError, unknown_name
 from ._protocol import Environment
 
 SCENARIOS = ("autovend",)
+# where a private world's secret salt is read from by default (never stored; see _world)
+SALT_ENV = "VENDBENCH_WORLD_SALT"
 
 
 def scenario_class(scenario: str) -> type:
@@ -56,5 +58,5 @@ def metric_directions(scenario: str) -> dict[str, str]:
     raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
 
 
-__all__ = ["Environment", "SCENARIOS", "make", "metric_directions", "scenario_class",
+__all__ = ["Environment", "SALT_ENV", "SCENARIOS", "make", "metric_directions", "scenario_class",
            "trial_metrics"]

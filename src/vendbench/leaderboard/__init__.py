@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..environment import metric_directions, trial_metrics
+from ..environment import SALT_ENV, metric_directions, trial_metrics
 from ..results import Store
 from ._board import BASELINE, ORACLE, ModelRow, bootstrap_ci, model_rows, score
 from ._data import Selection, select, trial_rows
@@ -71,7 +71,7 @@ def _salt_for(store: Store, selection: Selection) -> str | None:
     import hashlib
     import os
 
-    names = {"VENDBENCH_WORLD_SALT"}
+    names = {SALT_ENV}
     for run_id in selection.runs:
         name = json.loads(store.run(run_id)["config_json"]).get("world_salt_env")
         if name:

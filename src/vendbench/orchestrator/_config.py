@@ -13,11 +13,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..environment import SALT_ENV
 from ..errors import ConfigError
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
 DEFAULT_WORLD_SEED = 2026     # the paper's protocol: one frozen world, seeds vary demand
-SALT_ENV = "VENDBENCH_WORLD_SALT"
 PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
 NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
 
