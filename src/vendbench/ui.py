@@ -72,7 +72,7 @@ class RunProgress:
 
     def __init__(self, config: Any, enabled: bool = True) -> None:
         self._config = config
-        self._named_worlds = list(getattr(config, "world_seeds", [])) != [2026]
+        self._named_worlds = config.names_worlds
         self._enabled = enabled
         self._tty = enabled and _is_tty()
         self._rows: dict[str, dict[str, Any]] = {}

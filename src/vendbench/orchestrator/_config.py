@@ -149,6 +149,11 @@ class RunConfig(BaseModel):
                              "32-bit integers)")
         return seeds
 
+    @property
+    def names_worlds(self) -> bool:
+        """Whether trials say which world they play (anything but the paper's one world)."""
+        return self.world_seeds != [DEFAULT_WORLD_SEED]
+
     def salt_env(self) -> str:
         """The environment variable a private world's salt is read from."""
         return self.world_salt_env or SALT_ENV

@@ -65,10 +65,10 @@ def replay(history: TrialHistory, env: Environment, context: RollingContext,
     except ValueError as exc:
         raise ReplayMismatch(str(exc)) from None
     _recalibrate(history, calibration, max_output_tokens)
-    ok = {e["seq"] for e in history.exchanges if e["status"] == "ok"}
+    ok_rows = [e for e in history.exchanges if e["status"] == "ok"]
+    ok = {e["seq"] for e in ok_rows}
     seq = len(ok) + 1
     tried = [e["attempt"] for e in [*history.exchanges, *history.in_flight] if e["seq"] == seq]
-    ok_rows = [e for e in history.exchanges if e["status"] == "ok"]
     counters = Counters(
         exchanges=len(ok), tool_calls=len(history.tool_calls),
         cost=sum((e["cost_usd"] for e in history.exchanges if e["cost_usd"] is not None),

@@ -28,7 +28,7 @@ from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, Tok
                          make_provider)
 from ..results import ResultsWriter, Store, TrialHistory, cached_share, dumps
 from ._calibration import Calibration
-from ._config import DEFAULT_WORLD_SEED, ModelConfig, RunConfig
+from ._config import ModelConfig, RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
 from ._session import NUDGE
 from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
@@ -163,15 +163,13 @@ class Scheduler:
     def specs(self, run_id: str) -> list[TrialSpec]:
         """Trials seed by seed, models interleaved, so a cut-short panel stays balanced."""
         names = model_slugs([m.id for m in self.config.models])
-        worlds = self.config.world_seeds
-        # the paper's single default world keeps the short ids; other worlds are named
-        named = worlds != [DEFAULT_WORLD_SEED]
         out = []
         for repeat in range(1, self.config.repeats + 1):
-            for world in worlds:
+            for world in self.config.world_seeds:
                 for seed in self.config.seeds:
                     for model in self.config.models:
-                        where = f"-w{world}" if named else ""
+                        # the paper's one world keeps the short ids; others are named
+                        where = f"-w{world}" if self.config.names_worlds else ""
                         out.append(TrialSpec(
                             f"{run_id}-{names[model.id]}{where}-s{seed}-r{repeat}", run_id,
                             model, seed, repeat, self.config.trial_budget(model),

@@ -23,7 +23,7 @@ from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthEx
                          ModelClient)
 from ..results import ResultsWriter, TrialHistory, cached_share, dumps
 from ._calibration import Calibration
-from ._config import ModelConfig
+from ._config import DEFAULT_WORLD_SEED, ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
 from ._log import TrialLog
 from ._replay import ReplayMismatch, replay
@@ -41,7 +41,7 @@ class TrialSpec:
     seed: int
     repeat: int
     budget_usd: Decimal | None
-    world_seed: int = 2026    # the frozen world (RunConfig.world_seeds)
+    world_seed: int = DEFAULT_WORLD_SEED   # the frozen world (RunConfig.world_seeds)
     attempt: int = 1          # > 1 when --resume --restart runs the trial again from day 1
     segment: int = 1          # > 1 when --resume continues the trial (or reruns a policy)
     resume: bool = False      # continue from the log (LLM trials), see ``_replay``
