@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -13,19 +14,36 @@ from typing import Any
 import duckdb
 
 from ..errors import ResultsError
+from . import _live
+from ._live import LiveServer
 from ._schema import DDL, SCHEMA_VERSION, UPGRADE, UPGRADE_FROM
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DB = "vendbench.duckdb"
+HOLD_WAIT_S = 5.0          # how long an open waits for a reader's lock to go
+
+
+def _writing(path: str, about: dict[str, Any]) -> str:
+    run = about.get("run_id", "?")
+    return (f"{path} is being written by run {run} (pid {about.get('pid', '?')}); one run "
+            f"writes a file at a time. Watch it with `vendbench runs --db {path} --run "
+            f"{run}`, wait for it to finish, or pass another --db")
+
+
+def _held(exc: BaseException) -> bool:
+    """Whether opening failed because another connection holds the file: another
+    process's lock, or this process's own connection with other settings."""
+    return bool(re.search(r"\b(could not set|conflicting) lock\b|same database file with a "
+                          r"different configuration", str(exc), re.I))
 
 
 def open_error(path: str, exc: BaseException) -> str:
     """One line on why a results file cannot be used, with the hint that fits."""
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    if re.search(r"\b(could not set|conflicting) lock\b", first, re.I):
-        return (f"cannot open {path}: another process holds it (a run still writing to "
-                f"it?): {first}")
+    if _held(exc):
+        return (f"cannot open {path}: another process holds it (a DuckDB shell, or a "
+                f"program reading it?); close it, or pass another --db: {first}")
     if "not a valid DuckDB database" in first:
         return f"{path} is not a results database (not a DuckDB file); pass another --db"
     return (f"{path} cannot be read, it looks damaged ({first}); restore it from a copy, "
@@ -54,19 +72,20 @@ class TrialHistory:
 
 
 class Store:
-    """A results database. The orchestrator is its only writer while a run is live."""
+    """A results database. The orchestrator is its only writer while a run is live;
+    opened read-only while a run writes it, a Store reads through that run's process
+    (``live`` then says who writes; see ``_live``)."""
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False) -> None:
         self.path = str(path)
+        self.live: dict[str, Any] | None = None
+        self._server: LiveServer | None = None
         if read_only and not Path(self.path).exists():
             raise ResultsError(f"no results database at {self.path}; run `vendbench run` "
                                "first, or pass --db")
         if Path(self.path).is_dir():
             raise ResultsError(f"{self.path} is a directory; --db takes a results file")
-        try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
-        except duckdb.Error as exc:
-            raise ResultsError(open_error(self.path, exc)) from None
+        self.con = self._connect(read_only)
         try:
             self._prepare(read_only)
         except duckdb.Error as exc:
@@ -76,8 +95,41 @@ class Store:
             self.con.close()
             raise
 
+    def _connect(self, read_only: bool) -> Any:
+        """A connection to the file; while another process writes it, reads go through
+        that process, and a second writer is refused with who holds it. A lock held by
+        a reader (briefly, as ``vendbench runs`` does) is waited out for a few seconds."""
+        deadline = time.monotonic() + HOLD_WAIT_S
+        while True:
+            try:
+                return duckdb.connect(self.path, read_only=read_only)
+            except duckdb.Error as exc:
+                if not _held(exc):
+                    raise ResultsError(open_error(self.path, exc)) from None
+                live = _live.connect(self.path, wait_s=0 if read_only else 0.3)
+                if live is not None and read_only:
+                    self.live = live.about
+                    return live
+                if live is not None:
+                    live.close()
+                    raise ResultsError(_writing(self.path, live.about)) from None
+                if time.monotonic() >= deadline:
+                    raise ResultsError(open_error(self.path, exc)) from None
+                time.sleep(0.1)
+
+    def serve_readers(self, about: dict[str, Any]) -> None:
+        """Answer other processes' reads of this file until it is closed (``about``:
+        what they are told of the writer, e.g. the run id)."""
+        self._server = LiveServer(self.con, self.path, about)
+
     def _prepare(self, read_only: bool) -> None:
         version = self._version()
+        if self.live is not None:              # the writing process has prepared it
+            if version != SCHEMA_VERSION:
+                raise ResultsError(f"{self.path} is being written with results schema "
+                                   f"{version}; this vendbench reads schema "
+                                   f"{SCHEMA_VERSION}")
+            return
         if version == 0:
             raise ResultsError(f"{self.path} is a DuckDB file but not a vendbench results "
                                "file; pass another --db")
@@ -111,6 +163,9 @@ class Store:
         return int(row[0]) if row else 0
 
     def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
         self.con.close()
 
     def __enter__(self) -> Store:
@@ -120,7 +175,8 @@ class Store:
         self.close()
 
     # -- reading ---------------------------------------------------------------------------
-    def _dicts(self, sql: str, params: list[Any] | None = None) -> list[dict[str, Any]]:
+    def _dicts(self, sql: str, params: list[Any] | dict[str, Any] | None = None
+               ) -> list[dict[str, Any]]:
         cur = self.con.execute(sql, params or [])
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur.fetchall()]
@@ -146,8 +202,31 @@ class Store:
         return rows[0]
 
     def trials(self, run_id: str) -> list[dict[str, Any]]:
-        return self._dicts("""SELECT * FROM trials WHERE run_id = ?
-                              ORDER BY model, seed, "repeat", attempt""", [run_id])
+        """A run's trials. A trial still running has its row written when it started;
+        its days, tool calls, exchanges and cost so far are counted from what it has
+        committed since (what a live view shows)."""
+        return self._dicts("""
+            WITH live AS (SELECT trial_id FROM trials WHERE run_id = $run
+                          AND status = 'running'),
+                 e AS (SELECT trial_id, count(DISTINCT seq) AS n, sum(cost_usd) AS cost
+                       FROM exchanges SEMI JOIN live USING (trial_id) GROUP BY trial_id),
+                 c AS (SELECT trial_id, count(*) AS n FROM tool_calls SEMI JOIN live
+                       USING (trial_id) GROUP BY trial_id),
+                 d AS (SELECT trial_id, count(*) AS n FROM days SEMI JOIN live
+                       USING (trial_id) GROUP BY trial_id)
+            SELECT t.* REPLACE (
+                CASE WHEN l.trial_id IS NULL THEN t.days_completed ELSE coalesce(d.n, 0) END
+                    AS days_completed,
+                CASE WHEN l.trial_id IS NULL THEN t.tool_calls ELSE coalesce(c.n, 0) END
+                    AS tool_calls,
+                CASE WHEN l.trial_id IS NULL THEN t.exchanges ELSE coalesce(e.n, 0) END
+                    AS exchanges,
+                CASE WHEN l.trial_id IS NULL OR t.cost_usd IS NULL THEN t.cost_usd
+                    ELSE coalesce(e.cost, 0) END AS cost_usd)
+            FROM trials t LEFT JOIN live l USING (trial_id) LEFT JOIN e USING (trial_id)
+                 LEFT JOIN c USING (trial_id) LEFT JOIN d USING (trial_id)
+            WHERE t.run_id = $run
+            ORDER BY model, seed, "repeat", attempt""", {"run": run_id})
 
     def run_spend(self, run_id: str) -> Decimal:
         """What a run has spent, as its provider may have billed it: every attempt's
