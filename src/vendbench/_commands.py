@@ -125,30 +125,53 @@ def run_command(args: argparse.Namespace) -> int:
         _print_run(payload, result.pool, args.db)
     errors = [t for t in payload["trials"] if t["status"] == "error"]
     if errors:
+        fixable = [t for t in errors if t.get("resumable", True)]
         print(f"vendbench: {len(errors)} trial(s) ended in a harness or provider error; "
-              f"they are kept apart from model failures. Rerun them with: vendbench run "
-              f"--resume {payload['run_id']} --db {args.db}", file=sys.stderr)
+              "they are kept apart from model failures.", file=sys.stderr)
+        if fixable:
+            which = "them" if len(fixable) == len(errors) else f"the {len(fixable)} that may succeed"
+            print(f"vendbench: rerun {which} with: vendbench run --resume {payload['run_id']} "
+                  f"--db {args.db}", file=sys.stderr)
+        if len(fixable) < len(errors):
+            print(f"vendbench: {len(errors) - len(fixable)} were refused as asked (a bad model "
+                  "string or setting): --resume would send the same request again. Fix the "
+                  "model or its settings and start a new run.", file=sys.stderr)
         return 3
     return 0
 
 
 def _print_run(payload: dict[str, Any], pool: Any, db: str) -> None:
+    """The run's trials in 80 columns; each reason in full below the table (the rest is
+    in `vendbench runs --run RUN_ID` and --json)."""
+    import textwrap
+
     from .ui import print_table
 
-    rows = []
-    for t in payload["trials"]:
+    trials = payload["trials"]
+    worlds = len({t["world_seed"] for t in trials}) > 1
+    repeats = any(t["repeat"] != 1 for t in trials)
+    llm = any(t.get("exchanges") for t in trials)
+    headers = ["model", *(["world"] if worlds else []), "seed", *(["rep"] if repeats else []),
+               "status", "net assets", "cost $", *(["cached"] if llm else []), "calls"]
+    rows, notes = [], []
+    for t in trials:
         cost = "—" if t["cost_usd"] is None else f"{t['cost_usd']:.4f}"
-        na = "—" if t["final_net_assets"] is None else f"{t['final_net_assets']:,.2f}"
-        rows.append([t["model"], t["world_seed"], t["seed"], t["repeat"], t["status"], na,
-                     cost, _share(t.get("cached_share")), t["exchanges"], t["tool_calls"],
-                     redact(t.get("reason") or "")[:60]])
-    print_table(f"run {payload['run_id']} ({payload['status']})",
-                ["model", "world", "seed", "rep", "status", "net assets CNY", "cost USD",
-                 "cached", "exchanges", "tool calls", "reason"], rows)
+        na = "—" if t["final_net_assets"] is None else f"{t['final_net_assets']:,.0f}"
+        rows.append([t["model"], *([t["world_seed"]] if worlds else []), t["seed"],
+                     *([t["repeat"]] if repeats else []), t["status"], na, cost,
+                     *([_share(t.get("cached_share"))] if llm else []), t["tool_calls"]])
+        if t.get("reason"):
+            where = f"{t['model']} seed {t['seed']}" + (f" world {t['world_seed']}"
+                                                        if worlds else "")
+            notes.append(textwrap.fill(f"{where} ({t['status']}): {redact(t['reason'])}",
+                                       width=80, subsequent_indent="    "))
+    print_table(f"run {payload['run_id']} ({payload['status']})", headers, rows)
+    for note in notes:
+        print(note)
     spent = payload["total_cost_usd"]
     cap = pool.limit if pool is not None else None
     print(f"spent ${spent:.4f}" + (f" of ${cap}" if cap is not None else "")
-          + f"; results in {db} (vendbench runs --db {db} --run {payload['run_id']})")
+          + f"; results in {db}\n(details: vendbench runs --db {db} --run {payload['run_id']})")
     _print_warnings(payload["warnings"])
 
 
@@ -161,11 +184,16 @@ def _share(value: float | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
 
-def _stale(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows still marked ``running`` in a file this process could open: no process is
-    writing it (a writer holds DuckDB's lock), so whatever ran them stopped without
-    saying so (killed, a full disk). They are shown as ``stopped``."""
-    return [{**r, "status": "stopped"} if r.get("status") == "running" else r for r in rows]
+def _stale(rows: list[dict[str, Any]], live: dict[str, Any] | None
+           ) -> list[dict[str, Any]]:
+    """Rows still marked ``running`` that no process is running: every run's but the one
+    that is writing the file now (``live``; a writer holds DuckDB's lock, so nothing else
+    can be writing), whose process stopped without saying so (killed, a full disk).
+    They are shown as ``stopped``."""
+    writing = (live or {}).get("run_id")
+    return [{**r, "status": "stopped"}
+            if r.get("status") == "running" and r.get("run_id") != writing else r
+            for r in rows]
 
 
 def runs_command(args: argparse.Namespace) -> int:
@@ -174,13 +202,14 @@ def runs_command(args: argparse.Namespace) -> int:
 
     with Store(args.db, read_only=True) as store:
         if args.run:
-            run = _stale([store.run(args.run)])[0]
-            trials = _stale(store.trials(run["run_id"]))
+            run = _stale([store.run(args.run)], store.live)[0]
+            trials = _stale(store.trials(run["run_id"]), store.live)
             warnings = store.warnings(run["run_id"])
             if args.json:
                 print(json.dumps({"run": _jsonable(run, skip=("prompts_json", "tools_json")),
                                   "trials": [_jsonable(t) for t in trials],
-                                  "warnings": [_jsonable(w) for w in warnings]}, default=str))
+                                  "warnings": [_jsonable(w) for w in warnings],
+                                  "live": store.live}, default=str))
                 return 0
             print_table(f"run {run['run_id']} — {run['name']}, {run['scenario']}, "
                         f"{run['days']} days, {run['status']}",
@@ -195,8 +224,10 @@ def runs_command(args: argparse.Namespace) -> int:
             for w in warnings:
                 print(f"warning: {w['model']}: {w['message']}")
             _stopped_hint([run], args.db)
+            _live_line(store.live)
             return 0
-        runs = _stale(store.runs())
+        runs = _stale(store.runs(), store.live)
+        live = store.live
     if args.json:
         print(json.dumps([_jsonable(r) for r in runs], default=str))
         return 0
@@ -210,7 +241,17 @@ def runs_command(args: argparse.Namespace) -> int:
                   r["status"], r["trials"], r["completed"], _num(r["cost_usd"], 4)]
                  for r in runs])
     _stopped_hint(runs, args.db)
+    _live_line(live)
     return 0
+
+
+def _live_line(live: dict[str, Any] | None) -> None:
+    if live is not None:
+        import datetime as dt
+
+        now = dt.datetime.now().strftime("%H:%M:%S")
+        print(f"live: run {live.get('run_id')} is writing this file (pid {live.get('pid')}); "
+              f"shown as committed at {now}")
 
 
 def _stopped_hint(runs: list[dict[str, Any]], db: str) -> None:

@@ -67,9 +67,11 @@ class ProviderError(VendbenchError):
     """A model request failed for good (a harness/provider failure, not the model's);
     the message is already free of secrets."""
 
-    def __init__(self, message: str, *, status: int | None = None) -> None:
+    def __init__(self, message: str, *, status: int | None = None,
+                 permanent: bool = False) -> None:
         super().__init__(message)
         self.status = status
+        self.permanent = permanent     # the same request would fail again: resume can't help
 
 
 class ResultsError(VendbenchError):

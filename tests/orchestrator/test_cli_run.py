@@ -256,3 +256,34 @@ def test_no_secret_reaches_the_database_logs_or_output(llm, tmp_path):
                          [f"%{CANARY}%"])[0][0]
             assert hits == 0, (table, col)
     assert CANARY.encode() not in Path(db).read_bytes()
+
+
+def test_run_status_and_hints_say_what_happened(llm, tmp_path, capsys):
+    """A run whose only trial errored is `failed`, not `completed`; a request refused as
+    asked gets no resume hint (resume would send it again); reasons are whole."""
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("400")                      # not retried: the same request would fail
+    rc, out, err = cli(capsys, "run", "--models", "openai/fake", *llm_args(llm),
+                       "--days", "2", "--db", db)
+    assert rc == 3
+    assert query(db, "SELECT status FROM runs")[0][0] == "failed"
+    assert "(failed)" in out
+    assert "vendbench run --resume" not in err and "refused as asked" in err
+    reason = query(db, "SELECT reason FROM trials")[0][0]
+    assert len(reason) > 60 and "start a new run" in reason
+    assert " ".join(out.split()).count(" ".join(reason.split())) == 1   # printed whole
+    assert max(len(line) for line in out.splitlines() if db not in line) <= 80, out
+
+    # one trial of two erring: completed_with_errors, and an error resume may fix
+    db2 = str(tmp_path / "r2.duckdb")
+    panel = tmp_path / "p.toml"
+    panel.write_text(f'days = 2\nmax_attempts = 2\nretry_backoff_s = 0.01\n[[models]]\n'
+                     f'id = "openai/fake"\napi_base = "{llm.url}"\ninput_usd_per_mtok = 0.4\n'
+                     f'output_usd_per_mtok = 1.6\nmax_output_tokens = 256\n'
+                     f'[[models]]\nid = "baseline/order-up-to"\n')
+    llm.inject("500", times=2)
+    rc, out, err = cli(capsys, "run", "--panel", str(panel), "--db", db2)
+    assert rc == 3
+    assert query(db2, "SELECT status FROM runs")[0][0] == "completed_with_errors"
+    assert "vendbench run --resume" in err and "refused as asked" not in err
+    assert max(len(line) for line in out.splitlines() if db2 not in line) <= 80, out

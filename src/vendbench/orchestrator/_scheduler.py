@@ -58,6 +58,17 @@ class RunResult:
                              for w in self.warnings]}
 
 
+def finished_status(result: RunResult) -> str:
+    """A run that ran to its end: ``completed`` when every trial finished (however well
+    the model did), ``failed`` when every trial ended in a harness or provider error,
+    else ``completed_with_errors``."""
+    statuses = [t["status"] for t in result.kept] + [o.status for o in result.outcomes]
+    errors = statuses.count("error")
+    if not errors:
+        return "completed"
+    return "failed" if errors == len(statuses) else "completed_with_errors"
+
+
 Events = Callable[[str, dict[str, Any]], None]
 
 
@@ -332,6 +343,8 @@ class Scheduler:
             # its last requests' outcomes are unknown: the whole earmark counts as spent
             out = exc.outcome or TrialOutcome(spec, priced=priced)
             out.status, out.reason = "error", str(exc)
+            for name, value in (await writer.committed(spec.trial_id)).items():
+                setattr(out, name, max(getattr(out, name), value))   # all it got to log
             budget.charge(budget.limit - budget.spent if budget.limit is not None
                           else out.cost - spec.spent_before)
             self._record(writer, out, started)
@@ -388,6 +401,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     store = Store(db, read_only=False) if resume is None else _open_existing(db)
     try:
         run_id = store.run(resume)["run_id"] if resume is not None else new_run_id()
+        store.serve_readers({"run_id": run_id})      # `runs`, `leaderboard` meanwhile
         specs = scheduler.specs(run_id)
         kept: list[dict[str, Any]] = []
         async with ResultsWriter(store) as writer:
@@ -403,7 +417,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
             try:
                 result.outcomes = await _unless_writer_fails(
                     scheduler.run(run_id, specs, writer, store.history), writer)
-                result.status = "completed"
+                result.status = finished_status(result)
             except asyncio.CancelledError:
                 result.status = "interrupted"
                 raise

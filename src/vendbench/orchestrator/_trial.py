@@ -62,6 +62,7 @@ class TrialOutcome:
     exchanges: int = 0
     tool_calls: int = 0
     days: int = 0
+    resumable: bool = True        # an error that --resume may fix (not a refused request)
 
     def as_json(self) -> dict[str, Any]:
         return {"trial_id": self.spec.trial_id, "model": self.spec.model.id,
@@ -74,7 +75,8 @@ class TrialOutcome:
                 "days_completed": self.days, "input_tokens": self.tokens[0],
                 "output_tokens": self.tokens[1], "cache_read_tokens": self.tokens[2],
                 "cache_write_tokens": self.tokens[3],
-                "cached_share": cached_share(self.tokens[0], self.tokens[2])}
+                "cached_share": cached_share(self.tokens[0], self.tokens[2]),
+                "resumable": self.status == "error" and self.resumable}
 
 
 @dataclass
@@ -143,6 +145,10 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         out.status, out.reason = "context_overflow", str(exc)
     except ProviderError as exc:
         out.status, out.reason = "error", str(exc)
+        out.resumable = not exc.permanent
+        if exc.permanent:
+            out.reason += (" (refused as asked: --resume would send it again; fix the model "
+                           "or its settings and start a new run)")
     except asyncio.CancelledError:
         out.status, out.reason = "interrupted", "the run was interrupted (Ctrl-C or SIGTERM)"
         ended = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)

@@ -120,8 +120,12 @@ class ModelClient:
             if f.kind is RetryKind.CONTEXT:
                 raise ContextLengthExceeded(f"{request.model}: the prompt exceeds the server's "
                                             f"context: {f.message}", f.context, f.status) from None
+            # refused as asked (a bad model string, a bad parameter) but not for the key:
+            # sending the same request again cannot help
+            permanent = f.kind is RetryKind.NO and f.status not in (401, 403)
             raise ProviderError(f"{request.model}: gave up after {number - first_attempt + 1} "
-                                f"attempt(s): {f.message}", status=f.status) from None
+                                f"attempt(s): {f.message}", status=f.status,
+                                permanent=permanent) from None
         raise AssertionError("unreachable")
 
     async def _attempt(self, number: int, request: CompletionRequest, budget: Budget,

@@ -83,6 +83,17 @@ class ResultsWriter:
         self._queue.put_nowait(("__flush__", None, done))
         await done
 
+    async def committed(self, trial_id: str) -> dict[str, int]:
+        """What is on disk of a trial once everything queued is: its exchanges (requests),
+        tool calls and days (for a trial whose worker died before it said)."""
+        await self.flush()
+        row = self._store.con.execute("""
+            SELECT (SELECT count(DISTINCT seq) FROM exchanges WHERE trial_id = $t),
+                   (SELECT count(*) FROM tool_calls WHERE trial_id = $t),
+                   (SELECT count(*) FROM days WHERE trial_id = $t)""", {"t": trial_id}
+        ).fetchone()
+        return dict(zip(("exchanges", "tool_calls", "days"), row))
+
     async def _run(self) -> None:
         while True:
             batch = [await self._queue.get()]
