@@ -77,9 +77,9 @@ def test_the_lock_hint_only_when_a_lock_is_the_cause():
 
     lock = duckdb.IOException('IO Error: Could not set lock on file "r.duckdb": Conflicting '
                               "lock is held in python (PID 12)")
-    assert "still writing" in open_error("r.duckdb", lock)
+    assert "another process holds it" in open_error("r.duckdb", lock)
     block = duckdb.Error("Corrupt database file: checksum mismatch in block at location 12")
-    assert "still writing" not in open_error("r.duckdb", block) and "damaged" in \
+    assert "holds it" not in open_error("r.duckdb", block) and "damaged" in \
         open_error("r.duckdb", block)
 
 

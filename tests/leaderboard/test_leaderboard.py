@@ -6,6 +6,7 @@ import csv
 import datetime as dt
 import io
 import json
+import re
 import statistics
 from decimal import Decimal as D
 
@@ -263,7 +264,7 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
     assert all(f.stat().st_size > 5_000 for f in files)
     assert all(f.read_bytes().startswith(b"\x89PNG") for f in files if f.suffix == ".png")
     page = html_report(board)
-    assert page.count("<svg") == 4 and "<table>" in page and "openai/a" in page
+    assert page.count("<svg") == 4 and "<table class=" in page and "openai/a" in page
     for external in ("src=", "<link", 'href="http', "url(http", "@import", "<metadata"):
         assert external not in page                        # nothing loaded from outside
 
@@ -316,3 +317,69 @@ def test_bootstrap_ci_edge_cases():
     replay = random.Random(0)                                 # the function's own draws
     means = sorted(sum(replay.choices(values, k=12)) / 12 for _ in range(500))
     assert (lo, hi) == (means[0], means[-1])
+
+
+def test_the_terminal_table_fits_80_columns_and_wide_has_every_column(db, capsys):
+    from vendbench.cli import main
+
+    long = "anthropic/claude-sonnet-4-5-20250929"
+    with Store(db) as s:
+        add_run(s, "r1")
+        for seed in (1, 2, 3):
+            add_trial(s, "r1", long, seed, net=249_612.0 + seed, cost="61.25")
+            add_trial(s, "r1", "baseline/order-up-to", seed, net=50_000.0 + seed)
+    assert main(["leaderboard", "--db", db]) == 0
+    narrow = capsys.readouterr().out
+    assert max(len(line) for line in narrow.splitlines() if db not in line) <= 80, narrow
+    assert long in narrow and "249,614" in narrow and "249,613–249,615" in narrow  # not cut
+    assert "more columns (vs base, cost $, growth" in narrow and "--wide" in narrow
+    assert main(["leaderboard", "--db", db, "--wide"]) == 0
+    wide = capsys.readouterr().out
+    assert "CV" in wide.splitlines()[0] and "waste %" in wide and "CV" not in \
+        narrow.splitlines()[0]
+
+
+def test_the_heatmap_colours_material_differences_only():
+    from vendbench.leaderboard._charts import heat
+
+    # 0.0 against 0.0003 rejected items: both neutral, not green against red
+    assert heat("rejected_item_rate", [0.0, 0.0003], lower_is_better=True) == [0.0, 0.0]
+    # 10 points of waste apart: the worse red, the better green, full colour
+    assert heat("waste_rate", [0.02, 0.12, 0.07], lower_is_better=True) == [1.0, -1.0, 0.0]
+    # relative metrics: 5 % apart is neutral, 60 % apart is coloured
+    assert heat("capital_efficiency", [1.0, 1.05], lower_is_better=False) == [0.0, 0.0]
+    hot = heat("capital_efficiency", [1.0, 1.6, 1.3], lower_is_better=False)
+    assert hot[0] < 0 < hot[1] and hot[2] == 0.0
+    assert heat("waste_rate", [None, 0.1], lower_is_better=True) == [None, 0.0]
+
+
+def test_the_report_table_scrolls_with_the_model_column_fixed_and_sorts_blanks_last(db):
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "openai/a", 1, net=60_000.0, cost="1")
+        add_trial(s, "r1", "baseline/order-up-to", 1, net=50_000.0)
+    page = html_report(build(db))
+    assert "<div class='scroll'><table class='sortable board'>" in page
+    assert re.search(r"td:nth-child\(2\),th:nth-child\(2\)\{[^}]*position:sticky", page)
+    assert "overflow-x:auto" in page and "aria-sort" in page
+    assert "if (x === null || y === null) return (x === null) - (y === null);" in page
+    assert "[data-dir=asc]::after{content:' ▲'}" in page
+    captions = re.findall(r"<figcaption[^>]*>([^<]+)</figcaption>", page)
+    assert len(captions) == 1 + page.count("<svg") and page.count("<svg") >= 3
+    assert all(len(c) > 40 for c in captions)
+
+
+def test_a_chart_with_nothing_to_show_is_a_note_not_an_empty_plot(db, tmp_path):
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "baseline/order-up-to", 1, net=50_000.0,
+                  days=[(40_000.0, 40_000.0, 0, 0, 0), (41_000.0, 50_000.0, 9, 5, 0)])
+    board = build(db)
+    out = tmp_path / "c"
+    out.mkdir()
+    (out / "return_vs_cost.png").write_bytes(b"stale")      # from an earlier, priced run
+    files = write_charts(board, out)
+    assert "return_vs_cost" not in {f.stem for f in files}
+    assert not (out / "return_vs_cost.png").exists()
+    assert "no trial here has an API cost" in board.chart_notes["return_vs_cost"]
+    assert "Return against API cost: not drawn" in html_report(board)

@@ -18,7 +18,7 @@ from typing import Any
 from ..environment import SALT_ENV, metric_directions, trial_metrics
 from ..results import Store
 from ._board import BASELINE, ORACLE, ModelRow, bootstrap_ci, model_rows, score
-from ._data import Selection, select, trial_rows
+from ._data import Filters, Selection, select, trial_rows
 
 
 @dataclass
@@ -28,21 +28,23 @@ class Board:
     trajectories: dict[str, list[list[float]]] = field(default_factory=dict)
     directions: dict[str, str] = field(default_factory=dict)
     points: list[dict[str, Any]] = field(default_factory=list)   # per trial: score, cost
+    chart_notes: dict[str, str] = field(default_factory=dict)    # charts not drawn, and why
 
     def as_json(self) -> dict[str, Any]:
         s = self.selection
         return {"rows": [r.as_json() for r in self.rows], "cohort": s.cohort, "runs": s.runs,
-                "refused": s.refused, "set_apart": s.set_apart,
+                "refused": s.refused, "set_apart": s.set_apart, "other_cohorts": s.others,
                 "notes": ["unfinished trials score 0; harness errors are set apart",
                           "each model's latest attempt per world, seed and repeat is used",
                           "comparisons with the reference policies pair trials by world, "
                           "seed and repeat", *s.notes]}
 
 
-def build(db: str, run: str = "latest") -> Board:
-    """Compute the leaderboard of ``run`` ("latest", "all" or a run id) in ``db``."""
+def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
+    """Compute the leaderboard of ``run`` ("latest", "all" or a run id) in ``db``, among
+    the runs ``filters`` admits (a horizon, a scenario)."""
     with Store(db, read_only=True) as store:
-        selection = select(store, run)
+        selection = select(store, run, filters)
         scenario = selection.cohort["scenario"]
         private = selection.cohort.get("world_salt_sha256")
         salt = _salt_for(store, selection) if private else None
@@ -84,9 +86,11 @@ def _salt_for(store: Store, selection: Selection) -> str | None:
     return None
 
 
-from ._charts import write_charts  # noqa: E402  (they need Board)
+from ._charts import write_charts, write_trend_chart  # noqa: E402  (they need Board)
 from ._render import render  # noqa: E402
 from ._report import html_report  # noqa: E402
+from ._trend import Trend, build_trend, render_trend  # noqa: E402
 
-__all__ = ["BASELINE", "Board", "ModelRow", "ORACLE", "bootstrap_ci", "build", "html_report",
-           "render", "score", "write_charts"]
+__all__ = ["BASELINE", "Board", "Filters", "ModelRow", "ORACLE", "bootstrap_ci", "build", "html_report",
+           "render", "render_trend", "score", "Trend", "build_trend", "write_charts",
+           "write_trend_chart"]

@@ -7,11 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import statistics
+
 from ._board import BASELINE, ORACLE
 from ._render import OPS
 
 if TYPE_CHECKING:
     from . import Board
+    from ._trend import Trend
+
+# what difference in a metric is worth a colour: ("abs", points as a fraction) for
+# shares, ("rel", fraction of the models' median) for the others
+MATERIAL = {"waste_rate": ("abs", 0.01), "stockout_rate": ("abs", 0.02),
+            "shelf_utilisation": ("abs", 0.02), "pricing_regret_share": ("abs", 0.02),
+            "rejected_item_rate": ("abs", 0.01), "assortment_score": ("abs", 0.05),
+            "capital_efficiency": ("rel", 0.10), "tool_calls_per_day": ("rel", 0.10)}
 
 
 def _plt():
@@ -33,12 +43,28 @@ def _save(fig, out: Path, name: str) -> list[Path]:
     return paths
 
 
-def _style(model: str) -> dict:
-    if model == BASELINE:
-        return {"color": "black", "linestyle": "--"}
-    if model == ORACLE:
-        return {"color": "grey", "linestyle": ":"}
-    return {}
+# ten colours told apart by most readers, colour-blind ones included (Okabe & Ito's
+# eight, without its black and yellow, plus Paul Tol's wine, teal, olive and indigo),
+# each with its own marker, so that a line is named by two cues; the reference policies
+# are black and grey, dashed and dotted
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255",
+           "#44AA99", "#999933", "#332288"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
+
+
+def styles(models: list[str]) -> dict[str, dict]:
+    """A line style per model, stable for the order given (the ranking's)."""
+    out, i = {}, 0
+    for model in models:
+        if model == BASELINE:
+            out[model] = {"color": "black", "linestyle": "--", "marker": None}
+        elif model == ORACLE:
+            out[model] = {"color": "#777777", "linestyle": ":", "marker": None}
+        else:
+            out[model] = {"color": PALETTE[i % len(PALETTE)], "linestyle": "-",
+                          "marker": MARKERS[i % len(MARKERS)]}
+            i += 1
+    return out
 
 
 def _finish(plt, fig, ax, out: Path, name: str) -> list[Path]:
@@ -53,7 +79,12 @@ def _finish(plt, fig, ax, out: Path, name: str) -> list[Path]:
 def _trajectories(plt, board: Board, out: Path) -> list[Path]:
     import numpy as np
 
+    if not any(board.trajectories.get(r.model) for r in board.rows):
+        board.chart_notes["trajectories"] = ("Net assets over time: not drawn, no "
+                                             "finished trial yet")
+        return []
     fig, ax = plt.subplots(figsize=(8, 4.5))
+    style = styles([r.model for r in board.rows])
     for row in board.rows:
         runs = [np.array(t) for t in board.trajectories.get(row.model, []) if t]
         if not runs:
@@ -61,9 +92,10 @@ def _trajectories(plt, board: Board, out: Path) -> list[Path]:
         n = min(len(t) for t in runs)
         stack = np.array([t[:n] for t in runs]) / 1000
         days = np.arange(1, n + 1)
-        line, = ax.plot(days, stack.mean(axis=0), label=row.model, **_style(row.model))
-        ax.fill_between(days, stack.min(axis=0), stack.max(axis=0), alpha=0.15,
-                        color=line.get_color())
+        ax.plot(days, stack.mean(axis=0), label=row.model, linewidth=1.6,
+                markevery=max(1, n // 8), markersize=5, **style[row.model])
+        ax.fill_between(days, stack.min(axis=0), stack.max(axis=0), alpha=0.12,
+                        color=style[row.model]["color"])
     ax.set(title="Net assets over time (mean, range over trials)", xlabel="day",
            ylabel="net assets (thousand CNY)")
     return _finish(plt, fig, ax, out, "trajectories")
@@ -73,6 +105,10 @@ def _terminal(plt, board: Board, out: Path) -> list[Path]:
     import numpy as np
 
     rows = board.rows
+    if not rows:
+        board.chart_notes["terminal_net_assets"] = ("Terminal net assets: not drawn, no "
+                                                    "finished trial yet")
+        return []
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.5))
     y = np.arange(len(rows))[::-1]
     errs = [[(r.mean_net_assets - r.ci_net_assets[0]) / 1000 if r.ci_net_assets else 0
@@ -90,52 +126,87 @@ def _terminal(plt, board: Board, out: Path) -> list[Path]:
 
 
 def _return_vs_cost(plt, board: Board, out: Path) -> list[Path]:
-    fig, ax = plt.subplots(figsize=(7, 4.5))
     initial = board.selection.cohort["initial_cash"] or 0
     priced = [p for p in board.points if p["cost"] is not None and p["cost"] > 0]
+    if not priced:
+        board.chart_notes["return_vs_cost"] = (
+            "Return against API cost: not drawn, no trial here has an API cost (the "
+            "in-process reference policies cost nothing; LLM trials need a price)")
+        return []
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    style = styles([r.model for r in board.rows])
     for row in board.rows:
         pts = [p for p in priced if p["model"] == row.model]
         if pts:
             ax.scatter([p["cost"] for p in pts], [(p["score"] - initial) / 1000 for p in pts],
-                       label=row.model, s=28)
+                       label=row.model, s=30, color=style[row.model]["color"],
+                       marker=style[row.model]["marker"] or "o")
     frontier, best = [], -float("inf")
     for p in sorted(priced, key=lambda p: p["cost"]):
         if p["score"] - initial > best:
             best = p["score"] - initial
             frontier.append((p["cost"], best / 1000))
-    if frontier:
-        from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-        ax.plot(*zip(*frontier), drawstyle="steps-post", color="black", linewidth=1,
-                marker="D", markersize=7, fillstyle="none", label="efficiency frontier")
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())          # no overlapping labels
-    else:
-        ax.text(0.5, 0.5, "no priced LLM trials in this run", transform=ax.transAxes,
-                ha="center", va="center", color="grey")
+    ax.plot(*zip(*frontier), drawstyle="steps-post", color="black", linewidth=1,
+            marker="D", markersize=7, fillstyle="none", label="efficiency frontier")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))   # labels within a decade
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())              # no overlapping labels
     ax.set(title="Return against API cost, per trial", xlabel="API cost per trial (USD)",
            ylabel="net-asset growth (thousand CNY)")
     return _finish(plt, fig, ax, out, "return_vs_cost")
 
 
+def material_step(key: str, values: list[float]) -> float:
+    """The difference in a metric that matters: absolute for shares (percentage points),
+    relative to the typical value for the others (see ``MATERIAL``)."""
+    kind, step = MATERIAL.get(key, ("rel", 0.10))
+    if kind == "abs":
+        return step
+    typical = abs(statistics.median(values)) if values else 0.0
+    return max(step * typical, 1e-9)
+
+
+def heat(key: str, values: list[float | None], lower_is_better: bool) -> list[float | None]:
+    """Each model's colour in [-1, 1] (worse … better) for one metric: its distance from
+    the models' median in material steps, 0 within one step (near-equal: neutral), full
+    colour at three."""
+    have = [v for v in values if v is not None]
+    if not have:
+        return [None] * len(values)
+    mid = statistics.median(have)
+    step = material_step(key, have)
+    out = []
+    for v in values:
+        if v is None:
+            out.append(None)
+            continue
+        steps = (v - mid) / step * (-1 if lower_is_better else 1)
+        out.append(0.0 if abs(steps) < 1 else max(-1.0, min(1.0, steps / 3)))
+    return out
+
+
 def _operations(plt, board: Board, out: Path) -> list[Path]:
     import numpy as np
+    from matplotlib.colors import LinearSegmentedColormap
 
     rows = board.rows
     keys = [k for k, *_ in OPS if any(r.operations.get(k) is not None for r in rows)]
-    fig, ax = plt.subplots(figsize=(1.1 * len(keys) + 3, 0.55 * len(rows) + 1.8))
-    grid = np.full((len(rows), len(keys)), np.nan)
+    if not rows or not keys:
+        board.chart_notes["operations"] = "Operational profile: not drawn, no metric yet"
+        return []
+    fig, ax = plt.subplots(figsize=(1.1 * len(keys) + 3, 0.55 * len(rows) + 2.1))
+    grid = np.ma.masked_all((len(rows), len(keys)))
     for j, key in enumerate(keys):
-        vals = [r.operations.get(key) for r in rows]
-        have = [v for v in vals if v is not None]
-        lo, hi = (min(have), max(have)) if have else (0, 0)
-        for i, v in enumerate(vals):
-            if v is None:
-                continue
-            norm = 0.5 if hi == lo else (v - lo) / (hi - lo)     # a tie is neutral
-            grid[i, j] = 1 - norm if board.directions.get(key) == "lower" else norm
-    ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+        for i, v in enumerate(heat(key, [r.operations.get(key) for r in rows],
+                                   board.directions.get(key) == "lower")):
+            if v is not None:
+                grid[i, j] = v
+    cmap = LinearSegmentedColormap.from_list("worse-neutral-better",
+                                             ["#c0392b", "#eeeeee", "#1e8449"])
+    ax.imshow(grid, cmap=cmap, vmin=-1, vmax=1, aspect="auto")
     labels = {k: h for k, h, _, _ in OPS}
     ax.set_xticks(range(len(keys)), [labels[k] for k in keys], rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), [r.model for r in rows])
@@ -145,9 +216,49 @@ def _operations(plt, board: Board, out: Path) -> list[Path]:
             scale, places = next((s, p) for k, _, s, p in OPS if k == key)
             ax.text(j, i, "—" if v is None else f"{v * scale:.{places}f}", ha="center",
                     va="center", fontsize=8)
-    ax.set_title("Operational profile (green = better; min–max across models)")
+    ax.set_title("Operational profile: green better, red worse than the models' median;\n"
+                 "grey within one material step (1–5 points for rates, 10% otherwise)",
+                 fontsize=9)
     ax.spines[:].set_visible(False)
     return _finish(plt, fig, ax, out, "operations")
+
+
+def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
+    """Each model's mean net assets over the runs of its cohort, with the 95% CI as a
+    band; a regression's latest point is ringed in red. Nothing with one run."""
+    if len(trend.runs) < 2:
+        return []
+    plt = _plt()
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    order = {r["run_id"]: i for i, r in enumerate(trend.runs)}
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    style = styles(trend.models())
+    flagged = {(r["model"], r["latest_run"]) for r in trend.regressions}
+    for model in trend.models():
+        nights = [n for n in trend.of(model) if n.mean_net_assets is not None]
+        if not nights:
+            continue
+        x = [order[n.run_id] for n in nights]
+        y = [n.mean_net_assets / 1000 for n in nights]
+        ax.plot(x, y, label=model, linewidth=1.6, markersize=5,
+                **{**style[model], "marker": style[model]["marker"] or "o"})
+        ci = [(i, n.ci_net_assets) for i, n in zip(x, nights) if n.ci_net_assets]
+        if ci:
+            ax.fill_between([i for i, _ in ci], [c[0] / 1000 for _, c in ci],
+                            [c[1] / 1000 for _, c in ci], alpha=0.15,
+                            color=style[model]["color"], linewidth=0)
+        for i, n in zip(x, nights):
+            if (model, n.run_id) in flagged:
+                ax.scatter([i], [n.mean_net_assets / 1000], s=160, facecolors="none",
+                           edgecolors="#c0392b", linewidths=2, zorder=5)
+    ax.set_xticks(range(len(trend.runs)), [r["date"][5:] for r in trend.runs],
+                  rotation=30, ha="right")
+    c = trend.cohort
+    ax.set(title=f"Net assets per run ({c['scenario']}, {c['days']} days): mean, 95% CI; "
+                 "red ring = regression", xlabel="run (UTC)",
+           ylabel="net assets (thousand CNY)")
+    return _finish(plt, fig, ax, out, "trend")
 
 
 def write_charts(board: Board, directory: str | Path) -> list[Path]:
@@ -155,5 +266,9 @@ def write_charts(board: Board, directory: str | Path) -> list[Path]:
     plt = _plt()
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    return [path for chart in (_trajectories, _terminal, _return_vs_cost, _operations)
-            for path in chart(plt, board, out)]
+    files = [path for chart in (_trajectories, _terminal, _return_vs_cost, _operations)
+             for path in chart(plt, board, out)]
+    for name in board.chart_notes:          # not drawn this time: no stale copy left
+        for ext in ("png", "svg"):
+            (out / f"{name}.{ext}").unlink(missing_ok=True)
+    return files

@@ -22,6 +22,8 @@ class Selection:
     set_apart: list[dict[str, Any]] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    others: list[dict[str, Any]] = field(default_factory=list)   # the file's other cohorts
+    db: str = ""
 
 
 def _cohort(run: dict[str, Any], initial_cash: float | None) -> dict[str, Any]:
@@ -33,13 +35,53 @@ def _cohort(run: dict[str, Any], initial_cash: float | None) -> dict[str, Any]:
             "prompt_sha256": run["prompt_sha256"], "tools_sha256": run["tools_sha256"]}
 
 
-def select(store: Store, which: str = "latest") -> Selection:
-    """The trials of ``which`` (a run id, "latest" or "all"), latest attempt per model,
-    seed and repeat, restricted to one comparable cohort."""
-    runs = store.runs()
-    if not runs:
+@dataclass(frozen=True)
+class Filters:
+    """Which runs a ranking may draw on, besides ``--run``: a horizon, a scenario."""
+
+    days: int | None = None
+    scenario: str | None = None
+
+    def admits(self, run: dict[str, Any]) -> bool:
+        return ((self.days is None or run["days"] == self.days)
+                and (self.scenario is None or run["scenario"] == self.scenario))
+
+    def describe(self) -> str:
+        parts = [f"scenario {self.scenario}" if self.scenario else "",
+                 f"{self.days} days" if self.days else ""]
+        return ", ".join(p for p in parts if p) or "any"
+
+
+def run_cohorts(store: Store, runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each run's cohort key (see ``_cohort``), by run id; the starting cash from its
+    trials."""
+    cash = dict(store.con.execute(
+        "SELECT run_id, any_value(initial_cash) FROM trials WHERE initial_cash IS NOT NULL "
+        "GROUP BY run_id").fetchall())
+    return {r["run_id"]: _cohort(store.run(r["run_id"]), cash.get(r["run_id"])) for r in runs}
+
+
+def select(store: Store, which: str = "latest", filters: Filters = Filters()) -> Selection:
+    """The trials of ``which`` (a run id, "latest" or "all") among the runs ``filters``
+    admits, latest attempt per model, world, seed and repeat, restricted to one
+    comparable cohort: the newest chosen run's."""
+    every = store.runs()
+    if not every:
         raise ResultsError(f"no runs in {store.path}; run `vendbench run` first")
-    chosen = runs if which == "all" else [store.run(which)]
+    runs = [r for r in every if filters.admits(r)]
+    if not runs:
+        kinds = sorted({f"{r['scenario']} {r['days']} days" for r in every})
+        raise ResultsError(f"no run in {store.path} matches {filters.describe()}; it holds "
+                           f"{', '.join(kinds)}")
+    if which == "all":
+        chosen = runs
+    elif which == "latest":
+        chosen = [max(runs, key=lambda r: r["created_at"])]
+    else:
+        chosen = [store.run(which)]
+        if not filters.admits(chosen[0]):
+            raise ResultsError(f"run {which} is {chosen[0]['scenario']}, "
+                               f"{chosen[0]['days']} days: not {filters.describe()}")
     chosen_ids = [r["run_id"] for r in chosen]
     full = {r["run_id"]: store.run(r["run_id"]) for r in chosen}
     rows = []
@@ -74,7 +116,40 @@ def select(store: Store, which: str = "latest") -> Selection:
              for t in latest.values() if t["status"] in SET_APART]
     for t in ranked:
         t.pop("_run", None)
-    return Selection(cohort, ranked, refused, apart, chosen_ids)
+    used = sorted({t["run_id"] for t in kept}, key=chosen_ids.index) or [newest["run_id"]]
+    selection = Selection(cohort, ranked, refused, apart, used)
+    selection.others = _other_cohorts(store, every, cohort, used)
+    selection.db = store.path
+    return selection
+
+
+def _other_cohorts(store: Store, runs: list[dict[str, Any]], cohort: dict[str, Any],
+                   used: list[str]) -> list[dict[str, Any]]:
+    """The file's other cohorts, newest first, each with the command that ranks it."""
+    keys = run_cohorts(store, runs)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        key = keys[r["run_id"]]
+        if key == cohort or (key["initial_cash"] is None and r["run_id"] in used):
+            continue
+        groups.setdefault(json.dumps(key, sort_keys=True, default=str), []).append(r)
+    out = []
+    for members in groups.values():
+        newest = max(members, key=lambda r: r["created_at"])
+        key = keys[newest["run_id"]]
+        unique = sum(1 for g in groups.values()
+                     if (g[0]["scenario"], g[0]["days"]) == (newest["scenario"], newest["days"]))
+        same_kind = (key["scenario"], key["days"]) == (cohort["scenario"], cohort["days"])
+        how = (f"--run {newest['run_id']}" if same_kind or unique > 1 else
+               f"--run all --scenario {key['scenario']} --days {key['days']}")
+        out.append({"scenario": key["scenario"], "days": key["days"],
+                    "world_seeds": key["world_seeds"], "runs": len(members),
+                    "newest_run": newest["run_id"], "select": how,
+                    "created_at": newest["created_at"]})
+    out.sort(key=lambda o: o["created_at"], reverse=True)
+    for o in out:
+        o["created_at"] = str(o["created_at"])[:19]
+    return out
 
 
 def _differs(key: str, theirs: Any, ours: Any) -> str:

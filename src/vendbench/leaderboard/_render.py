@@ -26,7 +26,18 @@ def _ci(ci: tuple[float, float] | None, places: int = 0) -> str:
     return "" if ci is None else f" [{ci[0]:,.{places}f}, {ci[1]:,.{places}f}]"
 
 
-def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
+def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[str]]]:
+    """The leaderboard's cells. ``wide``: every column (the report, Markdown, --wide);
+    else the columns that fit 80 characters beside a model name of up to ~30."""
+    if not wide:
+        headers = ["#", "model", "done", "net assets", "95% CI", "cost $", "vs base"]
+        rows = [[str(i), r.model, f"{r.completed}/{r.trials}", f"{r.mean_net_assets:,.0f}",
+                 "" if r.ci_net_assets is None else
+                 f"{r.ci_net_assets[0]:,.0f}–{r.ci_net_assets[1]:,.0f}",
+                 _num(r.cost_mean_usd, 2 if (r.cost_mean_usd or 0) >= 1 else 4),
+                 "—" if r.vs_baseline_ratio is None else f"{r.vs_baseline_ratio:.2f}×"]
+                for i, r in enumerate(board.rows, 1)]
+        return headers, rows
     headers = ["#", "model", "done", "net assets (CNY) mean ± SD [95% CI]", "growth", "CV",
                "cost $ mean", "cached %", "CNY/$", "vs baseline", "oracle share",
                *(h for _, h, _, _ in OPS)]
@@ -45,12 +56,44 @@ def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
     return headers, rows
 
 
+NARROW_DROP = ("vs base", "cost $", "95% CI")     # what gives way to a long model name
+
+
+def fit_table(headers: list[str], rows: list[list[str]], width: int,
+              drop: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """A plain table (two spaces between columns, the first two left-aligned) within
+    ``width`` characters: the columns in ``drop`` go, in that order, until it fits.
+    Returns the table and the headers dropped."""
+    keep = list(range(len(headers)))
+    dropped: list[str] = []
+
+    def widths() -> list[int]:
+        return [max(len(headers[i]), *(len(r[i]) for r in rows)) for i in keep]
+
+    for name in drop:
+        if sum(widths()) + 2 * (len(keep) - 1) <= width:
+            break
+        keep.remove(headers.index(name))
+        dropped.append(name)
+    w = widths()
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(n) if j < 2 else c.rjust(n)
+                         for j, (c, n) in enumerate(zip(cells, w))).rstrip()
+
+    out = [line([headers[i] for i in keep]), "  ".join("-" * n for n in w)]
+    out += [line([r[i] for i in keep]) for r in rows]
+    return "\n".join(out), dropped
+
+
 def _footer(board: Board) -> list[str]:
     s = board.selection
     worlds = ", ".join(str(w) for w in s.cohort.get("world_seeds") or [])
     private = " (private: salted)" if s.cohort.get("world_salt_sha256") else ""
+    cash = s.cohort["initial_cash"]
+    cash = "unknown (no trial has started a day yet)" if cash is None else f"{cash:,.0f} CNY"
     lines = [f"cohort: {s.cohort['scenario']}, {s.cohort['days']} days, starting cash "
-             f"{s.cohort['initial_cash']:,.0f} CNY, world{'s' if ',' in worlds else ''} "
+             f"{cash}, world{'s' if ',' in worlds else ''} "
              f"{worlds}{private}; runs: {', '.join(s.runs)}",
              "unfinished trials score 0; each model's latest attempt per world, seed and "
              "repeat is used; comparisons pair by world and seed", *s.notes]
@@ -58,12 +101,22 @@ def _footer(board: Board) -> list[str]:
              if r.api_efficiency is None and r.api_efficiency_note not in (None, "no API cost")]
     if blank:
         lines.append("CNY/$ is over completed, priced trials; blank for " + ", ".join(blank))
-    if s.set_apart:
+    running = [a for a in s.set_apart if a["status"] == "running"]
+    failed = [a for a in s.set_apart if a["status"] != "running"]
+    if running:
+        lines.append(f"still running, not ranked yet: {len(running)} trial(s) of "
+                     + ", ".join(sorted({a["model"] for a in running})))
+    if failed:
         lines.append("set apart (harness errors, not ranked): " + ", ".join(
-            f"{a['model']} seed {a['seed']} ({a['status']})" for a in s.set_apart))
+            f"{a['model']} seed {a['seed']} ({a['status']})" for a in failed))
     if s.refused:
-        lines.append(f"refused to mix {len(s.refused)} trial(s): " + "; ".join(
+        lines.append(f"refused to mix {len(s.refused)} trial(s) of other cohorts: " + "; ".join(
             sorted({f"{r['model']} from {r['run_id']}: {r['reason']}" for r in s.refused})))
+    for o in s.others:
+        worlds = ", ".join(str(w) for w in o["world_seeds"])
+        lines.append(f"other cohort: {o['scenario']}, {o['days']} days, world(s) {worlds}: "
+                     f"{o['runs']} run(s), newest {o['created_at']}; rank it with: vendbench "
+                     f"leaderboard --db {s.db} {o['select']}")
     return lines
 
 
@@ -78,15 +131,16 @@ def _flat(rank: int, data: dict) -> dict:
     return out
 
 
-def render(board: Board, fmt: str = "table") -> str:
-    """The leaderboard as text: table, markdown, csv or json (html: see ``html_report``)."""
+def render(board: Board, fmt: str = "table", wide: bool = False) -> str:
+    """The leaderboard as text: table (80 columns; every column with ``wide``), markdown,
+    csv or json (html: see ``html_report``)."""
     if fmt == "json":
         return json.dumps(board.as_json(), default=str)
     if fmt == "html":
         from ._report import html_report
 
         return html_report(board)
-    headers, rows = table_rows(board)
+    headers, rows = table_rows(board, wide=wide or fmt != "table")
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out)
@@ -97,11 +151,25 @@ def render(board: Board, fmt: str = "table") -> str:
         return out.getvalue()
     from tabulate import tabulate
 
-    style = "github" if fmt == "markdown" else "simple"
-    body = tabulate(rows, headers=headers, tablefmt=style, disable_numparse=True)
+    dropped: list[str] = []
+    if fmt == "markdown" or wide:
+        body = tabulate(rows, headers=headers, tablefmt="github" if fmt == "markdown" else
+                        "simple", disable_numparse=True,
+                        colalign=("left", "left", *["right"] * (len(headers) - 2)))
+    else:
+        body, dropped = fit_table(headers, rows, width=80, drop=NARROW_DROP)
     footer = _footer(board)
+    if not board.rows:
+        body = "no finished trial to rank yet"
     if fmt == "markdown":
         return body + "\n\n" + "\n".join(f"- {line}" for line in footer)
+    if not wide:
+        import textwrap
+
+        footer = [textwrap.fill(line, 80, subsequent_indent="  ", break_long_words=False,
+                                break_on_hyphens=False) for line in footer]
+        footer.append(f"more columns ({', '.join([*dropped, 'growth', 'CV', 'cached', 'CNY/$'])}"
+                      ", operations): --wide")
     return body + "\n\n" + "\n".join(footer)
 
 

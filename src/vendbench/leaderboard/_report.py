@@ -1,4 +1,5 @@
-"""A self-contained HTML report: the table (sortable) and the charts, embedded."""
+"""A self-contained HTML report: the table (sortable), the charts, and the trend across
+runs when the file holds several runs of the cohort."""
 
 from __future__ import annotations
 
@@ -12,45 +13,121 @@ from ._render import _footer, table_rows
 
 if TYPE_CHECKING:
     from . import Board
+    from ._trend import Trend
 
+# Sorting: numbers as numbers, text as text, a blank ("—" or empty) always last, either
+# direction; the header shows the direction (▲ ascending, ▼ descending).
 _SCRIPT = """
-document.querySelectorAll('th').forEach((th, col) => th.addEventListener('click', () => {
-  const body = th.closest('table').tBodies[0];
-  const key = r => { const t = r.cells[col].innerText.replace(/[,%×$+]/g, '');
-                     const n = parseFloat(t); return isNaN(n) ? t : n; };
-  const asc = th.dataset.asc !== 'true'; th.dataset.asc = asc;
-  [...body.rows].sort((a, b) => (key(a) > key(b) ? 1 : -1) * (asc ? 1 : -1))
-    .forEach(r => body.appendChild(r));
-}));
+document.querySelectorAll('table.sortable').forEach(table => {
+  const heads = [...table.tHead.rows[0].cells];
+  heads.forEach((th, col) => th.addEventListener('click', () => {
+    const body = table.tBodies[0];
+    const key = r => { const t = r.cells[col].innerText.trim();
+      if (t === '' || t === '—') return null;
+      const n = parseFloat(t.replace(/[,%×$+]/g, '').replace('−', '-'));
+      return isNaN(n) ? t.toLowerCase() : n; };
+    const asc = th.dataset.dir !== 'asc';
+    heads.forEach(h => { delete h.dataset.dir; h.removeAttribute('aria-sort'); });
+    th.dataset.dir = asc ? 'asc' : 'desc';
+    th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+    [...body.rows].sort((a, b) => {
+      const x = key(a), y = key(b);
+      if (x === null || y === null) return (x === null) - (y === null);
+      return (x > y ? 1 : x < y ? -1 : 0) * (asc ? 1 : -1);
+    }).forEach(r => body.appendChild(r));
+  }));
+});
 """
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222}
-table{border-collapse:collapse;font-size:13px}
-th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:right;white-space:nowrap}
-th{cursor:pointer;background:#f4f4f4} td:nth-child(2),th:nth-child(2){text-align:left}
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}
+.scroll{overflow-x:auto;max-width:100%;border:1px solid #eee}
+table{border-collapse:separate;border-spacing:0;font-size:13px}
+figcaption.above{font-weight:600;color:#222;padding:6px 0}
+th,td{border-bottom:1px solid #ddd;padding:4px 8px;text-align:right;white-space:nowrap;
+      background:#fff}
+th{cursor:pointer;background:#f4f4f4;position:sticky;top:0}
+th[data-dir=asc]::after{content:' ▲'} th[data-dir=desc]::after{content:' ▼'}
+td:nth-child(1),th:nth-child(1){position:sticky;left:0;z-index:1;box-sizing:border-box;
+      width:3.2em;min-width:3.2em;max-width:3.2em}
+td:nth-child(2),th:nth-child(2){text-align:left;position:sticky;left:3.2em;z-index:1;
+      border-right:1px solid #ccc}
+th:nth-child(-n+2){z-index:2}
 figure{margin:1.5em 0} figure svg{max-width:100%;height:auto}
+figcaption{font-size:13px;color:#444;max-width:60em}
+.note{color:#666;font-style:italic}
+"""
+_TREND_STYLE = """
+table.trend td:nth-child(1),table.trend th:nth-child(1){text-align:left;left:0;
+      width:auto;min-width:12em;max-width:none;border-right:1px solid #ccc}
+table.trend td:nth-child(2),table.trend th:nth-child(2){position:static;border-right:0}
 """
 
+CAPTIONS = {
+    "trajectories": "Net assets over the days: each model's mean over its trials, the band "
+                    "from the lowest to the highest trial. Dashed black: the order-up-to "
+                    "baseline; dotted grey: the oracle.",
+    "terminal_net_assets": "Terminal net assets per model: the mean over trials (an "
+                           "unfinished trial counts 0) with its 95% bootstrap confidence "
+                           "interval; the dotted line is the starting cash.",
+    "return_vs_cost": "Each trial's net-asset growth against its API cost (log scale); the "
+                      "efficiency frontier joins the trials no cheaper trial beats.",
+    "operations": "Operational metrics, coloured by distance from the models' median in "
+                  "material steps (1–5 percentage points for rates, 10% for the others): "
+                  "grey is within one step, full colour at three.",
+    "trend": "Each model's mean net assets per run of this cohort, with the 95% CI as a "
+             "band; a red ring marks a regression against the model's previous run.",
+}
 
-def html_report(board: Board) -> str:
-    """One HTML file with no external reference: table, notes and SVG charts inline."""
-    from ._charts import write_charts
+
+def html_report(board: Board, trend: Trend | None = None) -> str:
+    """One HTML file with no external reference: table, notes and SVG charts inline, and
+    a trend section when ``trend`` spans two runs or more."""
+    from ._charts import write_charts, write_trend_chart
 
     headers, rows = table_rows(board)
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-                   for r in rows)
+    cohort = board.selection.cohort
+    table = _table(headers, rows, "sortable board",
+                   f"Models ranked by mean terminal net assets (CNY), {cohort['scenario']}, "
+                   f"{cohort['days']} days; click a column to sort") \
+        if rows else "<p class='note'>No finished trial to rank yet.</p>"
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in _footer(board))
     with tempfile.TemporaryDirectory() as tmp:
-        files = write_charts(board, tmp)
-        charts = "".join(f"<figure>{_inline_svg(p)}</figure>" for p in files
-                         if p.suffix == ".svg")
-    cohort = board.selection.cohort
+        charts = "".join(_figure(p) for p in write_charts(board, tmp) if p.suffix == ".svg")
+        trend_html = ""
+        if trend is not None and len(trend.runs) > 1:
+            from ._trend import _trend_footer, trend_table
+
+            t_headers, t_rows = trend_table(trend)
+            trend_html = (
+                "<h2>Trend across runs</h2>"
+                + _table(t_headers, t_rows, "trend",
+                         f"Each model per run of this cohort ({len(trend.runs)} runs)")
+                + "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in _trend_footer(trend))
+                + "</ul>" + "".join(_figure(p) for p in write_trend_chart(trend, tmp)
+                                    if p.suffix == ".svg"))
+    missing = "".join(f"<p class='note'>{html.escape(n)}</p>"
+                      for n in board.chart_notes.values())
     title = f"vendbench leaderboard — {cohort['scenario']}, {cohort['days']} days"
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
-            f"</title><style>{_STYLE}</style></head><body><h1>{html.escape(title)}</h1>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f"<ul>{notes}</ul>{charts}<script>{_SCRIPT}</script></body></html>")
+            f"</title><style>{_STYLE}{_TREND_STYLE}</style></head><body>"
+            f"<h1>{html.escape(title)}</h1>{table}<ul>{notes}</ul>{charts}{missing}"
+            f"{trend_html}<script>{_SCRIPT}</script></body></html>")
+
+
+def _table(headers: list[str], rows: list[list[str]], classes: str, caption: str) -> str:
+    head = "".join(f"<th scope='col'>{html.escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    # the caption stays put while a wide table scrolls under it
+    return (f"<figure class='table'><figcaption class='above'>{html.escape(caption)}"
+            f"</figcaption><div class='scroll'><table class='{classes}'><thead><tr>{head}"
+            f"</tr></thead><tbody>{body}</tbody></table></div></figure>")
+
+
+def _figure(path: Path) -> str:
+    caption = CAPTIONS.get(path.stem, "")
+    return (f"<figure>{_inline_svg(path)}<figcaption>{html.escape(caption)}</figcaption>"
+            "</figure>")
 
 
 def _inline_svg(path: Path) -> str:
