@@ -12,6 +12,13 @@
    request to the last, ramps included, is printed beside it), and peak memory of the scheduler and its worker
    processes together, as PSS (target: under 1.5 GB) and as summed RSS.
 
+3. Live reads (SPEC §9): the zero-latency run again, with and without two reader
+   processes that read it the way `vendbench runs --run latest` does, every 0.5 s,
+   through the writing process (interleaved without, with, without, with). The cost to
+   write throughput (target: at most 5 % lost), the readers' query time, and the
+   staleness of what they saw: how long before the read the newest reply they saw had
+   arrived (``--live-only`` runs just this part).
+
 Both run with the automatic ``--processes`` (LLM trials in worker processes), and once
 more in one process for comparison.
 
@@ -168,6 +175,125 @@ def fresh(url: str, trials: int, days: int, db: str, processes: int | None = Non
     return json.loads(out.strip().splitlines()[-1])
 
 
+READER = """
+import json, sys, time
+from vendbench.results import Store
+db, interval = sys.argv[1], float(sys.argv[2])
+stale, rtt, live = [], [], 0
+while True:
+    try:
+        t0 = time.time()
+        with Store(db, read_only=True) as store:
+            run = store.run("latest")
+            trials = store.trials(run["run_id"])
+            newest = store.con.execute(
+                "SELECT max(epoch(sent_at) + latency_ms / 1000) FROM exchanges").fetchone()[0]
+            live += store.live is not None
+        rtt.append(time.time() - t0)
+        if newest is not None and run["status"] == "running":
+            stale.append(t0 - newest)
+        if run["status"] != "running":
+            break
+    except Exception as exc:                    # not created yet, or between runs
+        if "no results database" not in str(exc) and "no run" not in str(exc) \
+                and "no runs" not in str(exc):
+            raise
+    time.sleep(interval)
+print(json.dumps({"stale": stale, "rtt": rtt, "live": live}))
+"""
+
+
+def with_readers(url: str, trials: int, days: int, db: str, readers: int,
+                 interval: float) -> dict:
+    """``fresh`` with ``readers`` processes reading the file while the run writes it,
+    each every ``interval`` seconds."""
+    procs = [subprocess.Popen([sys.executable, "-c", READER, db, str(interval)], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True) for _ in range(readers)]
+    result = fresh(url, trials, days, db)
+    reads = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    result["stale"] = sorted(x for r in reads for x in r["stale"])
+    result["rtt"] = sorted(x for r in reads for x in r["rtt"])
+    result["live_reads"] = sum(r["live"] for r in reads)
+    return result
+
+
+def _pct(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+SERVE = """
+import sys, time
+from vendbench.results import Store
+store = Store(sys.argv[1])
+store.serve_readers({"run_id": "bench"})
+store.con.execute("UPDATE trials SET status = 'running'")      # read it as a live run
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def writer_cpu_per_read(db: str, reads: int = 40) -> tuple[float, float]:
+    """What one read costs the writing process, in CPU (its handler thread and DuckDB's
+    threads), and the read's wall time, on a copy of a finished run served as if live
+    (no other load)."""
+    from vendbench.results import Store
+
+    writer = subprocess.Popen([sys.executable, "-c", SERVE, db], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+
+        def cpu() -> float:
+            fields = Path(f"/proc/{writer.pid}/stat").read_text().split()
+            return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+        c0, t0 = cpu(), time.perf_counter()
+        for _ in range(reads):
+            with Store(db, read_only=True) as store:
+                assert store.live is not None
+                store.trials(store.run("latest")["run_id"])
+                store.con.execute("SELECT max(sent_at) FROM exchanges").fetchone()
+        return (cpu() - c0) / reads, (time.perf_counter() - t0) / reads
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def live_reads(url: str, trials: int, days: int, tmp: str, pairs: int = 4) -> None:
+    """Runs without and with readers, alternating (the machine's speed drifts between
+    runs by more than the effect): one reader every 2 s (someone watching with `watch
+    -n 2`), ``pairs`` times; then two readers every 0.5 s, twice."""
+    import shutil
+    import statistics
+
+    for readers, interval, n in ((1, 2.0, pairs), (2, 0.5, 2)):
+        plain, read = [], []
+        for i in range(n):
+            plain.append(fresh(url, trials, days, f"{tmp}/plain{readers}{i}.duckdb"))
+            read.append(with_readers(url, trials, days, f"{tmp}/read{readers}{i}.duckdb",
+                                     readers, interval))
+        base = statistics.median(r["rate"] for r in plain)
+        rate = statistics.median(r["rate"] for r in read)
+        stale = sorted(x for r in read for x in r["stale"])
+        rtt = sorted(x for r in read for x in r["rtt"])
+        with_r = ", ".join(f"{r['rate']:.1f}" for r in read)
+        without = ", ".join(f"{r['rate']:.1f}" for r in plain)
+        print(f"live reads, zero latency, {trials} in flight, {readers} reader(s) every "
+              f"{interval:g} s: median {rate:.1f} exchanges/s with readers vs {base:.1f} "
+              f"without (runs, alternating: {with_r} vs {without}): {1 - rate / base:.1%} "
+              f"lost; {sum(r['live_reads'] for r in read)} reads through the writer; read "
+              f"time p50 {_pct(rtt, 0.5) * 1000:.0f} ms, p95 {_pct(rtt, 0.95) * 1000:.0f} ms;"
+              f" the newest reply seen had arrived p50 {_pct(stale, 0.5) * 1000:.0f} ms, p95 "
+              f"{_pct(stale, 0.95) * 1000:.0f} ms, max {stale[-1] * 1000 if stale else 0:.0f}"
+              " ms before the read began")
+    copy = f"{tmp}/served.duckdb"
+    shutil.copy(f"{tmp}/plain10.duckdb", copy)
+    cpu, wall = writer_cpu_per_read(copy)
+    print(f"one read of a {trials}-trial live run (the run, its trials with their counts so "
+          f"far, the newest exchange) costs the writing process {cpu * 1000:.1f} ms of CPU "
+          f"and takes {wall * 1000:.1f} ms, unloaded")
+
+
 def one(spec: dict) -> None:
     from vendbench.providers._litellm import import_litellm
 
@@ -186,10 +312,21 @@ def main() -> None:
     ap.add_argument("--days", type=int, default=30)
     ap.add_argument("--slow-trials", type=int, default=100)
     ap.add_argument("--slow-days", type=int, default=15)
+    ap.add_argument("--live-only", action="store_true", help="only the live-reads part")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         one(json.loads(args.one))
+        return
+    if args.live_only:
+        from vendbench.providers._litellm import import_litellm
+
+        import_litellm()
+        proc, url = serve(0.0)
+        try:
+            live_reads(url, args.trials, args.days, tempfile.mkdtemp())
+        finally:
+            proc.terminate()
         return
     from vendbench.orchestrator import build_config
     from vendbench.orchestrator._shards import plan_processes
@@ -236,6 +373,11 @@ def main() -> None:
           f"({slow['rss_mb']:.0f} MB summed RSS) (in one process: "
           f"{single['all_in_flight'] / args.slow_trials:.0%} of the ideal while all were in "
           f"flight, peak {single['pss_mb']:.0f} MB PSS)")
+    proc, url = serve(0.0)
+    try:
+        live_reads(url, args.trials, args.days, tmp)
+    finally:
+        proc.terminate()
 
 
 if __name__ == "__main__":

@@ -61,6 +61,12 @@ def test_the_main_job_runs_offline_and_writes_the_report(tmp_path):
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
     assert "baseline/oracle" in out.stdout and "refused" not in out.stdout
+    # the leaderboard the README shows is the one this command prints (the run id aside)
+    shown = re.search(r"then\nthe leaderboard:\n\n```\n(.*?)```", (ROOT / "README.md")
+                      .read_text(), re.S).group(1).splitlines()
+    for line in shown:
+        if not re.search(r"\d{8}-\d{6}-[0-9a-f]{4}", line):
+            assert line in out.stdout.splitlines(), line
     report = tmp_path / "vendbench-report"
     assert (tmp_path / "vendbench.duckdb").exists()
     assert (report / "report.html").stat().st_size > 20_000

@@ -147,7 +147,8 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str) -> None:
 
     from .ui import print_table
 
-    trials = payload["trials"]
+    trials = sorted(payload["trials"], key=lambda t: (t["model"], t["world_seed"], t["seed"],
+                                                      t["repeat"]))
     worlds = len({t["world_seed"] for t in trials}) > 1
     repeats = any(t["repeat"] != 1 for t in trials)
     llm = any(t.get("exchanges") for t in trials)

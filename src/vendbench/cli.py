@@ -139,23 +139,20 @@ def _parser() -> argparse.ArgumentParser:
     runs = sub.add_parser("runs", help="list runs and their trials in a results database",
                           description="List the runs in a results database and, with --run, "
                                       "the trials of one run.")
-    runs.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                      help="results database (default ./vendbench.duckdb)")
+    _db_flag(runs)
     runs.add_argument("--run", metavar="RUN_ID", help="show the trials of this run "
                       "('latest' for the newest)")
     runs.add_argument("--json", action="store_true", help="print JSON")
     runs.set_defaults(func=_cmd_runs)
     board = sub.add_parser(
         "leaderboard", help="rank models from a results database: tables, charts, report",
-        description="Rank the models of a run: terminal net assets (unfinished trials count "
-                    "0), growth, CV, API cost and efficiency, against the baselines, and "
-                    "operational metrics, with bootstrap 95% confidence intervals. Horizons, "
-                    "scenarios, worlds, starting cash, prompts and tool sets are never "
-                    "mixed: one ranking is one cohort.",
+        description=_wrap("Rank the models of a run: terminal net assets (unfinished trials "
+                          "count 0), growth, CV, API cost and efficiency, against the "
+                          "baselines, and operational metrics, with bootstrap 95% confidence "
+                          "intervals. Horizons, scenarios, worlds, starting cash, prompts and "
+                          "tool sets are never mixed: one ranking is one cohort."),
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=BOARD_EPILOG)
-    board.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                       help="results database (default ./vendbench.duckdb); a file a run is "
-                            "writing is read as committed so far")
+    _db_flag(board)
     board.add_argument("--run", default="latest", metavar="RUN_ID",
                        help="a run id, 'latest' (default) or 'all' (each model's latest "
                             "attempt across the runs of the newest run's cohort; the other "
@@ -173,15 +170,15 @@ def _parser() -> argparse.ArgumentParser:
     board.set_defaults(func=_cmd_leaderboard)
     trend = sub.add_parser(
         "trend", help="each model's score across runs (nights) of a cohort; regressions",
-        description="Per model and run of one cohort (the newest run's, or the one --days "
-                    "and --scenario pick): completed/trials, mean net assets with its 95% "
-                    "bootstrap CI, cost and API efficiency. A model regresses when its latest "
-                    "run is worse than its previous one beyond noise (the 95% CI of the "
-                    "differences of trials paired by world, seed and repeat lies below 0), "
-                    "or its share of failed trials rises by 20 percentage points or more.",
+        description=_wrap("Per model and run of one cohort (the newest run's, or the one "
+                          "--days and --scenario pick): completed/trials, mean net assets "
+                          "with its 95% bootstrap CI, cost and API efficiency. A model "
+                          "regresses when its latest run is worse than its previous one "
+                          "beyond noise (the 95% CI of the differences of trials paired by "
+                          "world, seed and repeat lies below 0; tested from 5 pairs), or its "
+                          "share of failed trials rises by 20 percentage points or more."),
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=TREND_EPILOG)
-    trend.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                       help="results database (default ./vendbench.duckdb)")
+    _db_flag(trend)
     trend.add_argument("--model", nargs="+", metavar="M", help="only these models")
     trend.add_argument("--last", type=_positive, metavar="N", help="only the last N runs")
     _cohort_flags(trend)
@@ -193,6 +190,18 @@ def _parser() -> argparse.ArgumentParser:
                        help="exit 4 when any model regressed (for cron)")
     trend.set_defaults(func=_cmd_trend)
     return parser
+
+
+def _wrap(text: str) -> str:
+    import textwrap
+
+    return textwrap.fill(text, 79)
+
+
+def _db_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
+                        help="results database (default ./vendbench.duckdb); a file a run "
+                             "is writing is read as committed so far")
 
 
 def _cohort_flags(parser: argparse.ArgumentParser) -> None:

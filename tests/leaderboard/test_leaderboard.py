@@ -383,3 +383,22 @@ def test_a_chart_with_nothing_to_show_is_a_note_not_an_empty_plot(db, tmp_path):
     assert not (out / "return_vs_cost.png").exists()
     assert "no trial here has an API cost" in board.chart_notes["return_vs_cost"]
     assert "Return against API cost: not drawn" in html_report(board)
+
+
+def test_charts_into_a_file_or_an_unwritable_place_is_one_line_before_any_output(
+        db, tmp_path, capsys):
+    from vendbench.cli import main
+
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "baseline/order-up-to", 1, net=50_000.0)
+    taken = tmp_path / "report"
+    taken.write_text("a file, not a directory")
+    places = [(str(taken), "a file by that name exists"),
+              ("/proc/vendbench-charts", "cannot create it"),     # no directory there
+              ("/proc/self/fdinfo", "cannot write there")]        # exists, not writable
+    for place, message in places:
+        assert main(["leaderboard", "--db", db, "--charts", place]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and message in err and len(err.strip().splitlines()) == 1, err
+    assert taken.read_text() == "a file, not a directory"

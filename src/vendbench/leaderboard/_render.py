@@ -109,9 +109,15 @@ def _footer(board: Board) -> list[str]:
     if failed:
         lines.append("set apart (harness errors, not ranked): " + ", ".join(
             f"{a['model']} seed {a['seed']} ({a['status']})" for a in failed))
-    if s.refused:
-        lines.append(f"refused to mix {len(s.refused)} trial(s) of other cohorts: " + "; ".join(
-            sorted({f"{r['model']} from {r['run_id']}: {r['reason']}" for r in s.refused})))
+    whole = [r for r in s.refused if r["run_id"] not in s.runs]   # runs of other cohorts
+    within = [r for r in s.refused if r["run_id"] in s.runs]
+    if whole:
+        runs = len({r["run_id"] for r in whole})
+        lines.append(f"refused to mix {len(whole)} trial(s) of {runs} run(s) of other "
+                     "cohorts (listed below; the reasons are in --format json)")
+    if within:
+        lines.append(f"refused to mix {len(within)} trial(s): " + "; ".join(
+            sorted({f"{r['model']} from {r['run_id']}: {r['reason']}" for r in within})))
     for o in s.others:
         worlds = ", ".join(str(w) for w in o["world_seeds"])
         lines.append(f"other cohort: {o['scenario']}, {o['days']} days, world(s) {worlds}: "
