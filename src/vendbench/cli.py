@@ -26,6 +26,9 @@ examples:
                 --budget 2 --total-budget 10
   vendbench run --panel nightly.toml
   vendbench runs
+  vendbench leaderboard --run all --charts report/
+  vendbench trend --db nightly.duckdb --fail-on-regression
+  vendbench serve --days 30          # the world over MCP, for an outside agent harness
 
 Amounts are CNY; budgets and prices are USD.
 """
@@ -189,7 +192,77 @@ def _parser() -> argparse.ArgumentParser:
     trend.add_argument("--fail-on-regression", action="store_true",
                        help="exit 4 when any model regressed (for cron)")
     trend.set_defaults(func=_cmd_trend)
+    _serve_parser(sub)
     return parser
+
+
+SERVE_EPILOG = """\
+Each MCP session plays one fresh world of --seed and is logged as a trial of this
+server's run: model mcp/<the client's name from initialize, or --name>, its tool calls,
+days and sales (no LLM exchanges: the client's model, and its cost, are outside
+vendbench). After the horizon every call returns an error and the result is final; a
+session that ends before it is recorded 'interrupted'. The leaderboard ranks these
+trials beside API models of the same cohort (vendbench leaderboard --run all), with
+their harness named.
+
+A client configuration (stdio):
+  {"mcpServers": {"vendbench": {"command": "vendbench",
+      "args": ["serve", "--days", "30", "--db", "mcp.duckdb"]}}}
+
+examples:
+  vendbench serve --days 30 --db mcp.duckdb                  # stdio, for a local client
+  vendbench serve --transport http --port 8765               # http://127.0.0.1:8765/mcp
+  vendbench serve --transport http --host 0.0.0.0 --token "$(cat ~/.vendbench-token)"
+"""
+
+
+def _serve_parser(sub: Any) -> None:
+    serve = sub.add_parser(
+        "serve", help="serve the world's tools over MCP (stdio or streamable HTTP)",
+        description=_wrap("Serve the world to an MCP client: the same 18 tools, schemas, "
+                          "validation and results as the JSON tools an LLM trial calls, the "
+                          "daily report as a resource, and the system prompt's briefing as "
+                          "the server's instructions."),
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=SERVE_EPILOG)
+    serve.add_argument("--scenario", default="autovend", metavar="S",
+                       help="world (default autovend)")
+    serve.add_argument("--seed", type=_non_negative, default=1, metavar="N",
+                       help="trial seed of every session's world (default 1)")
+    serve.add_argument("--world-seed", type=_non_negative, default=None, metavar="W",
+                       help="frozen world (default 2026, the paper's)")
+    serve.add_argument("--days", type=_days, default=180, metavar="D",
+                       help="horizon, 1-365 (default 180)")
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                       help="stdio (default; the client starts the server) or streamable "
+                            "HTTP at /mcp")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="http: address to bind (default 127.0.0.1; any other needs "
+                            "--token)")
+    serve.add_argument("--port", type=_port, default=8765, help="http: port (default 8765)")
+    serve.add_argument("--token", metavar="SECRET",
+                       help="http: require 'Authorization: Bearer SECRET' (never stored)")
+    _db_flag(serve)
+    serve.add_argument("--name", metavar="LABEL",
+                       help="the trials' model label mcp/LABEL, instead of the client's name")
+    serve.set_defaults(func=_cmd_serve)
+
+
+def _port(text: str) -> int:
+    value = _non_negative(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1-65535, got {value}")
+    return value
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .serve import ServeConfig, serve
+
+    if not args.verbose:        # the SDK logs a client's disconnect as a traceback
+        logging.getLogger("mcp").setLevel(logging.CRITICAL)
+    serve(ServeConfig(scenario=args.scenario, seed=args.seed, world_seed=args.world_seed,
+                      days=args.days, transport=args.transport, host=args.host,
+                      port=args.port, db=args.db, name=args.name, token=args.token))
+    return 0
 
 
 def _wrap(text: str) -> str:

@@ -32,7 +32,9 @@ class Board:
 
     def as_json(self) -> dict[str, Any]:
         s = self.selection
-        return {"rows": [r.as_json() for r in self.rows], "cohort": s.cohort, "runs": s.runs,
+        harnesses = sorted({r.harness for r in self.rows})
+        return {"rows": [r.as_json() for r in self.rows],
+                "cohort": {**s.cohort, "harnesses": harnesses}, "runs": s.runs,
                 "refused": s.refused, "set_apart": s.set_apart, "other_cohorts": s.others,
                 "notes": ["unfinished trials score 0; harness errors are set apart",
                           "each model's latest attempt per world, seed and repeat is used",

@@ -60,6 +60,7 @@ class ModelRow:
     baseline_pairs: int
     oracle_share: float | None
     operations: dict[str, float | None] = field(default_factory=dict)
+    harness: str = "litellm"            # how the agent was driven (see ``harness``)
 
     def as_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -67,6 +68,14 @@ class ModelRow:
         for key in ("ci_net_assets", "ci_api_efficiency"):
             out[key] = list(out[key]) if out[key] is not None else None
         return out
+
+
+def harness(model: str) -> str:
+    """How a model's trials were driven: ``in-process`` (the reference policies), ``mcp``
+    (an outside agent harness over `vendbench serve`), or ``litellm`` (an LLM we call)."""
+    if model.startswith("baseline/"):
+        return "in-process"
+    return "mcp" if model.startswith("mcp/") else "litellm"
 
 
 def _mean(values: list[float]) -> float | None:
@@ -142,6 +151,6 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             beats_baseline=beats if pairs and model != BASELINE else None,
             baseline_pairs=pairs if model != BASELINE else 0,
             oracle_share=_mean(shares),
-            operations={k: _mean(v) for k, v in ops.items()}))
+            operations={k: _mean(v) for k, v in ops.items()}, harness=harness(model)))
     rows.sort(key=lambda r: -r.mean_net_assets)
     return rows

@@ -97,6 +97,11 @@ def _footer(board: Board) -> list[str]:
              f"{worlds}{private}; runs: {', '.join(s.runs)}",
              "unfinished trials score 0; each model's latest attempt per world, seed and "
              "repeat is used; comparisons pair by world and seed", *s.notes]
+    mcp = [r.model for r in board.rows if r.harness == "mcp"]
+    if mcp:
+        lines.append(f"harnesses: {', '.join(sorted({r.harness for r in board.rows}))}; over "
+                     f"MCP (an agent harness driving `vendbench serve`, its model and cost "
+                     f"outside vendbench): {', '.join(mcp)}")
     blank = [f"{r.model} ({r.api_efficiency_note})" for r in board.rows
              if r.api_efficiency is None and r.api_efficiency_note not in (None, "no API cost")]
     if blank:

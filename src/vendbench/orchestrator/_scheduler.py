@@ -569,17 +569,27 @@ def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
 def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Scheduler,
                 prices: dict[str, Price | None]) -> None:
     env = scheduler._make_env(config.seeds[0], config.world_seeds[0])
+    insert_run(store, run_id=run_id, name=config.name, scenario=config.scenario,
+               days=config.days, config_json=config.model_dump_json(), env=env,
+               prices_json=dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),
+               total_budget=config.total_budget_usd, world_seeds=config.world_seeds)
+
+
+def insert_run(store: Store, *, run_id: str, name: str | None, scenario: str, days: int,
+               config_json: str, env: Environment, prices_json: str,
+               total_budget: Any, world_seeds: list[int]) -> None:
+    """The run row: what was run, with the prompts and tool schemas (and their SHA-256s,
+    which decide with whom the run's trials may be ranked)."""
     prompts = {"system": env.instructions, "nudge": NUDGE}
     # the tool schemas keep their order: rebuilt requests send them as they were sent
     prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
     store.con.execute(
         "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [run_id, config.name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
-         config.scenario, config.days, config.model_dump_json(), code_version(),
+        [run_id, name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+         scenario, days, config_json, code_version(),
          hashlib.sha256(prompts_json.encode()).hexdigest(),
          hashlib.sha256(tools_json.encode()).hexdigest(), prompts_json, tools_json,
-         dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),
-         config.total_budget_usd, "running", None, dumps(config.world_seeds),
+         prices_json, total_budget, "running", None, dumps(world_seeds),
          env.summary().get("world_salt_sha256")])
     if not store.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
         raise ResultsError(f"could not record run {run_id}")

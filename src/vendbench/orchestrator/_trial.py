@@ -21,7 +21,7 @@ from ..environment import Environment
 from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
-from ..results import ResultsWriter, TrialHistory, cached_share, dumps
+from ..results import ResultsWriter, TrialHistory, cached_share
 from ._calibration import Calibration
 from ._config import DEFAULT_WORLD_SEED, ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
