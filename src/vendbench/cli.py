@@ -425,13 +425,11 @@ def _days(text: str) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from .environment import SALT_ENV, SCENARIOS
-    from .errors import ConfigError, unknown_name
+    from .environment import SALT_ENV, scenario
     from .providers.policies import evaluate_policy
     from .ui import DayProgress, print_table
 
-    if args.scenario not in SCENARIOS:
-        raise ConfigError(unknown_name("scenario", args.scenario, SCENARIOS))
+    scenario(args.scenario)                # a clear error for an unknown one
     policies = ["order-up-to", "oracle"] if args.policy == "all" else [args.policy]
     seeds = args.seeds or [1 if args.seed is None else args.seed]
     worlds = args.world_seeds or [args.world_seed]

@@ -140,9 +140,18 @@ def test_a_worker_that_dies_fails_only_the_trial_it_was_running(llm, tmp_path):
     me, killed = os.getpid(), []
     finished = threading.Event()
 
+    def both_under_way() -> bool:
+        """Both trials in flight have had 3 requests answered, so whichever worker dies,
+        its trial has exchanges committed (each before its next request left)."""
+        per_trial: dict[str, int] = {}
+        for body in list(llm.requests):
+            key = body.get("prompt_cache_key")
+            per_trial[key] = per_trial.get(key, 0) + 1
+        return sum(n >= 3 for n in per_trial.values()) >= 2
+
     def kill_one_worker() -> None:
         while not finished.is_set():
-            workers = _workers_of(me) if llm.served >= 6 else []
+            workers = _workers_of(me) if both_under_way() else []
             if len(workers) == 2:
                 os.kill(workers[0], signal.SIGKILL)
                 killed.append(workers[0])

@@ -8,23 +8,57 @@
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, unknown_name
 from ._protocol import Environment
 
-SCENARIOS = ("autovend",)
 # where a private world's secret salt is read from by default (never stored; see _world)
 SALT_ENV = "VENDBENCH_WORLD_SALT"
 
 
-def scenario_class(scenario: str) -> type:
-    """The environment class of ``scenario``; its package is imported on first use."""
-    if scenario == "autovend":
-        from .autovend import AutoVendEnv
+@dataclass(frozen=True)
+class Scenario:
+    """A world behind the Environment protocol. Its package is named, not imported: it
+    is loaded on first use, so choosing one scenario never imports another."""
 
-        return AutoVendEnv
-    raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
+    name: str
+    package: str          # ".autovend" (relative to this package) or an absolute module
+    env_class: str        # the Environment class in ``package``
+    metrics: str | None   # its module with ``trial_metrics`` and ``DIRECTIONS`` (None:
+                          # the package itself)
+    summary: str
+
+    def load(self, module: str | None = None) -> Any:
+        return importlib.import_module(f"{self.package}{'.' + module if module else ''}",
+                                       __package__)
+
+
+REGISTRY: dict[str, Scenario] = {}
+
+
+def register(scenario: Scenario) -> None:
+    REGISTRY[scenario.name] = scenario
+
+
+register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
+                  "AutoVend: 20 machines of five site types, one warehouse, 180 days"))
+
+
+def scenario(name: str) -> Scenario:
+    """The registered scenario ``name`` (ConfigError naming the others otherwise)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ConfigError(unknown_name("scenario", name, tuple(REGISTRY))) from None
+
+
+def scenario_class(name: str) -> type:
+    """The environment class of scenario ``name``; its package is imported on first use."""
+    entry = scenario(name)
+    return getattr(entry.load(), entry.env_class)
 
 
 def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
@@ -36,27 +70,22 @@ def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
         raise ConfigError(f"{scenario}: {exc}") from None
 
 
-def trial_metrics(scenario: str, days: list[dict[str, Any]], sales: list[dict[str, Any]],
+def trial_metrics(scenario_name: str, days: list[dict[str, Any]], sales: list[dict[str, Any]],
                   tool_calls: list[dict[str, Any]], world_seed: int | None = None,
                   world_salt: str | None = None, private: bool = False
                   ) -> dict[str, float | None]:
     """A scenario's operational metrics for one trial, from its logged rows (``private``:
     the world was salted; metrics of its hidden model need ``world_salt``)."""
-    if scenario == "autovend":
-        from .autovend._metrics import trial_metrics as autovend_metrics
-
-        return autovend_metrics(days, sales, tool_calls, world_seed, world_salt, private)
-    raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
+    entry = scenario(scenario_name)
+    return entry.load(entry.metrics).trial_metrics(days, sales, tool_calls, world_seed,
+                                                    world_salt, private)
 
 
-def metric_directions(scenario: str) -> dict[str, str]:
+def metric_directions(scenario_name: str) -> dict[str, str]:
     """Which way each operational metric is better ("higher" or "lower")."""
-    if scenario == "autovend":
-        from .autovend._metrics import DIRECTIONS
-
-        return dict(DIRECTIONS)
-    raise ConfigError(unknown_name("scenario", scenario, SCENARIOS))
+    entry = scenario(scenario_name)
+    return dict(entry.load(entry.metrics).DIRECTIONS)
 
 
-__all__ = ["Environment", "SALT_ENV", "SCENARIOS", "make", "metric_directions", "scenario_class",
-           "trial_metrics"]
+__all__ = ["Environment", "REGISTRY", "SALT_ENV", "Scenario", "make",
+           "metric_directions", "register", "scenario", "scenario_class", "trial_metrics"]

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..environment import SALT_ENV
+from ..environment import REGISTRY, SALT_ENV
 from ..errors import ConfigError
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
@@ -138,6 +138,13 @@ class RunConfig(BaseModel):
                     raise ValueError("give world_seeds or world_seed, not both")
                 data["world_seeds"] = [single]
         return data
+
+    @field_validator("scenario")
+    @classmethod
+    def _known_scenario(cls, value: str) -> str:
+        if value not in REGISTRY:
+            raise ValueError(f"unknown scenario {value!r}; known: {', '.join(REGISTRY)}")
+        return value
 
     @field_validator("seeds", "world_seeds")
     @classmethod

@@ -38,6 +38,9 @@ class ServeConfig:
     token: str | None = field(default=None, repr=False)   # never stored or printed
 
     def check(self) -> None:
+        from ..environment import scenario
+
+        scenario(self.scenario)
         if self.transport not in ("stdio", "http"):
             raise ConfigError(f"--transport must be stdio or http, got {self.transport!r}")
         if self.transport == "http" and not _loopback(self.host) and not self.token:

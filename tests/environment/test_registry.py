@@ -1,0 +1,49 @@
+"""The scenario registry: scenarios are entries, not branches, loaded on first use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from vendbench.environment import (REGISTRY, Scenario, make, metric_directions, register,
+                                   scenario, trial_metrics)
+from vendbench.errors import ConfigError
+from vendbench.orchestrator import build_config
+
+
+@pytest.fixture
+def toy():
+    register(Scenario("toy", "tests.environment.toy_scenario", "ToyEnv", None, "a toy"))
+    yield
+    REGISTRY.pop("toy")
+
+
+def test_a_registered_scenario_is_made_measured_and_accepted_by_a_run(toy):
+    env = make("toy", seed=3, days=2)
+    assert env.call("end_day")["ok"] and env.call("end_day")["ok"] and env.done
+    assert trial_metrics("toy", [], [], [{}, {}, {}]) == {"calls": 3.0}
+    assert metric_directions("toy") == {"calls": "lower"}
+    assert build_config({"scenario": "toy", "models": [{"id": "baseline/order-up-to"}]}
+                        ).scenario == "toy"
+
+
+def test_an_unknown_scenario_is_one_clear_error_everywhere():
+    with pytest.raises(ConfigError, match="autovend"):
+        scenario("nowhere")
+    with pytest.raises(ConfigError, match="unknown scenario 'nowhere'; known: autovend"):
+        build_config({"scenario": "nowhere", "models": [{"id": "baseline/order-up-to"}]})
+    for command in (["baseline", "--scenario", "nowhere", "--days", "1"],
+                    ["serve", "--scenario", "nowhere"]):
+        out = subprocess.run([sys.executable, "-m", "vendbench", *command],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and "nowhere" in out.stderr and "autovend" in out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_choosing_a_scenario_imports_only_it():
+    code = ("import sys; from vendbench.environment import make, REGISTRY; "
+            "print(any(m.startswith('vendbench.environment.autovend') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "False"
