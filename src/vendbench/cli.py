@@ -30,7 +30,8 @@ examples:
   vendbench trend --db nightly.duckdb --fail-on-regression
   vendbench serve --days 30          # the world over MCP, for an outside agent harness
 
-Amounts are CNY; budgets and prices are USD.
+Amounts are the scenario's (CNY for autovend, EUR for network); budgets and
+prices are USD.
 """
 
 BOARD_EPILOG = """\
@@ -123,10 +124,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="trial seed: weather, demand noise, delivery delays (default 1)")
     seeds.add_argument("--seeds", type=_non_negative, nargs="+", metavar="N",
                        help="several trial seeds; prints a summary with mean, SD and CV")
-    base.add_argument("--days", type=_days, default=180, metavar="D",
-                      help="horizon in simulated days, 1-365 (default 180)")
+    base.add_argument("--days", type=_days, default=None, metavar="D",
+                      help="horizon in simulated days, 1-365 (default: the scenario's, 180 "
+                           "for autovend, 30 for network)")
     base.add_argument("--scenario", default="autovend", metavar="S",
-                      help="world to run (default autovend)")
+                      help="autovend (default) or network (Prosus-style)")
     worlds = base.add_mutually_exclusive_group()
     worlds.add_argument("--world-seed", type=_non_negative, default=None, metavar="W",
                         help="generate a different frozen world (default 2026, the shared "
@@ -225,13 +227,14 @@ def _serve_parser(sub: Any) -> None:
                           "the server's instructions."),
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=SERVE_EPILOG)
     serve.add_argument("--scenario", default="autovend", metavar="S",
-                       help="world (default autovend)")
+                       help="autovend (default) or network (Prosus-style)")
     serve.add_argument("--seed", type=_non_negative, default=1, metavar="N",
                        help="trial seed of every session's world (default 1)")
     serve.add_argument("--world-seed", type=_non_negative, default=None, metavar="W",
                        help="frozen world (default 2026, the paper's)")
-    serve.add_argument("--days", type=_days, default=180, metavar="D",
-                       help="horizon, 1-365 (default 180)")
+    serve.add_argument("--days", type=_days, default=None, metavar="D",
+                       help="horizon, 1-365 (default: the scenario's, 180 for autovend, 30 "
+                            "for network)")
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                        help="stdio (default; the client starts the server) or streamable "
                             "HTTP at /mcp")
@@ -259,8 +262,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     if not args.verbose:        # the SDK logs a client's disconnect as a traceback
         logging.getLogger("mcp").setLevel(logging.CRITICAL)
+    from .environment import default_days
+
     serve(ServeConfig(scenario=args.scenario, seed=args.seed, world_seed=args.world_seed,
-                      days=args.days, transport=args.transport, host=args.host,
+                      days=args.days or default_days(args.scenario), transport=args.transport, host=args.host,
                       port=args.port, db=args.db, name=args.name, token=args.token))
     return 0
 
@@ -308,8 +313,11 @@ def _run_parser(sub: Any) -> None:
                           "VENDBENCH_WORLD_SALT (or the panel's world_salt_env) set, every "
                           "world is private: the salt is never stored, its SHA-256 is")
     run.add_argument("--repeats", type=_positive, metavar="R", help="runs per model and seed")
-    run.add_argument("--days", type=_days, metavar="D", help="horizon, 1-365 (default 180)")
-    run.add_argument("--scenario", metavar="S", help="world (default autovend)")
+    run.add_argument("--days", type=_days, metavar="D",
+                     help="horizon, 1-365 (default: the scenario's, 180 for autovend, 30 for "
+                          "network)")
+    run.add_argument("--scenario", metavar="S",
+                     help="autovend (default) or network (Prosus-style)")
     run.add_argument("--workers", type=_positive, metavar="W",
                      help="trials in flight at most (default 8)")
     run.add_argument("--processes", type=_positive, metavar="P",
@@ -425,11 +433,11 @@ def _days(text: str) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from .environment import SALT_ENV, scenario
+    from .environment import SALT_ENV, currency, scenario
     from .providers.policies import evaluate_policy
     from .ui import DayProgress, print_table
 
-    scenario(args.scenario)                # a clear error for an unknown one
+    args.days = args.days or scenario(args.scenario).default_days   # a clear error, too
     policies = ["order-up-to", "oracle"] if args.policy == "all" else [args.policy]
     seeds = args.seeds or [1 if args.seed is None else args.seed]
     worlds = args.world_seeds or [args.world_seed]
@@ -449,7 +457,8 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
         return 0
     private = " (private worlds)" if salt else ""
     print_table(
-        f"{args.scenario}: reference policies, {args.days} days (CNY){private}",
+        f"{args.scenario}: reference policies, {args.days} days ({currency(args.scenario)})"
+        f"{private}",
         ["policy", "world", "seed", "status", "final net assets", "growth", "tool calls",
          "sim s", "wall s"],
         [[r["policy"], r["world_seed"], r["seed"], r["status"], f"{r['final_net_assets']:,.2f}",

@@ -71,7 +71,10 @@ class RunProgress:
     trials done and spend against the budget. Plain lines on stderr when not a terminal."""
 
     def __init__(self, config: Any, enabled: bool = True) -> None:
+        from .environment import currency
+
         self._config = config
+        self._currency = currency(config.scenario)
         self._named_worlds = config.names_worlds
         self._enabled = enabled
         self._tty = enabled and _is_tty()
@@ -122,7 +125,7 @@ class RunProgress:
                 "day": 0})
             row.update(status=out.status, net=out.final.get("final_net_assets"),
                        cost=float(out.cost), day=out.days)
-            net = "—" if row["net"] is None else f"{row['net']:,.2f} CNY"
+            net = "—" if row["net"] is None else f"{row['net']:,.2f} {self._currency}"
             world = f" world {out.spec.world_seed}" if self._named_worlds else ""
             self._line(f"[{self._done}/{self._total}] {out.spec.model.id}{world} seed "
                        f"{out.spec.seed}"
@@ -145,7 +148,8 @@ class RunProgress:
         title = (f"trials {self._done}/{self._total} done · spent ${spent:.4f}"
                  + (f" of ${cap}" if cap is not None else ""))
         table = Table(title=title, expand=False)
-        for col in ("model", "seed", "rep", "status", "day", "net assets CNY", "spend USD"):
+        for col in ("model", "seed", "rep", "status", "day", f"net assets {self._currency}",
+                    "spend USD"):
             table.add_column(col, justify="left" if col in ("model", "status") else "right")
         running = [r for r in self._rows.values() if r["status"] == "running"]
         finished = [r for r in self._rows.values() if r["status"] != "running"][-8:]

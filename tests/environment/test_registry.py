@@ -47,3 +47,16 @@ def test_choosing_a_scenario_imports_only_it():
             "print(any(m.startswith('vendbench.environment.autovend') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False"
+
+
+def test_each_scenario_has_its_own_default_horizon(capsys):
+    from vendbench.cli import main
+
+    assert build_config({"models": [{"id": "baseline/oracle"}]}).days == 180
+    assert build_config({"scenario": "network", "models": [{"id": "baseline/oracle"}]}
+                        ).days == 30
+    assert build_config({"scenario": "network", "days": 365,
+                         "models": [{"id": "baseline/oracle"}]}).days == 365
+    assert main(["baseline", "--scenario", "network", "--json"]) == 0
+    record = __import__("json").loads(capsys.readouterr().out)
+    assert record["days"] == 30 and record["days_completed"] == 30

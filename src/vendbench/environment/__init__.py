@@ -30,6 +30,9 @@ class Scenario:
     metrics: str | None   # its module with ``trial_metrics`` and ``DIRECTIONS`` (None:
                           # the package itself)
     summary: str
+    currency: str = "CNY"  # what its amounts are in
+    score_name: str = "net assets"   # what a completed trial scores
+    default_days: int = 180          # the horizon when none is given
 
     def load(self, module: str | None = None) -> Any:
         return importlib.import_module(f"{self.package}{'.' + module if module else ''}",
@@ -45,6 +48,9 @@ def register(scenario: Scenario) -> None:
 
 register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
                   "AutoVend: 20 machines of five site types, one warehouse, 180 days"))
+register(Scenario("network", ".network", "NetworkEnv", "_metrics",
+                  "Prosus-style network: six machines at three locations, suppliers by "
+                  "search and e-mail, marketing, a working day; 30 days", "EUR", "reward", 30))
 
 
 def scenario(name: str) -> Scenario:
@@ -53,6 +59,24 @@ def scenario(name: str) -> Scenario:
         return REGISTRY[name]
     except KeyError:
         raise ConfigError(unknown_name("scenario", name, tuple(REGISTRY))) from None
+
+
+def currency(name: str) -> str:
+    """The currency of scenario ``name``'s amounts (CNY for an unknown one, as stored
+    runs of an older vendbench are autovend's)."""
+    entry = REGISTRY.get(name)
+    return entry.currency if entry is not None else "CNY"
+
+
+def default_days(name: str) -> int:
+    """Scenario ``name``'s horizon when none is given."""
+    return scenario(name).default_days
+
+
+def score_name(name: str) -> str:
+    """What scenario ``name``'s trials score ("net assets", "reward")."""
+    entry = REGISTRY.get(name)
+    return entry.score_name if entry is not None else "net assets"
 
 
 def scenario_class(name: str) -> type:
@@ -87,5 +111,5 @@ def metric_directions(scenario_name: str) -> dict[str, str]:
     return dict(entry.load(entry.metrics).DIRECTIONS)
 
 
-__all__ = ["Environment", "REGISTRY", "SALT_ENV", "Scenario", "make",
+__all__ = ["Environment", "REGISTRY", "SALT_ENV", "Scenario", "currency", "default_days", "make", "score_name",
            "metric_directions", "register", "scenario", "scenario_class", "trial_metrics"]

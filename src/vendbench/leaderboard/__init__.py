@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..environment import SALT_ENV, metric_directions, trial_metrics
+from ..environment import SALT_ENV, currency, metric_directions, score_name, trial_metrics
 from ..results import Store
 from ._board import BASELINE, ORACLE, ModelRow, bootstrap_ci, model_rows, score
 from ._data import Filters, Selection, select, trial_rows
@@ -29,6 +29,14 @@ class Board:
     directions: dict[str, str] = field(default_factory=dict)
     points: list[dict[str, Any]] = field(default_factory=list)   # per trial: score, cost
     chart_notes: dict[str, str] = field(default_factory=dict)    # charts not drawn, and why
+
+    @property
+    def currency(self) -> str:
+        return currency(self.selection.cohort["scenario"])
+
+    @property
+    def score_name(self) -> str:
+        return score_name(self.selection.cohort["scenario"])
 
     def as_json(self) -> dict[str, Any]:
         s = self.selection

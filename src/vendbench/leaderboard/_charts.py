@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import statistics
 
+from ..environment import currency
 from ._board import BASELINE, ORACLE
-from ._render import OPS
+from ._render import ops_for
 
 if TYPE_CHECKING:
     from . import Board
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
 MATERIAL = {"waste_rate": ("abs", 0.01), "stockout_rate": ("abs", 0.02),
             "shelf_utilisation": ("abs", 0.02), "pricing_regret_share": ("abs", 0.02),
             "rejected_item_rate": ("abs", 0.01), "assortment_score": ("abs", 0.05),
-            "capital_efficiency": ("rel", 0.10), "tool_calls_per_day": ("rel", 0.10)}
+            "capital_efficiency": ("rel", 0.10), "tool_calls_per_day": ("rel", 0.10),
+            "working_hours_use": ("abs", 0.05), "rejected_call_rate": ("abs", 0.01)}
 
 
 def _plt():
@@ -97,7 +99,7 @@ def _trajectories(plt, board: Board, out: Path) -> list[Path]:
         ax.fill_between(days, stack.min(axis=0), stack.max(axis=0), alpha=0.12,
                         color=style[row.model]["color"])
     ax.set(title="Net assets over time (mean, range over trials)", xlabel="day",
-           ylabel="net assets (thousand CNY)")
+           ylabel=f"net assets (thousand {board.currency})")
     return _finish(plt, fig, ax, out, "trajectories")
 
 
@@ -121,7 +123,7 @@ def _terminal(plt, board: Board, out: Path) -> list[Path]:
     ax.axvline((board.selection.cohort["initial_cash"] or 0) / 1000, color="black",
                linewidth=0.8, linestyle=":")
     ax.set(title="Terminal net assets (mean, 95% bootstrap CI; unfinished = 0)",
-           xlabel="thousand CNY")
+           xlabel=f"thousand {board.currency}")
     return _finish(plt, fig, ax, out, "terminal_net_assets")
 
 
@@ -155,7 +157,7 @@ def _return_vs_cost(plt, board: Board, out: Path) -> list[Path]:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())              # no overlapping labels
     ax.set(title="Return against API cost, per trial", xlabel="API cost per trial (USD)",
-           ylabel="net-asset growth (thousand CNY)")
+           ylabel=f"net-asset growth (thousand {board.currency})")
     return _finish(plt, fig, ax, out, "return_vs_cost")
 
 
@@ -193,7 +195,8 @@ def _operations(plt, board: Board, out: Path) -> list[Path]:
     from matplotlib.colors import LinearSegmentedColormap
 
     rows = board.rows
-    keys = [k for k, *_ in OPS if any(r.operations.get(k) is not None for r in rows)]
+    ops = ops_for(board.selection.cohort["scenario"])
+    keys = [k for k, *_ in ops if any(r.operations.get(k) is not None for r in rows)]
     if not rows or not keys:
         board.chart_notes["operations"] = "Operational profile: not drawn, no metric yet"
         return []
@@ -207,13 +210,13 @@ def _operations(plt, board: Board, out: Path) -> list[Path]:
     cmap = LinearSegmentedColormap.from_list("worse-neutral-better",
                                              ["#c0392b", "#eeeeee", "#1e8449"])
     ax.imshow(grid, cmap=cmap, vmin=-1, vmax=1, aspect="auto")
-    labels = {k: h for k, h, _, _ in OPS}
+    labels = {k: h for k, h, _, _ in ops}
     ax.set_xticks(range(len(keys)), [labels[k] for k in keys], rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), [r.model for r in rows])
     for i, r in enumerate(rows):
         for j, key in enumerate(keys):
             v = r.operations.get(key)
-            scale, places = next((s, p) for k, _, s, p in OPS if k == key)
+            scale, places = next((s, p) for k, _, s, p in ops if k == key)
             ax.text(j, i, "—" if v is None else f"{v * scale:.{places}f}", ha="center",
                     va="center", fontsize=8)
     ax.set_title("Operational profile: green better, red worse than the models' median;\n"
@@ -257,7 +260,7 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
     c = trend.cohort
     ax.set(title=f"Net assets per run ({c['scenario']}, {c['days']} days): mean, 95% CI; "
                  "red ring = regression", xlabel="run (UTC)",
-           ylabel="net assets (thousand CNY)")
+           ylabel=f"net assets (thousand {currency(c['scenario'])})")
     return _finish(plt, fig, ax, out, "trend")
 
 

@@ -16,6 +16,17 @@ OPS = [("waste_rate", "waste %", 100, 2), ("stockout_rate", "stock-outs %", 100,
        ("shelf_utilisation", "util %", 100, 1), ("pricing_regret_share", "regret %", 100, 1),
        ("assortment_score", "assort.", 1, 3), ("capital_efficiency", "cap. eff", 1, 3),
        ("tool_calls_per_day", "calls/day", 1, 1), ("rejected_item_rate", "rejected %", 100, 1)]
+# the network scenario's own operational figures
+NETWORK_OPS = [("profit", "profit", 1, 0), ("stockout_rate", "sold out %", 100, 1),
+               ("marketing_spend", "marketing", 1, 2), ("refunds", "refunds", 1, 2),
+               ("working_hours_use", "hours used %", 100, 1),
+               ("tool_calls_per_day", "calls/day", 1, 1),
+               ("rejected_call_rate", "rejected %", 100, 1)]
+
+
+def ops_for(scenario: str) -> list[tuple[str, str, float, int]]:
+    """The operational columns of a scenario's leaderboard."""
+    return NETWORK_OPS if scenario == "network" else OPS
 
 
 def _num(value: float | None, places: int = 0, scale: float = 1) -> str:
@@ -30,7 +41,7 @@ def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[st
     """The leaderboard's cells. ``wide``: every column (the report, Markdown, --wide);
     else the columns that fit 80 characters beside a model name of up to ~30."""
     if not wide:
-        headers = ["#", "model", "done", "net assets", "95% CI", "cost $", "vs base"]
+        headers = ["#", "model", "done", board.score_name, "95% CI", "cost $", "vs base"]
         rows = [[str(i), r.model, f"{r.completed}/{r.trials}", f"{r.mean_net_assets:,.0f}",
                  "" if r.ci_net_assets is None else
                  f"{r.ci_net_assets[0]:,.0f}–{r.ci_net_assets[1]:,.0f}",
@@ -38,9 +49,10 @@ def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[st
                  "—" if r.vs_baseline_ratio is None else f"{r.vs_baseline_ratio:.2f}×"]
                 for i, r in enumerate(board.rows, 1)]
         return headers, rows
-    headers = ["#", "model", "done", "net assets (CNY) mean ± SD [95% CI]", "growth", "CV",
-               "cost $ mean", "cached %", "CNY/$", "vs baseline", "oracle share",
-               *(h for _, h, _, _ in OPS)]
+    cur = board.currency
+    headers = ["#", "model", "done", f"{board.score_name} ({cur}) mean ± SD [95% CI]", "growth",
+               "CV", "cost $ mean", "cached %", f"{cur}/$", "vs baseline", "oracle share",
+               *(h for _, h, _, _ in ops_for(board.selection.cohort["scenario"]))]
     rows = []
     for i, r in enumerate(board.rows, 1):
         vs = "—" if r.vs_baseline_ratio is None else \
@@ -52,7 +64,8 @@ def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[st
             _num(r.cost_mean_usd, 4), _num(r.cached_share, 1, 100), _num(r.api_efficiency, 0),
             vs,
             _num(r.oracle_share, 1, 100) + ("%" if r.oracle_share is not None else ""),
-            *(_num(r.operations.get(k), p, s) for k, _, s, p in OPS)])
+            *(_num(r.operations.get(k), p, s)
+              for k, _, s, p in ops_for(board.selection.cohort["scenario"]))])
     return headers, rows
 
 
@@ -91,7 +104,7 @@ def _footer(board: Board) -> list[str]:
     worlds = ", ".join(str(w) for w in s.cohort.get("world_seeds") or [])
     private = " (private: salted)" if s.cohort.get("world_salt_sha256") else ""
     cash = s.cohort["initial_cash"]
-    cash = "unknown (no trial has started a day yet)" if cash is None else f"{cash:,.0f} CNY"
+    cash = "unknown (no trial has started a day yet)" if cash is None else f"{cash:,.0f} {board.currency}"
     lines = [f"cohort: {s.cohort['scenario']}, {s.cohort['days']} days, starting cash "
              f"{cash}, world{'s' if ',' in worlds else ''} "
              f"{worlds}{private}; runs: {', '.join(s.runs)}",
@@ -105,7 +118,8 @@ def _footer(board: Board) -> list[str]:
     blank = [f"{r.model} ({r.api_efficiency_note})" for r in board.rows
              if r.api_efficiency is None and r.api_efficiency_note not in (None, "no API cost")]
     if blank:
-        lines.append("CNY/$ is over completed, priced trials; blank for " + ", ".join(blank))
+        lines.append(f"{board.currency}/$ is over completed, priced trials; blank for "
+                     + ", ".join(blank))
     running = [a for a in s.set_apart if a["status"] == "running"]
     failed = [a for a in s.set_apart if a["status"] != "running"]
     if running:
@@ -179,7 +193,7 @@ def render(board: Board, fmt: str = "table", wide: bool = False) -> str:
 
         footer = [textwrap.fill(line, 80, subsequent_indent="  ", break_long_words=False,
                                 break_on_hyphens=False) for line in footer]
-        footer.append(f"more columns ({', '.join([*dropped, 'growth', 'CV', 'cached', 'CNY/$'])}"
+        footer.append(f"more columns ({', '.join([*dropped, 'growth', 'CV', 'cached', board.currency + '/$'])}"
                       ", operations): --wide")
     return body + "\n\n" + "\n".join(footer)
 

@@ -87,7 +87,7 @@ def html_report(board: Board, trend: Trend | None = None) -> str:
     headers, rows = table_rows(board)
     cohort = board.selection.cohort
     table = _table(headers, rows, "sortable board",
-                   f"Models ranked by mean terminal net assets (CNY), {cohort['scenario']}, "
+                   f"Models ranked by mean terminal net assets ({board.currency}), {cohort['scenario']}, "
                    f"{cohort['days']} days; click a column to sort") \
         if rows else "<p class='note'>No finished trial to rank yet.</p>"
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in _footer(board))

@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..environment import currency, score_name
 from ..errors import ResultsError
 from ..results import Store
 from ._board import bootstrap_ci, model_rows, score
@@ -178,7 +179,9 @@ def compare(trend: Trend) -> list[dict[str, Any]]:
 
 
 def trend_table(trend: Trend) -> tuple[list[str], list[list[str]]]:
-    headers = ["model", "run (UTC)", "done", "net assets", "95% CI", "cost $", "CNY/$"]
+    headers = ["model", "run (UTC)", "done", score_name(trend.cohort["scenario"]), "95% CI",
+               "cost $",
+               f"{currency(trend.cohort['scenario'])}/$"]
     rows = []
     for model in trend.models():
         for i, n in enumerate(trend.of(model)):

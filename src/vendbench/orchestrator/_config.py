@@ -128,6 +128,16 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _scenario_days(cls, data: Any) -> Any:
+        """No horizon given: the scenario's own (180 days for autovend, 30 for network)."""
+        if isinstance(data, dict) and data.get("days") is None:
+            name = data.get("scenario") or "autovend"
+            if name in REGISTRY:
+                data = {**data, "days": REGISTRY[name].default_days}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _one_world_seed(cls, data: Any) -> Any:
         """``world_seed = W`` (a panel or a stored config of before) is ``world_seeds = [W]``."""
         if isinstance(data, dict) and "world_seed" in data:

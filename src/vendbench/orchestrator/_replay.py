@@ -29,7 +29,7 @@ from ..providers import ContextLimit, context_limit
 from ..results import TrialHistory, dumps
 from ._calibration import Calibration
 from ._context import Message, RollingContext
-from ._session import DAY_OVER, NUDGE, refused
+from ._session import DAY_OVER, nudge, refused
 
 
 class ReplayMismatch(VendbenchError):
@@ -75,7 +75,7 @@ def replay(history: TrialHistory, env: Environment, context: RollingContext,
                  Decimal(0)) + sum((r["reserved_usd"] for r in history.in_flight), Decimal(0)),
         tokens=[sum(e[k] or 0 for e in ok_rows) for k in
                 ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")])
-    resumed = Resumed(silent=_silent(context), next_attempt=max(tried, default=0) + 1,
+    resumed = Resumed(silent=_silent(context, nudge(env)), next_attempt=max(tried, default=0) + 1,
                       replayed_calls=len(history.tool_calls),
                       seconds=time.perf_counter() - start)
     return resumed, counters
@@ -128,12 +128,12 @@ def _recalibrate(history: TrialHistory, calibration: Calibration, max_output: in
             calibration.overflowed(counted, limit, max_output)
 
 
-def _silent(context: RollingContext) -> int:
+def _silent(context: RollingContext, nudged: str) -> int:
     """Replies in a row without a tool call at the end of the conversation."""
     silent = 0
     for unit in reversed(context.units):
         body = unit[0].body
-        if body["role"] == "user" and body.get("content") == NUDGE:
+        if body["role"] == "user" and body.get("content") == nudged:
             continue
         if body["role"] == "assistant" and not body.get("tool_calls"):
             silent += 1

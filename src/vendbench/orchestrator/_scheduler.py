@@ -30,7 +30,7 @@ from ..results import ResultsWriter, Store, TrialHistory, cached_share, dumps
 from ._calibration import Calibration
 from ._config import ModelConfig, RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
-from ._session import NUDGE
+from ._session import nudge
 from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
 
 log = logging.getLogger(__name__)
@@ -580,7 +580,7 @@ def insert_run(store: Store, *, run_id: str, name: str | None, scenario: str, da
                total_budget: Any, world_seeds: list[int]) -> None:
     """The run row: what was run, with the prompts and tool schemas (and their SHA-256s,
     which decide with whom the run's trials may be ranked)."""
-    prompts = {"system": env.instructions, "nudge": NUDGE}
+    prompts = {"system": env.instructions, "nudge": nudge(env)}
     # the tool schemas keep their order: rebuilt requests send them as they were sent
     prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
     store.con.execute(

@@ -12,8 +12,16 @@ from typing import Any
 from ..environment import Environment
 from ..results import dumps
 
-NUDGE = ("You did not call a tool. Run the business with the tools, and call end_day when "
-         "you are done for today.")
+def nudge(env: Environment) -> str:
+    """What a reply without a tool call is told (the world's own day-ending tool)."""
+    return (f"You did not call a tool. Run the business with the tools, and call "
+            f"{day_tool(env)} when you are done for today.")
+
+
+def day_tool(env: Environment) -> str:
+    """The tool that ends a simulated day in ``env`` (``end_day`` unless it says)."""
+    return getattr(env, "day_tool", "end_day")
+
 MAX_SILENT_REPLIES = 3
 DAY_OVER = {"ok": False, "error": "the day had already ended before this call; it was not run"}
 

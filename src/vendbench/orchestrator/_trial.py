@@ -27,7 +27,7 @@ from ._config import DEFAULT_WORLD_SEED, ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
 from ._log import TrialLog
 from ._replay import ReplayMismatch, replay
-from ._session import DAY_OVER, MAX_SILENT_REPLIES, NUDGE, call_of, refused, tool_message
+from ._session import DAY_OVER, MAX_SILENT_REPLIES, call_of, day_tool, nudge, refused, tool_message
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ async def _play_policy(spec: TrialSpec, ctx: TrialContext, env: Environment, tlo
 
         await asyncio.to_thread(policy.play_day, call, env.observe())
         if not env.done and env.day == day:
-            call("end_day", {})
+            call(day_tool(env), {})
         for name, args, result in calls:
             tlog.tool_call(None, day, None, name, args, result)
         out.tool_calls += len(calls)
@@ -240,7 +240,7 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
                     tlog.warning(spec.run_id, "no_tool_calls",
                                  ctx.calibration.no_tool_calls(out.exchanges))
                 return
-            await context.add_user(NUDGE)
+            await context.add_user(nudge(env))
             continue
         silent = 0
         day = env.day

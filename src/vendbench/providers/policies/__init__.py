@@ -13,13 +13,19 @@ POLICIES = ("order-up-to", "oracle")
 
 def make_policy(name: str, env: Environment) -> InProcessPolicy:
     """Build the reference policy ``name`` (``order-up-to`` or ``oracle``, with or without
-    the ``baseline/`` prefix) for ``env``. The oracle reads the env's hidden parameters."""
+    the ``baseline/`` prefix) for ``env``'s scenario. The oracle reads the env's hidden
+    parameters; the order-up-to policy sees only what an agent sees."""
     short = name.removeprefix("baseline/")
+    if short not in POLICIES:
+        raise ConfigError(unknown_name("policy", name, POLICIES))
+    if env.scenario == "network":
+        from ._network import NetworkOracle
+        from ._network_baseline import NetworkOrderUpTo
+
+        return NetworkOrderUpTo() if short == "order-up-to" else NetworkOracle(env)
     if short == "order-up-to":
         return OrderUpToPolicy()
-    if short == "oracle":
-        return OraclePolicy(env.world)      # privileged: the frozen world with hidden demand
-    raise ConfigError(unknown_name("policy", name, POLICIES))
+    return OraclePolicy(env.world)          # privileged: the frozen world with hidden demand
 
 
 __all__ = ["InProcessPolicy", "evaluate_policy", "OraclePolicy", "OrderUpToPolicy", "POLICIES", "make_policy",

@@ -46,7 +46,7 @@ def run_policy(env: Environment, policy: InProcessPolicy,
         sim += time.perf_counter() - start
         policy.play_day(call, observation)
         if not env.done and env.day == day:     # a policy that forgot to end its day
-            call("end_day", {})
+            call(getattr(env, "day_tool", "end_day"), {})
         if on_day is not None:
             on_day(env)
     return {**env.summary(), "tool_calls": calls, "sim_seconds": round(sim, 3)}
@@ -77,8 +77,11 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
         "status": summary["status"],
         "days_completed": summary["days_completed"],
         "initial_cash": summary["initial_cash"], "final_cash": summary["cash"],
-        "final_net_assets": summary["net_assets"],
-        "growth": round(summary["net_assets"] - summary["initial_cash"], 2),
+        # what the trial scores: autovend's net assets, the network's reward (the final
+        # bank balance); ``net_worth`` is cash plus stock and receipts either way
+        "final_net_assets": env.final_state()["final_net_assets"],
+        "net_worth": summary["net_assets"],
+        "growth": round(env.final_state()["final_net_assets"] - summary["initial_cash"], 2),
         "tool_calls": summary["tool_calls"], "sim_seconds": summary["sim_seconds"],
         "wall_seconds": round(time.perf_counter() - start, 3),
     }

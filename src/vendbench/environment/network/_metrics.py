@@ -1,0 +1,40 @@
+"""The network scenario's operational metrics, from a trial's logged rows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._config import load
+
+DIRECTIONS = {"profit": "higher", "stockout_rate": "lower", "marketing_spend": "lower",
+              "refunds": "lower", "working_hours_use": "higher",
+              "tool_calls_per_day": "lower", "rejected_call_rate": "lower"}
+
+
+def trial_metrics(days: list[dict[str, Any]], sales: list[dict[str, Any]],
+                  tool_calls: list[dict[str, Any]], world_seed: int | None = None,
+                  world_salt: str | None = None, private: bool = False
+                  ) -> dict[str, float | None]:
+    eco = load()
+    start = eco["economy"]["start_cash"] / 100
+    played = len(days)
+    listed = [s for s in sales if s["units_on_shelf"]]
+    spent = {"run_marketing": 0.0, "send_payment": 0.0}
+    minutes = 0
+    for c in tool_calls:
+        if not c["ok"]:
+            continue
+        minutes += eco["clock"]["cost"].get(c["name"], 0)
+        if c["name"] in spent:
+            spent[c["name"]] += json.loads(c["result_json"]).get("paid", 0.0)
+    hours = (eco["clock"]["close"] - eco["clock"]["open"]) * max(played, 1)
+    return {
+        "profit": days[-1]["net_assets"] - start if days else None,
+        "stockout_rate": (sum(s["units_sold"] >= s["units_on_shelf"] for s in listed)
+                          / len(listed)) if listed else None,
+        "marketing_spend": spent["run_marketing"], "refunds": spent["send_payment"],
+        "working_hours_use": minutes / hours if played else None,
+        "tool_calls_per_day": len(tool_calls) / played if played else None,
+        "rejected_call_rate": (sum(not c["ok"] for c in tool_calls) / len(tool_calls))
+        if tool_calls else None}

@@ -1,0 +1,139 @@
+"""The network world's 22 tools: one strict pydantic model per tool, which is both the
+validator and the JSON schema an agent sees."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Euros = Annotated[float, Field(gt=0, le=10_000, description="euros, at most 2 decimals")]
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class NoArgs(_Args):
+    pass
+
+
+class SalesReport(_Args):
+    days: Literal[1, 7, 30] = Field(default=1, description="window: the last 1, 7 or 30 days")
+
+
+class MachineInventory(_Args):
+    location: str | None = Field(default=None, description="a location id; all if omitted")
+
+
+class SearchWeb(_Args):
+    query: str = Field(min_length=1, max_length=200)
+
+
+class ReadEmail(_Args):
+    email_id: str = Field(min_length=1, max_length=40)
+
+
+class SendEmail(_Args):
+    to: str = Field(min_length=3, max_length=200, description="an e-mail address")
+    subject: str = Field(max_length=200)
+    body: str = Field(max_length=4000)
+
+
+class CheckOffers(_Args):
+    supplier_id: str = Field(min_length=1, max_length=40)
+    quantity: int = Field(default=1, ge=1, le=10_000)
+
+
+class OrderItem(_Args):
+    product_id: str = Field(min_length=1, max_length=60)
+    quantity: int = Field(ge=1, le=10_000)
+
+
+class OrderGoods(_Args):
+    supplier_id: str = Field(min_length=1, max_length=40)
+    items: list[OrderItem] = Field(min_length=1, max_length=20)
+
+
+class Restock(_Args):
+    slot_id: str = Field(min_length=1, max_length=40, description="e.g. AI-HOUSE:DRINKS:A1")
+    product_id: str = Field(min_length=1, max_length=60)
+    quantity: int = Field(ge=1, le=100)
+
+
+class Swap(_Args):
+    slot_id: str = Field(min_length=1, max_length=40)
+    product_id: str = Field(min_length=1, max_length=60)
+
+
+class SetPrice(_Args):
+    slot_id: str = Field(min_length=1, max_length=40)
+    price: Euros
+
+
+class ClearSlot(_Args):
+    slot_id: str = Field(min_length=1, max_length=40)
+
+
+class SendPayment(_Args):
+    to: str = Field(min_length=1, max_length=200, description="a complaint id or the "
+                                                              "customer's e-mail address")
+    amount: Euros
+
+
+class RunMarketing(_Args):
+    location: str = Field(min_length=1, max_length=40)
+    channel: Literal["prints", "slack", "email"]
+    message: str = Field(min_length=1, max_length=1000)
+
+
+class WriteNote(_Args):
+    text: str = Field(max_length=6000, description="replaces the notes (6,000 characters)")
+
+
+class SetReminder(_Args):
+    day: int = Field(ge=1, le=366)
+    text: str = Field(min_length=1, max_length=500)
+
+
+TOOLS: dict[str, tuple[type[_Args], str]] = {
+    "get_status": (NoArgs, "Day, time, bank balance, card receipts pending, reputation, "
+                           "unread e-mails, open complaints, reminders due."),
+    "get_sales_report": (SalesReport, "Units and revenue per machine and product."),
+    "get_machine_inventory": (MachineInventory, "Every slot: product, units, capacity, "
+                                                "price."),
+    "get_storage_inventory": (NoArgs, "Units in the depot, and shipments on their way."),
+    "search_web": (SearchWeb, "Find suppliers: their ids and e-mail addresses."),
+    "list_emails": (NoArgs, "The inbox, newest first."),
+    "read_email": (ReadEmail, "One e-mail in full."),
+    "send_email": (SendEmail, "Write to a supplier (catalogues, better terms) or a "
+                              "customer; replies arrive overnight."),
+    "check_offers": (CheckOffers, "A found supplier's unit prices at a quantity today."),
+    "order_goods": (OrderGoods, "Buy from a found supplier; paid at once at today's prices; "
+                                "delivered to the depot."),
+    "restock_machine": (Restock, "Fill a slot from the depot (45 minutes)."),
+    "swap_item": (Swap, "Empty a slot into the depot and fill it with another product (30 "
+                        "minutes)."),
+    "set_price": (SetPrice, "Set a slot's retail price in euros (5 minutes)."),
+    "clear_slot": (ClearSlot, "Empty a slot into the depot (30 minutes)."),
+    "send_payment": (SendPayment, "Refund a customer's complaint, in full."),
+    "run_marketing": (RunMarketing, "A campaign at one location on one channel."),
+    "get_marketing_report": (NoArgs, "The channels' rules, recent campaigns, current "
+                                     "effects."),
+    "write_note": (WriteNote, "Replace your notes (your memory)."),
+    "read_notes": (NoArgs, "Read your notes."),
+    "set_reminder": (SetReminder, "A reminder shown on a day."),
+    "list_reminders": (NoArgs, "Reminders still to come."),
+    "wait_for_next_day": (NoArgs, "End the working day: sales settle overnight; tomorrow's "
+                                  "deliveries and replies arrive."),
+}
+
+
+def schemas() -> list[dict]:
+    out = []
+    for name, (model, description) in TOOLS.items():
+        schema = model.model_json_schema()
+        schema.pop("title", None)
+        out.append({"type": "function", "function": {"name": name, "description": description,
+                                                     "parameters": schema}})
+    return out
