@@ -420,3 +420,19 @@ def test_one_public_world():
     for kwargs in ({"world_seed": 7}, {"world_salt": "s3cret"}):
         with pytest.raises(ConfigError, match="one public world"):
             make("network", seed=1, **kwargs)
+
+
+def test_each_day_row_accounts_for_the_bank():
+    env = play("oracle", 1, 30)
+    rows = []
+    env2 = make("network", seed=1, days=30)
+    pol = make_policy("oracle", env2)
+    while not env2.done:
+        pol.play_day(env2.call, env2.observe())
+        rows += env2.drain_records()["days"]
+    assert [r["day"] for r in rows] == list(range(1, 31))
+    bank = env.initial_cash / 100
+    for r in rows[:-1]:                 # the last night also settles the card receipts
+        assert r["cash"] == pytest.approx(bank + r["net"])
+        bank = r["cash"]
+    assert sum(r["purchases"] for r in rows) == pytest.approx(env.ledger.purchases / 100)

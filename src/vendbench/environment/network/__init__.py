@@ -1,8 +1,6 @@
 """The network world (after Prosus Vending Bench, seed 001): six machines at three
 locations, one depot, bank and clock, suppliers found by search and e-mail, marketing,
-a working day. Every economic value lives in ``network.toml``.
-
-Work in progress: not in the scenario registry yet (see the README's Status)."""
+a working day. Every economic value lives in ``network.toml``."""
 
 from ._env import NetworkEnv
 

@@ -8,6 +8,7 @@ customers and the same suppliers (common random numbers).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import math
@@ -122,6 +123,8 @@ class NetworkEnv:
         self.initial_cash = self.bank
         self.card_pending = 0
         self.ledger = Ledger()
+        self._today = Ledger()                 # the day's purchases, marketing, refunds
+        self._day_start_bank = self.bank
         self.reputation = self.eco["demand"]["reputation_start"]
         self.missed_rent = 0
         self._status = "running"
@@ -282,6 +285,7 @@ class NetworkEnv:
     # -- the night -----------------------------------------------------------------------
     def _night(self) -> dict[str, Any]:
         d, eco = self._day, self.eco
+        before = dataclasses.replace(self.ledger)
         dem = eco["demand"]
         weather = float(np.exp(_stream(self.seed, "weather", d).normal(0, dem["weather_sd"])))
         doy = self.date(d).timetuple().tm_yday
@@ -314,9 +318,13 @@ class NetworkEnv:
         self._records["days"].append({
             "day": d, "date": self.date(d), "cash": _euros(self.bank),
             "net_assets": _euros(self.net_worth()), "revenue": _euros(revenue),
-            "cogs": _euros(cogs), "purchases": None, "fees": _euros(rent), "visit_fees": 0.0,
-            "fines": 0.0, "waste_cost": 0.0, "units_sold": sold, "expired_units_sold": 0,
-            "machines_visited": 0, "net": None})
+            "cogs": _euros(cogs), "purchases": _euros(self._today.purchases),
+            "fees": _euros(self.ledger.rent - before.rent + self._today.marketing
+                           + self._today.refunds),
+            "visit_fees": 0.0, "fines": 0.0, "waste_cost": 0.0, "units_sold": sold,
+            "expired_units_sold": 0, "machines_visited": 0,
+            "net": _euros(self.bank - self._day_start_bank)})
+        self._today, self._day_start_bank = Ledger(), self.bank
         if self.missed_rent > eco["economy"]["missed_rent_limit"]:
             self._status = "bankrupt"
         self._day += 1
@@ -539,6 +547,7 @@ class NetworkEnv:
                                           "nothing was ordered"}
         self.bank -= total
         self.ledger.purchases += total
+        self._today.purchases += total
         self._ids["order"] += 1
         oid = f"O{self._ids['order']:04d}"
         rng = _stream(self.seed, "shipment", sup.id, self._day, self._ids["order"])
@@ -651,6 +660,7 @@ class NetworkEnv:
             return {"ok": False, "error": "not enough money in the bank"}
         self.bank -= cents
         self.ledger.refunds += cents
+        self._today.refunds += cents
         c.resolved = True
         return {"ok": True, "complaint_id": c.id, "paid": _euros(cents)}
 
@@ -662,6 +672,7 @@ class NetworkEnv:
             return {"ok": False, "error": "not enough money in the bank"}
         self.bank -= ch.cost
         self.ledger.marketing += ch.cost
+        self._today.marketing += ch.cost
         self.campaigns.append((self._day, a.location, a.channel, a.message))
         return {"ok": True, "location": a.location, "channel": a.channel,
                 "paid": _euros(ch.cost),
