@@ -129,3 +129,15 @@ def test_a_file_held_by_another_writer_without_a_door_is_refused_in_one_line(tmp
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_run_goes_on_when_its_socket_cannot_be_made(tmp_path, monkeypatch, caplog):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setattr("vendbench.results._live.socket_path",
+                        lambda db: blocker / "x.sock")
+    db = str(tmp_path / "r.duckdb")
+    with Store(db) as store:
+        store.serve_readers({"run_id": "r"})
+        store.con.execute("SELECT 1")
+    assert "cannot read this file while the run writes it" in caplog.text

@@ -120,7 +120,11 @@ class Store:
     def serve_readers(self, about: dict[str, Any]) -> None:
         """Answer other processes' reads of this file until it is closed (``about``:
         what they are told of the writer, e.g. the run id)."""
-        self._server = LiveServer(self.con, self.path, about)
+        try:
+            self._server = LiveServer(self.con, self.path, about)
+        except OSError as exc:              # no socket here: the run goes on, unwatched
+            log.warning("%s: other processes cannot read this file while the run writes it "
+                        "(%s)", self.path, exc)
 
     def _prepare(self, read_only: bool) -> None:
         version = self._version()
