@@ -61,10 +61,12 @@ def run_cohorts(store: Store, runs: list[dict[str, Any]]) -> dict[str, dict[str,
     return {r["run_id"]: _cohort(store.run(r["run_id"]), cash.get(r["run_id"])) for r in runs}
 
 
-def select(store: Store, which: str = "latest", filters: Filters = Filters()) -> Selection:
+def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
+           others: bool = True) -> Selection:
     """The trials of ``which`` (a run id, "latest" or "all") among the runs ``filters``
     admits, latest attempt per model, world, seed and repeat, restricted to one
-    comparable cohort: the newest chosen run's."""
+    comparable cohort: the newest chosen run's (``others``: also list the file's other
+    cohorts)."""
     every = store.runs()
     if not every:
         raise ResultsError(f"no runs in {store.path}; run `vendbench run` first")
@@ -118,7 +120,8 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters()) ->
         t.pop("_run", None)
     used = sorted({t["run_id"] for t in kept}, key=chosen_ids.index) or [newest["run_id"]]
     selection = Selection(cohort, ranked, refused, apart, used)
-    selection.others = _other_cohorts(store, every, cohort, used)
+    if others:
+        selection.others = _other_cohorts(store, every, cohort, used)
     selection.db = store.path
     return selection
 

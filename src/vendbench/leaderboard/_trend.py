@@ -86,7 +86,7 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
                 filters: Filters = Filters()) -> Trend:
     """The nights of the newest run's cohort (among the runs ``filters`` admits)."""
     with Store(db, read_only=True) as store:
-        newest = select(store, "latest", filters)
+        newest = select(store, "latest", filters, others=False)
         cohort = newest.cohort
         runs = [r for r in store.runs() if filters.admits(r)]
         keys = run_cohorts(store, runs)
@@ -98,7 +98,7 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
             runs = runs[-last:]
         nights: list[Night] = []
         for run in runs:
-            chosen = select(store, run["run_id"])
+            chosen = select(store, run["run_id"], others=False)   # one run: one night
             apart = [a for a in chosen.set_apart if a["status"] != "running"]
             by_model: dict[str, list[dict[str, Any]]] = {}
             for t in chosen.trials:
