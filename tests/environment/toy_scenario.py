@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 DIRECTIONS = {"calls": "lower"}
+DISPLAY = [("calls", "calls", 1, 0)]
 
 
 def trial_metrics(days, sales, tool_calls, world_seed, world_salt, private) -> dict:

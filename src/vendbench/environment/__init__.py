@@ -105,11 +105,18 @@ def trial_metrics(scenario_name: str, days: list[dict[str, Any]], sales: list[di
                                                     world_salt, private)
 
 
+def display_columns(scenario_name: str) -> tuple[tuple[str, str, float, int], ...]:
+    """How a leaderboard shows the scenario's metrics: (metric, header, scale,
+    decimals), in order."""
+    entry = scenario(scenario_name)
+    return tuple(entry.load(entry.metrics).DISPLAY)
+
+
 def metric_directions(scenario_name: str) -> dict[str, str]:
     """Which way each operational metric is better ("higher" or "lower")."""
     entry = scenario(scenario_name)
     return dict(entry.load(entry.metrics).DIRECTIONS)
 
 
-__all__ = ["Environment", "REGISTRY", "SALT_ENV", "Scenario", "currency", "default_days", "make", "score_name",
+__all__ = ["Environment", "REGISTRY", "SALT_ENV", "Scenario", "currency", "default_days", "display_columns", "make", "score_name",
            "metric_directions", "register", "scenario", "scenario_class", "trial_metrics"]

@@ -7,26 +7,17 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from ..environment import display_columns
+
 if TYPE_CHECKING:
     from . import Board
 
-# (metric, header, scale for display, decimals): every metric is a plain number or a
-# fraction in the data (JSON, CSV); only these human tables show percents
-OPS = [("waste_rate", "waste %", 100, 2), ("stockout_rate", "stock-outs %", 100, 1),
-       ("shelf_utilisation", "util %", 100, 1), ("pricing_regret_share", "regret %", 100, 1),
-       ("assortment_score", "assort.", 1, 3), ("capital_efficiency", "cap. eff", 1, 3),
-       ("tool_calls_per_day", "calls/day", 1, 1), ("rejected_item_rate", "rejected %", 100, 1)]
-# the network scenario's own operational figures
-NETWORK_OPS = [("profit", "profit", 1, 0), ("stockout_rate", "sold out %", 100, 1),
-               ("marketing_spend", "marketing", 1, 2), ("refunds", "refunds", 1, 2),
-               ("working_hours_use", "hours used %", 100, 1),
-               ("tool_calls_per_day", "calls/day", 1, 1),
-               ("rejected_call_rate", "rejected %", 100, 1)]
-
-
 def ops_for(scenario: str) -> list[tuple[str, str, float, int]]:
-    """The operational columns of a scenario's leaderboard."""
-    return NETWORK_OPS if scenario == "network" else OPS
+    """The operational columns of a scenario's leaderboard, as its metrics module
+    declares them: (metric, header, scale for display, decimals). Every metric is a
+    plain number or a fraction in the data (JSON, CSV); only the human tables show
+    percents."""
+    return list(display_columns(scenario))
 
 
 def _num(value: float | None, places: int = 0, scale: float = 1) -> str:

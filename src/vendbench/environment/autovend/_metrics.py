@@ -44,6 +44,13 @@ from ._world import MACHINE_CAPACITY, build_world
 
 SAMPLE_EVERY = 7
 # metric -> which way is better, for profiles and colours
+# how a leaderboard shows them: (metric, header, scale for display, decimals)
+DISPLAY = [("waste_rate", "waste %", 100, 2), ("stockout_rate", "stock-outs %", 100, 1),
+           ("shelf_utilisation", "util %", 100, 1),
+           ("pricing_regret_share", "regret %", 100, 1),
+           ("assortment_score", "assort.", 1, 3), ("capital_efficiency", "cap. eff", 1, 3),
+           ("tool_calls_per_day", "calls/day", 1, 1),
+           ("rejected_item_rate", "rejected %", 100, 1)]
 DIRECTIONS = {"waste_rate": "lower", "stockout_rate": "lower", "empty_machine_rate": "lower",
               "shelf_utilisation": "higher", "capital_efficiency": "higher",
               "tool_calls_per_day": "lower", "rejected_item_rate": "lower",

@@ -7,6 +7,12 @@ from typing import Any
 
 from ._config import load
 
+# how a leaderboard shows them: (metric, header, scale for display, decimals)
+DISPLAY = [("profit", "profit", 1, 0), ("stockout_rate", "sold out %", 100, 1),
+           ("marketing_spend", "marketing", 1, 2), ("refunds", "refunds", 1, 2),
+           ("working_hours_use", "hours used %", 100, 1),
+           ("tool_calls_per_day", "calls/day", 1, 1),
+           ("rejected_call_rate", "rejected %", 100, 1)]
 DIRECTIONS = {"profit": "higher", "stockout_rate": "lower", "marketing_spend": "lower",
               "refunds": "lower", "working_hours_use": "higher",
               "tool_calls_per_day": "lower", "rejected_call_rate": "lower"}

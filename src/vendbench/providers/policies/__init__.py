@@ -18,14 +18,27 @@ def make_policy(name: str, env: Environment) -> InProcessPolicy:
     short = name.removeprefix("baseline/")
     if short not in POLICIES:
         raise ConfigError(unknown_name("policy", name, POLICIES))
-    if env.scenario == "network":
+    if env.scenario not in BUILDERS:
+        raise ConfigError(f"scenario {env.scenario} has no reference policies")
+    return BUILDERS[env.scenario][short](env)
+
+
+def _network(short: str):
+    def build(env: Environment) -> InProcessPolicy:
         from ._network import NetworkOracle
         from ._network_baseline import NetworkOrderUpTo
 
         return NetworkOrderUpTo() if short == "order-up-to" else NetworkOracle(env)
-    if short == "order-up-to":
-        return OrderUpToPolicy()
-    return OraclePolicy(env.world)          # privileged: the frozen world with hidden demand
+
+    return build
+
+
+# each scenario's reference policies (the oracle reads the env's hidden parameters)
+BUILDERS = {
+    "autovend": {"order-up-to": lambda env: OrderUpToPolicy(),
+                 "oracle": lambda env: OraclePolicy(env.world)},
+    "network": {"order-up-to": _network("order-up-to"), "oracle": _network("oracle")},
+}
 
 
 __all__ = ["InProcessPolicy", "evaluate_policy", "OraclePolicy", "OrderUpToPolicy", "POLICIES", "make_policy",
