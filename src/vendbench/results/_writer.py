@@ -131,9 +131,7 @@ class ResultsWriter:
         con.execute("BEGIN TRANSACTION")
         try:
             for table, rows in tables.items():
-                appender = con.appender(table, columns=list(COLUMNS[table]))
-                appender.append_rows(rows)
-                appender.flush()
+                append(con, table, rows)
                 self.rows_written += len(rows)
             for sql, params in statements:
                 con.execute(sql, params)
@@ -145,6 +143,13 @@ class ResultsWriter:
             except duckdb.Error:
                 pass                # a failed COMMIT has already ended the transaction
             raise
+
+
+def append(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
+    """Rows (tuples in ``COLUMNS[table]`` order) into ``table``, with DuckDB's Appender."""
+    appender = con.appender(table, columns=list(COLUMNS[table]))
+    appender.append_rows(rows)
+    appender.flush()
 
 
 def _drain(queue: asyncio.Queue) -> list[tuple[str, Any, asyncio.Future | None]]:

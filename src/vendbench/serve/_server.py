@@ -16,7 +16,7 @@ from typing import Any
 from .. import __version__
 from ..environment import SALT_ENV, Environment, make
 from ..errors import ConfigError
-from ..results import COLUMNS, Store, dumps
+from ..results import Store, append, dumps
 
 log = logging.getLogger(__name__)
 
@@ -75,17 +75,10 @@ class _DirectWriter:
 
     def put(self, table: str, rows: list[tuple]) -> None:
         if rows:
-            cols = COLUMNS[table]
-            self.store.con.executemany(
-                f"INSERT INTO {table} ({', '.join(_q(c) for c in cols)}) VALUES "
-                f"({', '.join('?' * len(cols))})", [list(r) for r in rows])
+            append(self.store.con, table, rows)
 
     def put_sql(self, sql: str, params: list[Any]) -> None:
         self.store.con.execute(sql, params)
-
-
-def _q(column: str) -> str:
-    return f'"{column}"'
 
 
 class Session:

@@ -8,7 +8,6 @@ customers and the same suppliers (common random numbers).
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import math
@@ -123,7 +122,7 @@ class NetworkEnv:
         self.initial_cash = self.bank
         self.card_pending = 0
         self.ledger = Ledger()
-        self._today = Ledger()                 # the day's purchases, marketing, refunds
+        self._today = Ledger()                 # what moved the bank today
         self._day_start_bank = self.bank
         self.reputation = self.eco["demand"]["reputation_start"]
         self.missed_rent = 0
@@ -285,7 +284,6 @@ class NetworkEnv:
     # -- the night -----------------------------------------------------------------------
     def _night(self) -> dict[str, Any]:
         d, eco = self._day, self.eco
-        before = dataclasses.replace(self.ledger)
         dem = eco["demand"]
         weather = float(np.exp(_stream(self.seed, "weather", d).normal(0, dem["weather_sd"])))
         doy = self.date(d).timetuple().tm_yday
@@ -306,6 +304,7 @@ class NetworkEnv:
         if self.bank >= rent:
             self.bank -= rent
             self.ledger.rent += rent
+            self._today.rent += rent
             self.missed_rent = 0
         else:
             self.missed_rent += 1
@@ -319,8 +318,7 @@ class NetworkEnv:
             "day": d, "date": self.date(d), "cash": _euros(self.bank),
             "net_assets": _euros(self.net_worth()), "revenue": _euros(revenue),
             "cogs": _euros(cogs), "purchases": _euros(self._today.purchases),
-            "fees": _euros(self.ledger.rent - before.rent + self._today.marketing
-                           + self._today.refunds),
+            "fees": _euros(self._today.rent + self._today.marketing + self._today.refunds),
             "visit_fees": 0.0, "fines": 0.0, "waste_cost": 0.0, "units_sold": sold,
             "expired_units_sold": 0, "machines_visited": 0,
             "net": _euros(self.bank - self._day_start_bank)})
