@@ -24,10 +24,10 @@ ECO = load()
 DAY_MINUTES = ECO["clock"]["close"] - ECO["clock"]["open"]
 
 
-def fingerprint(env: NetworkEnv) -> str:
-    """Everything a call could change."""
-    state = {k: v for k, v in env.__dict__.items()
-             if k not in ("eco", "tools", "instructions", "_records")}
+def fingerprint(env: NetworkEnv, clock: bool = True) -> str:
+    """Everything a call could change (but the clock, with ``clock=False``)."""
+    skip = {"eco", "tools", "instructions", "_records"} | (set() if clock else {"minute"})
+    state = {k: v for k, v in env.__dict__.items() if k not in skip}
     def plain(o):
         if dataclasses.is_dataclass(o):
             return dataclasses.asdict(o)
@@ -142,8 +142,11 @@ def test_negotiation_catalogues_and_unreliable_suppliers():
         env.minute = ECO["clock"]["open"]
     env.call("send_email", {"to": "sales@freshco.example", "subject": "Catalogue please",
                             "body": "Please send your price list."})
-    assert env.unit_price("S-FRESHCO", "sandwich", 1) == round(before * 0.94 * 0.96 * 0.98)
+    cut = round(before * 0.94 * 0.96 * 0.98)
+    assert env.unit_price("S-FRESHCO", "sandwich", 1) == before       # as the reply says:
+    assert env.unit_price("S-FRESHCO", "sandwich", 1, env.day + 1) == cut   # from tomorrow
     env.call("wait_for_next_day")                                     # replies overnight
+    assert env.unit_price("S-FRESHCO", "sandwich", 1) == cut
     bodies = [e.body for e in env.emails if e.sender == "sales@freshco.example"]
     assert any("take 6% off" in b for b in bodies) and any("best terms" in b for b in bodies)
     assert any("sandwich: EUR" in b for b in bodies)
@@ -173,7 +176,7 @@ def test_slots_restock_swap_clear_price_and_fit():
                                                         "quantity": 11})["error"]
     assert env.call("restock_machine", {"slot_id": slot, "product_id": "cola",
                                         "quantity": 10})["ok"]
-    assert env.minute == ECO["clock"]["open"] + 45
+    assert env.minute == ECO["clock"]["open"] + 3 * 45        # the two rejections cost too
     assert env.call("set_price", {"slot_id": slot, "price": 2.35})["price"] == 2.35
     assert not env.call("set_price", {"slot_id": slot, "price": 2.355})["ok"]
     assert not env.call("set_price", {"slot_id": "AI-HOUSE:DRINKS:B1", "price": 2.0})["ok"]
@@ -333,11 +336,16 @@ def test_a_rejected_call_changes_nothing(name, arguments):
     env.units_ordered = 5
     env.call("restock_machine", {"slot_id": "AI-HOUSE:DRINKS:A1", "product_id": "cola",
                                  "quantity": 5})
-    before = fingerprint(env)
+    before, minute = fingerprint(env, clock=False), env.minute
     result = env.call(name, arguments)
     assert isinstance(result, dict) and "ok" in result
-    if not result["ok"]:
-        assert result["error"] and fingerprint(env) == before
+    if not result["ok"]:                 # nothing changes but the clock, by the call's kind
+        assert result["error"] and fingerprint(env, clock=False) == before
+        spent = ECO["clock"]["cost"].get(name, 0)
+        if name == "swap_item" and isinstance(arguments, dict) and arguments.get(
+                "slot_id") == "AI-HOUSE:DRINKS:A1" and arguments.get("product_id") == "cola":
+            spent = ECO["clock"]["cost"]["restock_machine"]             # a refill is a fill
+        assert env.minute == minute + spent
     checked_ledger(env)
 
 
@@ -404,10 +412,12 @@ def test_every_tool_has_a_happy_path_and_a_rejection():
         "wait_for_next_day": {"days": 2}}
     assert set(happy) == set(rejected) == {t["function"]["name"] for t in env.tools}
     for name in happy:
-        before = fingerprint(env)
+        env.minute = ECO["clock"]["open"]                  # a fresh morning for each pair
+        before, minute = fingerprint(env, clock=False), env.minute
         result = env.call(name, rejected[name])
         assert not result["ok"] and result["error"], (name, result)
-        assert fingerprint(env) == before, name
+        assert fingerprint(env, clock=False) == before, name       # nothing but the clock:
+        assert env.minute == minute + ECO["clock"]["cost"][name], name    # probing costs
         result = env.call(name, happy[name])
         assert result["ok"], (name, result)
     checked_ledger(env)

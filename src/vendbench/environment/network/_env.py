@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from . import _demand
 from ._config import Economy, load
 from ._tools import TOOLS, schemas
 
@@ -131,7 +132,9 @@ class NetworkEnv:
         self.depot: dict[str, int] = {}
         self.shipments: list[Shipment] = []
         self.known_suppliers: set[str] = set()
-        self.concessions: dict[str, int] = {}
+        self.concessions: dict[str, int] = {}   # negotiated cuts in force, per supplier
+        self.negotiated: dict[str, int] = {}    # granted so far (in force from tomorrow)
+        self.rent_owed = 0                      # missed rent, paid from the next income
         self.emails: list[Email] = []
         self.outbox: list[tuple[int, Email]] = []        # (deliver on day, email)
         self.complaints: list[Complaint] = []
@@ -167,27 +170,39 @@ class NetworkEnv:
         if name not in TOOLS:
             return {"ok": False, "error": f"unknown tool {str(name)[:80]!r}; the tools are: "
                                           + ", ".join(TOOLS)}
+        minutes = self.eco["clock"]["cost"][name]
+        args, error = self._parse(name, arguments)
+        if args is not None and name == "swap_item" and self._same_product(args):
+            minutes = self.eco["clock"]["cost"]["restock_machine"]     # a refill is a fill
+        if self.minute + minutes > self.eco["clock"]["close"]:
+            return {"ok": False, "error": (
+                f"{name} takes {minutes} minutes and it is {self._time()}; the working day "
+                "ends at 17:00. Call wait_for_next_day")}
+        # every call of a known tool spends its kind's minutes, accepted or rejected:
+        # probing is not free (a call that does not fit the day spends nothing)
+        self.minute += minutes
+        if error is not None:
+            return {"ok": False, "error": error}
+        return getattr(self, f"_t_{name}")(args)
+
+    @staticmethod
+    def _parse(name: str, arguments: dict | str | None) -> tuple[Any, str | None]:
+        """A tool's validated arguments, or the error that says what is wrong."""
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
-                return {"ok": False, "error": f"{name}: arguments are not valid JSON: {exc}"}
-        model, _ = TOOLS[name]
+                return None, f"{name}: arguments are not valid JSON: {exc}"
         try:
-            args = model.model_validate(arguments or {})
+            return TOOLS[name][0].model_validate(arguments or {}), None
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
                                  for e in exc.errors(include_url=False))
-            return {"ok": False, "error": f"{name}: invalid arguments: {problems}"}
-        cost = self.eco["clock"]["cost"][name]
-        if self.minute + cost > self.eco["clock"]["close"]:
-            return {"ok": False, "error": (
-                f"{name} takes {cost} minutes and it is {self._time()}; the working day ends "
-                "at 17:00. Call wait_for_next_day")}
-        result = getattr(self, f"_t_{name}")(args)
-        if result.get("ok"):
-            self.minute += cost
-        return result
+            return None, f"{name}: invalid arguments: {problems}"
+
+    def _same_product(self, args: Any) -> bool:
+        slot = self.slots.get(args.slot_id)
+        return slot is not None and slot.product == args.product_id
 
     def summary(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "seed": self.seed, "world_seed": self.world_seed,
@@ -251,7 +266,8 @@ class NetworkEnv:
         volume tier and this week's discount (cents, rounded half up)."""
         eco, sup = self.eco, self.eco.suppliers[supplier]
         price = eco.products[product].cost * sup.markup
-        cuts = eco["negotiation"]["concessions"][:self.concessions.get(supplier, 0)]
+        terms = self.negotiated if (day or self._day) > self._day else self.concessions
+        cuts = eco["negotiation"]["concessions"][:terms.get(supplier, 0)]
         for c in cuts:
             price *= 1 - c
         tier = max((off for n, off in eco["offers"]["volume_tiers"] if quantity >= n),
@@ -268,9 +284,12 @@ class NetworkEnv:
             return float(rng.choice(o["discounts"]))
         return 0.0
 
-    def marketing_multiplier(self, location: str, day: int) -> float:
+    def marketing_multiplier(self, location: str, day: int,
+                             extra: tuple[tuple[int, str, str, str], ...] = ()) -> float:
+        """The traffic multiplier of ``location``'s campaigns on ``day`` (with ``extra``
+        campaigns as if run too)."""
         lim = self.eco["marketing_limits"]
-        recent = [c for c in self.campaigns if c[1] == location
+        recent = [c for c in (*self.campaigns, *extra) if c[1] == location
                   and day - lim["window_days"] < c[0] <= day]
         mult = 1.0
         for name, ch in self.eco.channels.items():
@@ -300,14 +319,7 @@ class NetworkEnv:
         self.ledger.sales_cash += cash
         self.ledger.sales_card += self.card_pending
         self.card_pending = card
-        rent = eco["economy"]["rent_per_day"]
-        if self.bank >= rent:
-            self.bank -= rent
-            self.ledger.rent += rent
-            self._today.rent += rent
-            self.missed_rent = 0
-        else:
-            self.missed_rent += 1
+        self._pay_rent(eco["economy"]["rent_per_day"])
         open_old = [c for c in self.complaints if not c.resolved
                     and d - c.day >= dem["complaint_grace_days"]]
         stocked = sum(s.units > 0 for s in self.slots.values()) / len(self.slots)
@@ -330,10 +342,23 @@ class NetworkEnv:
             self.bank += self.card_pending                    # outstanding receipts settle
             self.ledger.sales_card += self.card_pending
             self.card_pending = 0
+            self._pay_rent(0, final=True)                     # and rent still owed is paid
             self._status = "completed"
         self._morning()
         return {"ok": True, "closed_day": d, "sold_units": sold, "revenue": _euros(revenue),
                 "message": "the run is over" if self.done else "a new working day begins"}
+
+    def _pay_rent(self, rent: int, final: bool = False) -> None:
+        """Tonight's rent and any still owed, from the bank as far as it reaches; what it
+        cannot pay is owed and paid from the next income (at the end, in full)."""
+        due = self.rent_owed + rent
+        pay = due if final else min(due, max(self.bank, 0))
+        self.bank -= pay
+        self.ledger.rent += pay
+        self._today.rent += pay
+        self.rent_owed = due - pay
+        if not final:
+            self.missed_rent = self.missed_rent + 1 if self.rent_owed else 0
 
     def _sell(self, machine: str, loc: Any, d: int, weather: float, season: float
               ) -> tuple[int, int, int]:
@@ -345,40 +370,22 @@ class NetworkEnv:
                * self.marketing_multiplier(loc.id, d))
         customers = int(rng.poisson(lam))
         pools: dict[str, list[Slot]] = {}
-        for s in slots:                                   # identical facings: one pool
-            pools.setdefault(s.product, []).append(s)
-        products = sorted(pools)
-        weights = []
-        for p in products:
-            prod = eco.products[p]
-            price = min(s.price for s in pools[p])
-            pref = dem["pref_boost"] if prod.kind in loc.favours else 1.0
-            seasonal = season if prod.kind == "cold" else 1.0
-            weights.append(prod.popularity * pref * seasonal
-                           * (price / prod.retail) ** (-dem["elasticity"] * loc.sensitivity))
-        probs = np.array([dem["no_purchase"], *weights])
-        wants = rng.multinomial(customers, probs / probs.sum())[1:] if products else []
-        revenue = cogs = sold = 0
-        for p, want in zip(products, wants):
-            left = int(want)
-            units_on_shelf = sum(s.units for s in pools[p])
-            price = min(s.price for s in pools[p])
-            got = earned = 0
-            for s in sorted(pools[p], key=lambda s: (s.price, s.id)):    # cheapest first
-                take = min(left, s.units)          # an emptied facing stays listed
-                s.units -= take
-                left -= take
-                got += take
-                earned += take * s.price
+        for s in sorted(slots, key=lambda s: (s.price, s.id)):    # identical facings: one
+            pools.setdefault(s.product, []).append(s)               # pool, cheapest first
+        shelf = {p: (sum(s.units for s in f), f[0].price) for p, f in pools.items()}
+        sold = _demand.serve(eco, loc, pools, rng.random(customers).tolist(), season)
+        revenue = cogs = units = 0
+        for p in sorted(pools):
+            got, earned = sold[p]
             cost = got * eco.products[p].cost
-            revenue, cogs, sold = revenue + earned, cogs + cost, sold + got
+            revenue, cogs, units = revenue + earned, cogs + cost, units + got
             self.units_sold += got
             self._records["sales"].append({
-                "day": d, "machine_id": machine, "product_id": p, "price": _euros(price),
-                "units_on_shelf": units_on_shelf, "units_sold": got,
+                "day": d, "machine_id": machine, "product_id": p, "price": _euros(shelf[p][1]),
+                "units_on_shelf": shelf[p][0], "units_sold": got,
                 "revenue": _euros(earned), "cogs": _euros(cost)})
             self.sales_log.append({"day": d, "machine": machine, "product": p, "units": got})
-        return revenue, cogs, sold
+        return revenue, cogs, units
 
     def _complaints(self, d: int, sold: int) -> None:
         rng = _stream(self.seed, "complaints", d)
@@ -397,6 +404,7 @@ class NetworkEnv:
     def _morning(self) -> None:
         d = self._day
         self.minute = self.eco["clock"]["open"]
+        self.concessions = dict(self.negotiated)            # yesterday's replies in force
         for s in self.shipments:
             if s.arrives is not None and s.arrives <= d:
                 self.depot[s.product] = self.depot.get(s.product, 0) + s.quantity
@@ -417,7 +425,8 @@ class NetworkEnv:
                 "unread_emails": sum(not e.read for e in self.emails),
                 "open_complaints": [c.id for c in self.complaints if not c.resolved],
                 "reminders_today": [t for day, t in self.reminders if day == self._day],
-                "missed_rent_payments": self.missed_rent}
+                "missed_rent_payments": self.missed_rent,
+                "rent_owed": _euros(self.rent_owed)}
 
     def _t_get_status(self, a: Any) -> dict[str, Any]:
         return self._status_report()
@@ -487,9 +496,9 @@ class NetworkEnv:
         if sup.insolvent_on is not None and d >= sup.insolvent_on:
             reply = "We regret to inform you that we have ceased trading."
         elif any(k in text for k in neg["keywords_negotiate"]):
-            step = self.concessions.get(sup.id, 0)
+            step = self.negotiated.get(sup.id, 0)
             if step < len(neg["concessions"]):
-                self.concessions[sup.id] = step + 1
+                self.negotiated[sup.id] = step + 1               # in force from tomorrow
                 total = 1 - math.prod(1 - c for c in neg["concessions"][:step + 1])
                 reply = (f"For a valued customer we can take {total:.0%} off our list prices "
                          "from tomorrow.")
@@ -592,9 +601,9 @@ class NetworkEnv:
         if a.quantity > room or a.quantity > have:
             return {"ok": False, "error": f"{slot.id} has room for {room} and the depot "
                                           f"holds {have} of {a.product_id}"}
-        if slot.product != a.product_id:
+        if slot.product != a.product_id:                 # another product: its own price
             slot.product, slot.units = a.product_id, 0
-            slot.price = slot.price or self.eco.products[a.product_id].retail
+            slot.price = self.eco.products[a.product_id].retail
         slot.units += a.quantity
         self.depot[a.product_id] = have - a.quantity
         return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
@@ -608,10 +617,11 @@ class NetworkEnv:
         have = self.depot.get(a.product_id, 0)
         if have == 0:
             return {"ok": False, "error": f"the depot holds no {a.product_id}"}
+        price = slot.price if slot.product == a.product_id else None   # a refill keeps it
         self._empty(slot)
         put = min(slot.capacity, self.depot.get(a.product_id, 0))
         slot.product, slot.units = a.product_id, put
-        slot.price = self.eco.products[a.product_id].retail
+        slot.price = price or self.eco.products[a.product_id].retail
         self.depot[a.product_id] -= put
         return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
                 "units": put, "price": _euros(slot.price)}
@@ -727,7 +737,8 @@ Locations:
 Each machine has 12 slots (snack rows A/B hold small products, 18 units; C/D large, 10;
 drinks slots hold 10). You start with EUR {_euros(e['start_cash']):,.2f}. Rent is \
 EUR {_euros(e['rent_per_day']):.2f} a day for the network, paid overnight from the bank; \
-more than {e['missed_rent_limit']} missed payments in a row end the run. Cash takings are \
+rent the bank cannot pay is owed and paid from the next income; more than \
+{e['missed_rent_limit']} missed payments in a row end the run. Cash takings are \
 banked overnight; card sales settle a day later. Identical products in one machine share \
 their customers.
 
@@ -737,7 +748,8 @@ order_goods pays at once and delivers to the depot after the supplier's lead tim
 suppliers are late, short-ship, disappear or go insolvent.
 
 The working day is {c['open'] // 60:02d}:00-{c['close'] // 60:02d}:00 and every call spends \
-minutes: {costs}. wait_for_next_day ends the day.
+minutes, accepted or rejected: {costs} (swapping a slot to the product it already holds \
+is a fill). wait_for_next_day ends the day.
 
 Marketing channels (per location):
 {channels}

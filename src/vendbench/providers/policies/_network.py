@@ -1,10 +1,20 @@
 """The network scenario's privileged scripted operator (its ``baseline/oracle``).
 
-It knows the economy file (suppliers' reliability, products' popularity, the demand
-model) and plans with it, but acts only through the 22 tools, within the working day:
-it finds the reliable suppliers, negotiates each down, stocks every slot with a planned
-assortment at prices that ration the demand to what its fills can supply, refills the
-emptiest slots first, reorders ahead of the lead time, and refunds every complaint.
+It knows the economy file and the hidden demand model and plans with them, but acts
+only through the 22 tools, within the working day:
+- it buys each product where a received unit costs least today (suppliers' list
+  prices, negotiated terms, volume tiers, this week's discounts, expected short
+  shipments), from suppliers that will deliver, in lots that earn the volume tier,
+  and never more than the rest of the horizon will sell;
+- it negotiates every supplier it buys from down to its best terms;
+- it stocks every slot, all of a machine's products at least once and the extra
+  slots to those that sell most, and prices each machine's products jointly at the
+  optimum of the hidden model (a coordinate search over prices, at today's expected
+  footfall, with each unit's cost and the fill time it takes), re-pricing when the
+  optimum moves;
+- it refills the slots with the fewest days of sales left first;
+- it runs a marketing campaign when the hidden model says the extra sales pay for it;
+- it refunds every complaint.
 """
 
 from __future__ import annotations
@@ -12,8 +22,13 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+from ...environment.network import _demand as demand
+
 Call = Callable[[str, dict], dict]
-PRICE_GRID = [round(0.8 + 0.05 * i, 2) for i in range(29)]        # ×0.80 … ×2.20
+PRICE_STEPS = [round(0.50 + 0.02 * i, 2) for i in range(76)]   # ×0.50 … ×2.00 reference
+LOT = 100                                                  # the best volume tier
+REPRICE = 0.04                                             # re-price when it moves this much
+MINUTE_VALUE = 0.6                                         # cents a working minute is worth
 
 
 class NetworkOracle:
@@ -22,143 +37,268 @@ class NetworkOracle:
     def __init__(self, env: Any) -> None:
         self.env = env
         self.eco = env.eco
-        self.reliable = [s for s in self.eco.suppliers.values()
-                         if s.vanishes_on is None and s.insolvent_on is None
-                         and s.short_chance < 0.1]
+        self.locs = {loc.id: loc for loc in self.eco.locations}
+        self.machines = sorted({s.machine for s in env.slots.values()})
         self.plan = self._assortment()
-        self.prices: dict[str, int] = {}
-        self.priced: set[str] = set()
-        self.negotiations: dict[str, int] = {}
+        self.prices: dict[str, dict[str, int]] = {}           # machine -> product -> cents
+        self.negotiated: set[str] = set()
 
-    # -- planning (privileged) ---------------------------------------------------------
-    def _best_supplier(self, product: str) -> Any:
-        offers = [s for s in self.reliable if product in s.products]
-        return min(offers, key=lambda s: (s.markup, s.lead_days, s.id)) if offers else None
+    # -- the hidden model ------------------------------------------------------------
+    def _loc(self, machine: str) -> Any:
+        return self.locs[machine.split(":")[0]]
+
+    def _customers(self, machine: str, day: int | None = None) -> float:
+        """Expected customers of ``machine`` a day, at today's reputation."""
+        dem = self.eco["demand"]
+        loc = self._loc(machine)
+        mult = self.env.marketing_multiplier(loc.id, day or self.env.day)
+        return (dem["base_customers"] * loc.volume * sum(dem["weekday"]) / 7
+                * self.env.reputation * mult)
+
+    def _products(self, machine: str) -> list[str]:
+        return sorted({p for s, p in self.plan.items() if self.env.slots[s].machine == machine})
+
+    def _unit_cost(self, product: str) -> float:
+        """What a received unit costs at the best live supplier today (cents)."""
+        best = self._supplier(product, LOT)
+        return best[1] if best else self.eco.products[product].cost * 1.2
+
+    def _supplier(self, product: str, quantity: int) -> tuple[str, float] | None:
+        """The live supplier whose received unit of ``product`` costs least today, and that
+        cost (expected short shipments priced in)."""
+        env, best = self.env, None
+        for sup in self.eco.suppliers.values():
+            if product not in sup.products or not self._delivers(sup):
+                continue
+            received = 1 - sup.short_chance * 0.3                 # short: 50-90 % arrives
+            cost = env.unit_price(sup.id, product, quantity) / received
+            cost *= 1 + 0.1 * sup.delay_chance                     # late stock sells less
+            if best is None or cost < best[1]:
+                best = (sup.id, cost)
+        return best
+
+    def _delivers(self, sup: Any) -> bool:
+        d = self.env.day
+        if sup.vanishes_on is not None and d >= sup.vanishes_on:
+            return False
+        arrives = d + sup.lead_days + 2
+        return sup.insolvent_on is None or (d < sup.insolvent_on
+                                            and arrives <= self.env.days)
+
+    def _optimal_prices(self, machine: str) -> dict[str, int]:
+        """The prices that maximise the machine's expected daily profit under the hidden
+        model: each unit's cost plus the fill minutes it takes, by coordinate search."""
+        loc, eco = self._loc(machine), self.eco
+        products = self._products(machine)
+        cap = {p: min(self.env.slots[s].capacity for s, q in self.plan.items()
+                      if q == p and self.env.slots[s].machine == machine) for p in products}
+        fill = eco["clock"]["cost"]["restock_machine"] * MINUTE_VALUE
+        margin_cost = {p: self._unit_cost(p) + fill / cap[p] for p in products}
+        steps = {p: [m * eco.products[p].retail for m in PRICE_STEPS] for p in products}
+        weight = {p: [demand.attraction(eco, eco.products[p], loc, x) for x in steps[p]]
+                  for p in products}
+        pick = {p: PRICE_STEPS.index(1.0) for p in products}       # start at reference
+        for _ in range(6):
+            moved = False
+            for p in products:
+                rest = [q for q in products if q != p]
+                w_rest = eco["demand"]["no_purchase"] + sum(weight[q][pick[q]] for q in rest)
+                earn_rest = sum(weight[q][pick[q]] * (steps[q][pick[q]] - margin_cost[q])
+                                for q in rest)
+                best = max(range(len(PRICE_STEPS)), key=lambda i: (
+                    (earn_rest + weight[p][i] * (steps[p][i] - margin_cost[p]))
+                    / (w_rest + weight[p][i])))
+                moved |= best != pick[p]
+                pick[p] = best
+            if not moved:
+                break
+        prices = {p: steps[p][pick[p]] for p in products}
+        return {p: int(round(v / 10) * 10) for p, v in prices.items()}
+
+    def _daily_units(self, product: str) -> float:
+        """Expected units of ``product`` sold a day over the whole network."""
+        total = 0.0
+        for m in self.machines:
+            offer = self.prices.get(m)
+            if offer and product in offer:
+                total += self._customers(m) * demand.shares(self.eco, self._loc(m),
+                                                            offer)[product]
+        return total
 
     def _assortment(self) -> dict[str, str]:
-        """slot id -> product: every stockable product once per machine, the extra slots
-        to the products with the most demand there."""
+        """slot id -> product: every product a machine's slots fit and a supplier sells
+        reliably once, the extra slots to the most attractive ones."""
         plan: dict[str, str] = {}
         slots = self.env.slots
-        for loc in self.eco.locations:
-            for kind in ("snack", "drinks"):
-                machine = f"{loc.id}:{kind.upper()}"
-                for size in ("small", "large", "can"):
-                    ids = sorted(s.id for s in slots.values()
-                                 if s.machine == machine and s.size == size)
-                    if not ids:
-                        continue
-                    prods = [p for p in self.eco.products.values()
-                             if p.machine == kind and p.size == size
-                             and self._best_supplier(p.id) is not None]
-                    prods.sort(key=lambda p: -self._appeal(p, loc))
-                    order = [prods[i % len(prods)] for i in range(len(ids))]
-                    for sid, p in zip(ids, order):
-                        plan[sid] = p.id
+        for machine in self.machines:
+            loc = self._loc(machine)
+            for size in ("small", "large", "can"):
+                ids = sorted(s.id for s in slots.values()
+                             if s.machine == machine and s.size == size)
+                prods = [p for p in self.eco.products.values()
+                         if ids and p.machine == slots[ids[0]].kind and p.size == size
+                         and self._reliable(p.id)]
+                prods.sort(key=lambda p: (-demand.attraction(self.eco, p, loc, p.retail)
+                                          * (p.retail - p.cost), p.id))
+                for i, sid in enumerate(ids):
+                    plan[sid] = prods[i % len(prods)].id
         return plan
 
-    def _appeal(self, product: Any, loc: Any) -> float:
-        dem = self.eco["demand"]
-        pref = dem["pref_boost"] if product.kind in loc.favours else 1.0
-        return product.popularity * pref * (product.retail - product.cost)
-
-    def _price(self, slot_id: str) -> int:
-        """A price that rations a facing's expected demand to about what one fill a week
-        supplies, never below the margin-maximising price."""
-        env, dem = self.env, self.eco["demand"]
-        slot = env.slots[slot_id]
-        loc = next(loc for loc in self.eco.locations if slot.machine.startswith(loc.id + ":"))
-        prod = self.eco.products[self.plan[slot_id]]
-        facings = sum(1 for s, p in self.plan.items() if p == prod.id
-                      and env.slots[s].machine == slot.machine)
-        supply = facings * slot.capacity / 6.0                 # units a day from its fills
-        here = {p for s, p in self.plan.items() if env.slots[s].machine == slot.machine}
-        base = sum(self._weight(self.eco.products[p], loc, 1.0) for p in here)
-        customers = dem["base_customers"] * loc.volume
-        best, best_profit = 1.0, -math.inf
-        for m in PRICE_GRID:
-            w = self._weight(prod, loc, m)
-            share = w / (dem["no_purchase"] + base - self._weight(prod, loc, 1.0) + w)
-            units = min(customers * share, supply)
-            profit = units * (m * prod.retail - prod.cost)
-            if profit > best_profit:
-                best, best_profit = m, profit
-        return int(round(best * prod.retail / 10) * 10)
-
-    def _weight(self, prod: Any, loc: Any, m: float) -> float:
-        dem = self.eco["demand"]
-        pref = dem["pref_boost"] if prod.kind in loc.favours else 1.0
-        return prod.popularity * pref * m ** (-dem["elasticity"] * loc.sensitivity)
+    def _reliable(self, product: str) -> bool:
+        return any(product in s.products and s.vanishes_on is None and s.insolvent_on is None
+                   for s in self.eco.suppliers.values())
 
     # -- a day -------------------------------------------------------------------------
     def play_day(self, call: Call, observation: str) -> None:
         env = self.env
-        day = env.day
-        if day == 1:
-            call("search_web", {"query": "snacks drinks coffee sweets food wholesale"})
-        for sup in self.reliable:                       # three rounds of haggling
-            if self.negotiations.get(sup.id, 0) < 3 and self._room(call, 15):
-                call("send_email", {"to": sup.email, "subject": "Better terms",
-                                    "body": "We order every week: can you offer a discount?"})
-                self.negotiations[sup.id] = self.negotiations.get(sup.id, 0) + 1
+        if env.day == 1:
+            call("search_web", {"query": "snacks drinks coffee sweets food wholesale cheap"})
+            self.prices = {m: self._optimal_prices(m) for m in self.machines}
+        self._negotiate(call)
         for c in list(env.complaints):                  # privileged: it knows who waits
-            if not c.resolved and c.day < day and self._room(call, 10) and env.bank >= c.amount:
+            if not c.resolved and c.day < env.day and env.bank >= c.amount \
+                    and self._room(10):
                 call("send_payment", {"to": c.id, "amount": c.amount / 100})
         self._reorder(call)
+        self._market(call)
         self._fill(call)
+        self._reprice(call)
         call("wait_for_next_day", {})
 
-    def _room(self, call: Call, minutes: int) -> bool:
-        return self.env.minute + minutes <= self.eco["clock"]["close"] - 5
+    def _room(self, minutes: int) -> bool:
+        return self.env.minute + minutes <= self.eco["clock"]["close"]
+
+    def _negotiate(self, call: Call) -> None:
+        env = self.env
+        steps = len(self.eco["negotiation"]["concessions"])
+        for sup in self.eco.suppliers.values():
+            if (sup.id in self.negotiated or not self._delivers(sup)
+                    or env.days - env.day < 7):
+                continue
+            for _ in range(steps - env.negotiated.get(sup.id, 0)):
+                if self._room(15):
+                    call("send_email", {"to": sup.email, "subject": "Better terms",
+                                        "body": "We order every week: can you offer a "
+                                                "discount?"})
+            if env.negotiated.get(sup.id, 0) >= steps:
+                self.negotiated.add(sup.id)
 
     def _reorder(self, call: Call) -> None:
         env = self.env
-        need: dict[str, int] = {}
-        for sid, p in self.plan.items():
-            need[p] = need.get(p, 0) + env.slots[sid].capacity
+        left = env.days - env.day                              # days that can still sell
         coming: dict[str, int] = {}
         for s in env.shipments:
             if s.arrives is not None:
                 coming[s.product] = coming.get(s.product, 0) + s.quantity
-        by_supplier: dict[str, list[dict]] = {}
-        days_left = env.days - env.day
-        for p, weekly in need.items():
+        shelf: dict[str, int] = {}
+        for s in env.slots.values():
+            if s.product:
+                shelf[s.product] = shelf.get(s.product, 0) + s.units
+        orders: dict[str, list[dict]] = {}
+        for p in sorted(set(self.plan.values())):
+            rate = self._daily_units(p)
             have = env.depot.get(p, 0) + coming.get(p, 0)
-            target = weekly if days_left > 7 else weekly * days_left // 7
-            if have < target // 2:
-                sup = self._best_supplier(p)
-                by_supplier.setdefault(sup.id, []).append(
-                    {"product_id": p, "quantity": max(1, target - have)})
-        for sid, items in sorted(by_supplier.items()):
-            if not self._room(call, 15):
+            best = self._supplier(p, LOT)
+            if best is None or rate <= 0:
+                continue
+            lead = self.eco.suppliers[best[0]].lead_days
+            if have >= rate * (lead + 3):
+                continue
+            wanted = rate * max(left - 1, 0) - have - shelf.get(p, 0)   # all it can sell
+            qty = int(min(max(LOT, rate * 10), wanted))
+            if qty > 0:
+                sup = self._supplier(p, qty)
+                orders.setdefault(sup[0], []).append({"product_id": p, "quantity": qty})
+        reserve = 3 * self.eco["economy"]["rent_per_day"]
+        for sid, items in sorted(orders.items()):
+            if not self._room(15):
                 break
             cost = sum(env.unit_price(sid, i["product_id"], i["quantity"]) * i["quantity"]
                        for i in items)
-            while items and cost > env.bank - 3 * self.eco["economy"]["rent_per_day"]:
-                items.pop()
-                cost = sum(env.unit_price(sid, i["product_id"], i["quantity"]) * i["quantity"]
-                           for i in items)
+            while items and cost > env.bank - reserve:
+                items[-1]["quantity"] //= 2
+                if items[-1]["quantity"] < 10:
+                    items.pop()
+                cost = sum(env.unit_price(sid, i["product_id"], i["quantity"])
+                           * i["quantity"] for i in items)
             if items:
                 call("order_goods", {"supplier_id": sid, "items": items})
 
+    def _market(self, call: Call) -> None:
+        """A campaign where the hidden model says its extra sales pay for it."""
+        env = self.env
+        if env.days - env.day < 2:
+            return
+        for loc in self.eco.locations:
+            machines = [m for m in self.machines if m.startswith(loc.id + ":")]
+            profit = sum(self._machine_profit(m) for m in machines) / max(
+                self.env.marketing_multiplier(loc.id, env.day), 1e-9)
+            for ch in sorted(self.eco.channels.values(), key=lambda c: c.cost / c.days):
+                if not self._room(20) or ch.cost > env.bank - 5000:
+                    return
+                days = range(env.day, min(env.day + ch.days, env.days + 1))
+                gain = sum(self._lift(loc.id, ch.channel, d) for d in days) * profit
+                if gain > ch.cost * 1.5:
+                    call("run_marketing", {"location": loc.id, "channel": ch.channel,
+                                           "message": "Fresh snacks and cold drinks here!"})
+
+    def _lift(self, location: str, channel: str, day: int) -> float:
+        """How much one more campaign moves ``location``'s multiplier on ``day``."""
+        env = self.env
+        extra = ((env.day, location, channel, ""),)
+        return (env.marketing_multiplier(location, day, extra)
+                - env.marketing_multiplier(location, day))
+
+    def _machine_profit(self, machine: str) -> float:
+        """Expected gross profit of a machine a day (cents), at its prices."""
+        offer = self.prices.get(machine, {})
+        share = demand.shares(self.eco, self._loc(machine), offer)
+        return self._customers(machine) * sum(
+            share[p] * (offer[p] - self._unit_cost(p)) for p in offer)
+
     def _fill(self, call: Call) -> None:
         env = self.env
+        rate: dict[str, float] = {}
+        for m in self.machines:
+            offer = self.prices[m]
+            share = demand.shares(self.eco, self._loc(m), offer)
+            n = self._customers(m)
+            for p in offer:
+                facings = sum(1 for s, q in self.plan.items()
+                              if q == p and env.slots[s].machine == m)
+                rate[f"{m}|{p}"] = n * share[p] / facings
 
-        def deficit(sid: str) -> float:
+        def cover(sid: str) -> float:          # days of sales the slot holds
             slot, p = env.slots[sid], self.plan[sid]
             units = slot.units if slot.product == p else 0
-            return (slot.capacity - units) / slot.capacity
+            return units / max(rate[f"{slot.machine}|{p}"], 1e-9)
 
-        for sid in sorted(self.plan, key=lambda s: (-deficit(s), s)):
+        for sid in sorted(self.plan, key=lambda s: (cover(s), s)):
             slot, p = env.slots[sid], self.plan[sid]
-            have = env.depot.get(p, 0)
             units = slot.units if slot.product == p else 0
-            qty = min(slot.capacity - units, have)
-            if deficit(sid) < 0.3 or qty <= 0:
+            qty = min(slot.capacity - units, env.depot.get(p, 0))
+            if cover(sid) > 1.5 and units > slot.capacity / 3 or qty <= 0:
                 continue
-            if not self._room(call, 45 + (5 if sid not in self.priced else 0)):
+            price = self.prices[slot.machine][p]
+            needs_price = slot.product != p or slot.price != price
+            if not self._room(45 + 5 * needs_price):
                 break
+            if slot.product not in (None, p) and slot.units:
+                call("clear_slot", {"slot_id": sid})
             call("restock_machine", {"slot_id": sid, "product_id": p, "quantity": qty})
-            if sid not in self.priced:
-                call("set_price", {"slot_id": sid, "price": self._price(sid) / 100})
-                self.priced.add(sid)
+            if needs_price:
+                call("set_price", {"slot_id": sid, "price": price / 100})
+
+    def _reprice(self, call: Call) -> None:
+        """Weekly, move prices to where the optimum has gone (footfall grows with
+        reputation); a slot whose price is off by more than ``REPRICE`` is re-set."""
+        env = self.env
+        if env.day % 7:
+            return
+        for m in self.machines:
+            self.prices[m] = self._optimal_prices(m)
+        for sid, p in sorted(self.plan.items()):
+            slot = env.slots[sid]
+            want = self.prices[slot.machine][p]
+            if slot.product == p and abs(slot.price - want) > REPRICE * want and self._room(5):
+                call("set_price", {"slot_id": sid, "price": want / 100})

@@ -1,0 +1,94 @@
+"""The network world's hidden demand model (never visible through a tool).
+
+A machine's customers choose by multinomial logit among the products it has in stock
+and leaving without buying. A product's attraction is its popularity, times the
+location's preference for its kind, the season for cold drinks, and the share of
+shoppers whose willingness to pay reaches its price: willingness to pay is lognormal
+around the product's reference price, wider where a location is less price-sensitive.
+So demand falls steeply well above the reference price and nobody buys at many times
+it, and the price that earns most lies between the unit cost and a few times it.
+
+Identical facings in one machine share one pool (more slots buy capacity, not
+customers): a pool is one alternative, priced at its cheapest facing with stock, and
+customers arrive one at a time, so a customer pays the price that drew them; when a
+facing empties, the next customer sees the next facing's price.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from itertools import accumulate
+from typing import Any, Sequence
+
+_SQRT2 = math.sqrt(2.0)
+
+
+def willing(price: float, reference: float, sigma: float) -> float:
+    """The share of shoppers whose willingness to pay reaches ``price``."""
+    if price <= 0:
+        return 1.0
+    return 0.5 * math.erfc(math.log(price / reference) / (sigma * _SQRT2))
+
+
+def sigma(eco: Any, loc: Any) -> float:
+    """The spread (log SD) of willingness to pay at ``loc``."""
+    return eco["demand"]["wtp_sd"] / loc.sensitivity
+
+
+def attraction(eco: Any, prod: Any, loc: Any, price: float, season: float = 1.0) -> float:
+    """The logit attraction of ``prod`` at ``price`` (cents) at ``loc``."""
+    dem = eco["demand"]
+    pref = dem["pref_boost"] if prod.kind in loc.favours else 1.0
+    seasonal = season if prod.kind == "cold" else 1.0
+    return prod.popularity * pref * seasonal * willing(price, prod.retail, sigma(eco, loc))
+
+
+def shares(eco: Any, loc: Any, offer: dict[str, float], season: float = 1.0
+           ) -> dict[str, float]:
+    """Each product's expected share of a machine's customers, for ``offer`` (product ->
+    price in cents) at ``loc``."""
+    w = {p: attraction(eco, eco.products[p], loc, price, season) for p, price in offer.items()}
+    total = eco["demand"]["no_purchase"] + sum(w.values())
+    return {p: v / total for p, v in w.items()}
+
+
+def serve(eco: Any, loc: Any, pools: dict[str, list[Any]], draws: Sequence[float],
+          season: float) -> dict[str, tuple[int, int]]:
+    """Sell to one machine's customers, one at a time.
+
+    Args:
+        pools: product -> its facings with stock (objects with ``units`` and ``price``),
+            cheapest first; units are taken from them in place.
+        draws: one uniform number in [0, 1) per customer, in order of arrival.
+
+    Returns:
+        product -> (units sold, revenue in cents).
+    """
+    sold = {p: (0, 0) for p in pools}
+    live = {p: list(f) for p, f in pools.items() if f}
+    names: list[str] = []
+    cum: list[float] = []
+    for u in draws:
+        if not live:
+            break
+        if not names:                       # the offer changed: recompute the choice
+            names = sorted(live)
+            weights = [eco["demand"]["no_purchase"]] + [
+                attraction(eco, eco.products[p], loc, live[p][0].price, season)
+                for p in names]
+            cum = list(accumulate(weights))
+        pick = bisect_right(cum, u * cum[-1])
+        if pick == 0 or pick > len(names):
+            continue                        # leaves without buying
+        product = names[pick - 1]
+        facing = live[product][0]
+        facing.units -= 1
+        units, revenue = sold[product]
+        sold[product] = (units + 1, revenue + facing.price)
+        if facing.units == 0:
+            live[product].pop(0)
+            if not live[product]:
+                del live[product]
+            names = []
+    return sold
