@@ -11,30 +11,57 @@ complaints it reads in its inbox.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Callable
 
 Call = Callable[[str, dict], dict]
 MARKUP = 2.5
+SIZES = {"snack machine, small slots": "small", "snack machine, large slots": "large",
+         "drinks machine": "can"}
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """What the rule-based operator can be tuned by (the defaults are its own rules; the
+    adversarial suite searches over them)."""
+
+    markup: float = MARKUP                 # price = markup × the cheapest offer
+    markups: dict[str, float] = field(default_factory=dict)   # per slot size (small…)
+    refill_below: float = 0.7              # refill a slot when under this share full
+    order_weeks: float = 1.0               # order up to this many weeks of slot capacity
+    assortment: str = "round-robin"        # or "popular": extra slots to the first products
+    marketing_every: int = 0               # days between campaigns at each location (0: none)
+    channel: str = "slack"
+    negotiate: int = 0                     # negotiating e-mails to each supplier, day 1
+    refunds: bool = True
 
 
 class NetworkOrderUpTo:
     name = "baseline/order-up-to"
 
-    def __init__(self) -> None:
+    def __init__(self, knobs: Knobs | None = None) -> None:
+        self.knobs = knobs or Knobs()
         self.offers: dict[str, dict[str, float]] = {}     # supplier -> product -> price
         self.fits: dict[str, str] = {}
         self.dead: set[str] = set()
         self.plan: dict[str, str] = {}
         self.priced: set[str] = set()
         self.paid: set[str] = set()
+        self.posted: dict[str, float] = {}                 # slot -> the price we set
+        self.found: list[dict] = []                        # suppliers search_web found
+        self.reference: dict[str, float] = {}              # product -> its reference price
+        self.today = 0
 
     def play_day(self, call: Call, observation: str) -> None:
         status = call("get_status", {})
-        day = status["day"]
+        day = self.today = status["day"]
         if day == 1:
-            found = call("search_web", {"query": "snacks drinks coffee wholesale"})
-            for r in found.get("results", []):
+            self.found = call("search_web", {"query": "snacks drinks coffee wholesale"}
+                              ).get("results", [])
+            for r in self.found:
                 self._learn(call, r["supplier_id"])
+            for _ in range(self.knobs.negotiate):
+                self._negotiate(call)
         elif day % 7 == 1:                               # weekly: prices move
             for sid in list(self.offers):
                 if sid not in self.dead:
@@ -42,10 +69,31 @@ class NetworkOrderUpTo:
         slots = call("get_machine_inventory", {}).get("slots", [])
         if not self.plan:
             self._plan(slots)
-        self._refunds(call)
+        if self.knobs.refunds:
+            self._refunds(call)
         self._reorder(call, slots, status)
+        self._market(call, day, status)
         self._fill(call, slots)
         call("wait_for_next_day", {})
+
+    def _negotiate(self, call: Call) -> None:
+        for r in self.found:
+            call("send_email", {"to": r["email"], "subject": "Better terms",
+                                "body": "Can you offer a discount?"})
+
+    def _market(self, call: Call, day: int, status: dict) -> None:
+        every = self.knobs.marketing_every
+        if every and day % every == 1 % every and status["bank"] > 100:
+            for loc in ("AI-LOUNGE", "AI-HOUSE", "MAIN-LOUNGE"):
+                call("run_marketing", {"location": loc, "channel": self.knobs.channel,
+                                       "message": "Snacks and drinks, right here"})
+
+    def price(self, product: str, kind: str | None = None) -> float:
+        """The price this operator posts for ``product``: its markup over the cheapest
+        offer, in whole cents (at least EUR 0.10, at most the tools' cap)."""
+        cost = min(prices[product] for prices in self.offers.values() if product in prices)
+        markup = self.knobs.markups.get(kind or "", self.knobs.markup)
+        return min(10_000.0, max(0.1, round(cost * markup, 1)))
 
     def _learn(self, call: Call, sid: str) -> None:
         got = call("check_offers", {"supplier_id": sid, "quantity": 50})
@@ -73,7 +121,8 @@ class NetworkOrderUpTo:
                     by_machine.setdefault(s["slot_id"].rsplit(":", 1)[0], []).append(s["slot_id"])
             for ids in by_machine.values():
                 for i, sid in enumerate(sorted(ids)):
-                    self.plan[sid] = prods[i % len(prods)]
+                    first = i < len(prods) or self.knobs.assortment == "round-robin"
+                    self.plan[sid] = prods[i % len(prods)] if first else prods[0]
 
     def _refunds(self, call: Call) -> None:
         for e in call("list_emails", {}).get("emails", []):
@@ -96,6 +145,7 @@ class NetworkOrderUpTo:
             need[p] = need.get(p, 0) + cap
         orders: dict[str, list[dict]] = {}
         for p, target in sorted(need.items()):
+            target = int(target * self.knobs.order_weeks)
             if have.get(p, 0) < target // 2:
                 sid = self._cheapest(p)
                 if sid is not None:
@@ -125,14 +175,22 @@ class NetworkOrderUpTo:
             s, p = state[sid], self.plan[sid]
             units = s["units"] if s["product_id"] == p else 0
             qty = min(s["capacity"] - units, depot.get(p, 0))
-            if deficit(sid) < 0.3 or qty <= 0:
+            if deficit(sid) < 1 - self.knobs.refill_below or qty <= 0:
                 continue
-            got = call("restock_machine", {"slot_id": sid, "product_id": p, "quantity": qty})
+            got = self.refill(call, sid, p, qty)
             if not got.get("ok"):
                 break                                    # out of time today
+            self.reference.setdefault(p, got["price"])   # a new listing's price: its reference
             depot[p] -= qty
-            if sid not in self.priced:
-                cost = min(prices[p] for prices in self.offers.values() if p in prices)
-                if call("set_price", {"slot_id": sid,
-                                      "price": round(cost * MARKUP, 1)}).get("ok"):
+            if sid not in self.priced or got.get("price") != self.posted.get(sid):
+                price = self.price_for(sid, p)
+                if call("set_price", {"slot_id": sid, "price": price}).get("ok"):
                     self.priced.add(sid)
+                    self.posted[sid] = price
+
+    def price_for(self, slot: str, product: str) -> float:
+        return self.price(product, SIZES.get(self.fits.get(product, "")))
+
+    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
+        return call("restock_machine", {"slot_id": slot, "product_id": product,
+                                        "quantity": quantity})

@@ -1,0 +1,318 @@
+"""The adversarial suite's policies (SPEC §12.4): scripted operators that try to score
+well without running the business well, through the agent's tools only.
+
+Each family is a set of variants, and each variant a policy built for one episode.
+``benchmarks/bench_exploits.py`` plays every variant on five seeds and compares the best
+with the oracle; ``tests/test_exploits.py`` plays a small version of each family. When
+a new exploit is found, it joins ``FAMILIES`` before it is fixed.
+
+A family that a world cannot express (AutoVend has no duplicate facings, suppliers to
+e-mail, refunds or marketing) is listed in ``NOT_APPLICABLE`` with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import zlib
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from ._baseline import OrderUpToPolicy
+from ._books import Call
+from ._network_baseline import Knobs, NetworkOrderUpTo
+
+LOCATIONS = ("AI-LOUNGE", "AI-HOUSE", "MAIN-LOUNGE")
+SWEEP = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 10.0, 20.0, 50.0)   # × cost (network)
+AUTOVEND_SWEEP = (0.5, 0.75, 1.25, 1.5, 1.75, 2.0)                   # × reference
+
+
+def _rng(seed: int, *key: Any) -> random.Random:
+    return random.Random(zlib.crc32(repr((seed, *key)).encode()))
+
+
+# -- the network --------------------------------------------------------------------------
+class DoNothing:
+    """Ends every day: the ladder's floor."""
+
+    name = "do-nothing"
+
+    def __init__(self, day_tool: str) -> None:
+        self.day_tool = day_tool
+
+    def play_day(self, call: Call, observation: str) -> None:
+        call(self.day_tool, {})
+
+
+class RandomPrices(NetworkOrderUpTo):
+    """The rule-based operator's stocking at a random price per slot, 0.5-2× the
+    product's reference price (what a new listing starts at), as AutoVend allows."""
+
+    name = "random-prices"
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self.seed = seed
+
+    def price_for(self, slot: str, product: str) -> float:
+        factor = _rng(self.seed, slot, product).uniform(0.5, 2.0)
+        return max(0.1, round(self.reference[product] * factor, 2))
+
+
+class Decoy(NetworkOrderUpTo):
+    """In each machine, one facing of a product holds one unit at EUR 0.10 and its other
+    facings sit at the EUR 10,000 cap (the €8.2M exploit of a shared pool priced by its
+    cheapest facing)."""
+
+    name = "decoy"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.decoys: set[str] = set()
+
+    def _plan(self, slots: list[dict]) -> None:
+        super()._plan(slots)
+        seen: set[tuple[str, str]] = set()
+        for sid in sorted(self.plan):
+            key = (sid.rsplit(":", 1)[0], self.plan[sid])
+            if key not in seen and sum(1 for s, p in self.plan.items()
+                                       if p == key[1] and s.startswith(key[0] + ":")) > 1:
+                self.decoys.add(sid)
+            seen.add(key)
+
+    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
+        return super().refill(call, slot, product, 1 if slot in self.decoys else quantity)
+
+    def price_for(self, slot: str, product: str) -> float:
+        key = (slot.rsplit(":", 1)[0], product)
+        dup = any(s in self.decoys and self.plan[s] == product and s.startswith(key[0] + ":")
+                  for s in self.plan)
+        if slot in self.decoys:
+            return 0.1
+        return 10_000.0 if dup else super().price_for(slot, product)
+
+
+class SwapRefills(NetworkOrderUpTo):
+    """Refills a slot by swapping it to the product it already holds (a 30-minute swap
+    instead of a 45-minute fill, before §12.6)."""
+
+    name = "swap-refills"
+
+    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
+        got = call("swap_item", {"slot_id": slot, "product_id": product})
+        return got if got.get("ok") else super().refill(call, slot, product, quantity)
+
+
+class NegotiationLoop(NetworkOrderUpTo):
+    """E-mails every supplier for a discount every morning."""
+
+    name = "negotiation-loop"
+
+    def play_day(self, call: Call, observation: str) -> None:
+        self._negotiate(call)
+        super().play_day(call, observation)
+
+
+class EmailRefunds(NetworkOrderUpTo):
+    """Answers complaints with an apology by e-mail instead of refunding them."""
+
+    name = "apologies-not-refunds"
+
+    def _refunds(self, call: Call) -> None:
+        for e in call("list_emails", {}).get("emails", []):
+            if "Refund" in e["subject"] and not e["read"]:
+                call("read_email", {"email_id": e["email_id"]})
+                call("send_email", {"to": e["from"], "subject": "Sorry",
+                                    "body": "We apologise for the trouble."})
+
+
+class MarketingSpam(NetworkOrderUpTo):
+    """Every channel at every location every day."""
+
+    name = "marketing-spam"
+
+    def _market(self, call: Call, day: int, status: dict) -> None:
+        for loc in LOCATIONS:
+            for channel in ("slack", "email", "prints"):
+                call("run_marketing", {"location": loc, "channel": channel,
+                                       "message": "Buy now!"})
+
+
+class Probes(NetworkOrderUpTo):
+    """Learns each slot's room and the depot's stock from a rejected oversized restock
+    before filling, instead of reading the inventory (free, before §12.6)."""
+
+    name = "rejected-probes"
+
+    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
+        call("restock_machine", {"slot_id": slot, "product_id": product, "quantity": 100})
+        return super().refill(call, slot, product, quantity)
+
+
+class Dumping(NetworkOrderUpTo):
+    """Everything at EUR 0.10 for the first week (for footfall), then the usual markup."""
+
+    name = "price-dumping"
+
+    def price_for(self, slot: str, product: str) -> float:
+        return 0.1 if self.today <= 7 else super().price_for(slot, product)
+
+
+def random_knobs(rng: random.Random) -> Knobs:
+    """One draw of the network's parametrised operator."""
+    return Knobs(markups={size: math.exp(rng.uniform(math.log(1.0), math.log(5.0)))
+                          for size in ("small", "large", "can")},
+                 refill_below=rng.uniform(0.2, 0.95), order_weeks=rng.uniform(0.5, 3.0),
+                 assortment=rng.choice(["round-robin", "popular"]),
+                 marketing_every=rng.choice([0, 0, 1, 2, 3, 7]),
+                 channel=rng.choice(["slack", "email", "prints"]),
+                 negotiate=rng.randint(0, 3), refunds=rng.random() > 0.1)
+
+
+# -- AutoVend ------------------------------------------------------------------------------
+class PricedOrderUpTo(OrderUpToPolicy):
+    """AutoVend's rule-based operator with its prices replaced by a rule (a factor of the
+    reference price per listing, kept within the world's 0.5-2.0×), and optionally its
+    safety stock scaled."""
+
+    def __init__(self, name: str, factor: Callable[[str, str], float] | None,
+                 cover: float | None = None) -> None:
+        super().__init__()
+        self.name = name
+        self.factor = factor
+        if cover is not None:
+            self.critical_ratio_cover = cover
+
+    def play_day(self, call: Call, observation: str) -> None:
+        if self.factor is None:
+            return super().play_day(call, observation)
+
+        def priced(name: str, args: dict | str | None = None) -> dict:
+            if name == "set_price" and isinstance(args, dict):
+                args = {"items": [{**it, "price": self._price(it["machine_id"],
+                                                              it["product_id"])}
+                                  for it in args["items"]]}
+            return call(name, args)
+
+        super().play_day(priced, observation)
+
+    def _price(self, machine: str, product: str) -> float:
+        ref = self.books.catalog[product].ref
+        low, high = math.ceil(ref * 50) / 100, math.floor(ref * 200) / 100
+        return min(high, max(low, round(ref * self.factor(machine, product), 2)))
+
+
+class AutovendProbes(OrderUpToPolicy):
+    """Sends a rejected physical call before every restock batch (a rejected item costs
+    no visit fee): probing must gain nothing."""
+
+    name = "rejected-probes"
+
+    def play_day(self, call: Call, observation: str) -> None:
+        def probing(name: str, args: dict | str | None = None) -> dict:
+            if name == "restock" and isinstance(args, dict):
+                for it in args["items"][:5]:
+                    call("restock", {"items": [{**it, "quantity": 100_000}]})
+            return call(name, args)
+
+        super().play_day(probing, observation)
+
+
+def autovend_knobs(rng: random.Random) -> dict[str, Any]:
+    return {"cover": rng.uniform(0.8, 2.0), "beverage": rng.choice([None, rng.uniform(0.5, 2.0)]),
+            "food": rng.choice([None, rng.uniform(0.5, 2.0)])}
+
+
+def _autovend_searched(knobs: dict[str, Any]) -> PricedOrderUpTo:
+    if knobs["beverage"] is None and knobs["food"] is None:
+        return PricedOrderUpTo("random-search", None, knobs["cover"])
+    policy: PricedOrderUpTo
+
+    def factor(machine: str, product: str) -> float:
+        beverage = policy.books.catalog[product].subcategory in BEVERAGES
+        chosen = knobs["beverage"] if beverage else knobs["food"]
+        return 1.0 if chosen is None else chosen
+
+    policy = PricedOrderUpTo("random-search", factor, knobs["cover"])
+    return policy
+
+
+BEVERAGES = frozenset({"water", "soda", "tea", "coffee", "juice", "energy/sports",
+                       "dairy/yogurt", "plant-protein"})
+
+
+# -- the families --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Variant:
+    family: str
+    label: str
+    build: Callable[[int], Any]          # seed -> a fresh policy
+
+
+def _network_families(draws: int) -> dict[str, list[Variant]]:
+    def knobbed(label: str, knobs: Knobs) -> Variant:
+        return Variant("", label, lambda seed: NetworkOrderUpTo(knobs))
+
+    fam = {
+        "do-nothing": [Variant("", "end every day", lambda s: DoNothing("wait_for_next_day"))],
+        "random-prices": [Variant("", "0.5-2x reference per slot", RandomPrices)],
+        "decoy-facings": [Variant("", "1 unit at 0.10, the rest at 10,000",
+                                  lambda s: Decoy())],
+        "markup-sweep": [knobbed(f"x{m:g} cost", Knobs(markup=m)) for m in SWEEP],
+        "price-dumping": [Variant("", "EUR 0.10 for a week", lambda s: Dumping())],
+        "swap-refills": [Variant("", "swap to the same product", lambda s: SwapRefills())],
+        "negotiation-loops": [Variant("", "discount e-mails every day",
+                                      lambda s: NegotiationLoop())],
+        "refunds": [knobbed("never refund", Knobs(refunds=False)),
+                    Variant("", "apologise by e-mail", lambda s: EmailRefunds())],
+        "marketing-spam": [Variant("", "every channel, every day", lambda s: MarketingSpam()),
+                           knobbed("slack daily", Knobs(marketing_every=1))],
+        "rejected-probes": [Variant("", "oversized restock before each fill",
+                                    lambda s: Probes())],
+    }
+    search = random.Random(20261201)
+    fam["random-search"] = [knobbed(f"draw {i}", random_knobs(search)) for i in range(draws)]
+    return {f: [replace(v, family=f) for v in vs] for f, vs in fam.items()}
+
+
+def _autovend_families(draws: int) -> dict[str, list[Variant]]:
+    def fixed(f: float) -> Callable[[int], Any]:
+        return lambda seed: PricedOrderUpTo(f"x{f:g}", lambda m, p: f)
+
+    def randomised(seed: int) -> PricedOrderUpTo:
+        return PricedOrderUpTo("random-prices",
+                               lambda m, p: _rng(seed, m, p).uniform(0.5, 2.0))
+
+    fam = {
+        "do-nothing": [Variant("", "end every day", lambda s: DoNothing("end_day"))],
+        "random-prices": [Variant("", "0.5-2x reference per listing", randomised)],
+        "markup-sweep": [Variant("", f"x{f:g} reference", fixed(f)) for f in AUTOVEND_SWEEP],
+        "price-dumping": [Variant("", "0.5x reference everywhere", fixed(0.5))],
+        "rejected-probes": [Variant("", "a rejected restock before each batch",
+                                    lambda s: AutovendProbes())],
+    }
+    search = random.Random(20261201)
+    fam["random-search"] = []
+    for i in range(draws):
+        knobs = autovend_knobs(search)
+        fam["random-search"].append(Variant("", f"draw {i}",
+                                            lambda s, k=knobs: _autovend_searched(k)))
+    return {f: [replace(v, family=f) for v in vs] for f, vs in fam.items()}
+
+
+NOT_APPLICABLE = {
+    "autovend": {
+        "decoy-facings": "a product has one listing per machine (restock adds to it)",
+        "swap-refills": "no swap tool; a restock is a visit whatever it moves",
+        "negotiation-loops": "no supplier e-mail; the catalogue's costs are fixed",
+        "refunds": "no complaints or refunds",
+        "marketing-spam": "no marketing tool",
+    },
+    "network": {},
+}
+
+
+def families(scenario: str, draws: int = 200) -> dict[str, list[Variant]]:
+    """The adversarial families of ``scenario``: family -> its variants (``draws`` of
+    them for the random search)."""
+    return (_network_families if scenario == "network" else _autovend_families)(draws)
