@@ -38,7 +38,7 @@ def test_baseline_several_seeds_and_policies_summarise(capsys):
 def test_baseline_table_output(capsys):
     assert main(["baseline", "--days", "2"]) == 0
     text = capsys.readouterr().out
-    assert "baseline/order-up-to" in text and "final net assets" in text
+    assert "baseline/order-up-to" in text and "net assets" in text
 
 
 @pytest.mark.parametrize("args,message", [

@@ -122,7 +122,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps(payload))
         _print_warnings(payload["warnings"])
     else:
-        _print_run(payload, result.pool, args.db)
+        _print_run(payload, result.pool, args.db, config.scenario)
     errors = [t for t in payload["trials"] if t["status"] == "error"]
     if errors:
         fixable = [t for t in errors if t.get("resumable", True)]
@@ -140,11 +140,12 @@ def run_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_run(payload: dict[str, Any], pool: Any, db: str) -> None:
+def _print_run(payload: dict[str, Any], pool: Any, db: str, scenario: str) -> None:
     """The run's trials in 80 columns; each reason in full below the table (the rest is
     in `vendbench runs --run RUN_ID` and --json)."""
     import textwrap
 
+    from .environment import score_name
     from .ui import print_table
 
     trials = sorted(payload["trials"], key=lambda t: (t["model"], t["world_seed"], t["seed"],
@@ -153,7 +154,8 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str) -> None:
     repeats = any(t["repeat"] != 1 for t in trials)
     llm = any(t.get("exchanges") for t in trials)
     headers = ["model", *(["world"] if worlds else []), "seed", *(["rep"] if repeats else []),
-               "status", "net assets", "cost $", *(["cached"] if llm else []), "calls"]
+               "status", score_name(scenario), "cost $", *(["cached"] if llm else []),
+               "calls"]
     rows, notes = [], []
     for t in trials:
         cost = "—" if t["cost_usd"] is None else f"{t['cost_usd']:.4f}"
@@ -198,6 +200,7 @@ def _stale(rows: list[dict[str, Any]], live: dict[str, Any] | None
 
 
 def runs_command(args: argparse.Namespace) -> int:
+    from .environment import score_name
     from .results import Store, cached_share
     from .ui import print_table
 
@@ -214,7 +217,8 @@ def runs_command(args: argparse.Namespace) -> int:
                 return 0
             print_table(f"run {run['run_id']} — {run['name']}, {run['scenario']}, "
                         f"{run['days']} days, {run['status']}",
-                        ["trial", "model", "world", "seed", "rep", "status", "net assets",
+                        ["trial", "model", "world", "seed", "rep", "status",
+                         score_name(run["scenario"]),
                          "cost USD", "cached", "exchanges", "tool calls", "days"],
                         [[t["trial_id"][len(run["run_id"]) + 1:], t["model"], t["world_seed"],
                           t["seed"], t["repeat"],

@@ -433,7 +433,7 @@ def _days(text: str) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from .environment import SALT_ENV, currency, scenario
+    from .environment import SALT_ENV, currency, scenario, score_name
     from .providers.policies import evaluate_policy
     from .ui import DayProgress, print_table
 
@@ -459,14 +459,14 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     print_table(
         f"{args.scenario}: reference policies, {args.days} days ({currency(args.scenario)})"
         f"{private}",
-        ["policy", "world", "seed", "status", "final net assets", "growth", "tool calls",
+        ["policy", "world", "seed", "status", score_name(args.scenario), "growth", "tool calls",
          "sim s", "wall s"],
         [[r["policy"], r["world_seed"], r["seed"], r["status"], f"{r['final_net_assets']:,.2f}",
           f"{r['growth']:+,.2f}", r["tool_calls"], f"{r['sim_seconds']:.2f}",
           f"{r['wall_seconds']:.2f}"] for r in records])
     if any(s["trials"] > 1 for s in summary):
-        print_table("summary over seeds", ["policy", "world", "trials", "mean net assets",
-                                           "SD", "CV"],
+        print_table("summary over seeds", ["policy", "world", "trials",
+                                           f"mean {score_name(args.scenario)}", "SD", "CV"],
                     [[s["policy"], s["world_seed"], s["trials"],
                       f"{s['mean_net_assets']:,.2f}", f"{s['sd_net_assets']:,.2f}",
                       f"{s['cv']:.2%}"] for s in summary])

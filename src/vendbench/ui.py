@@ -71,10 +71,11 @@ class RunProgress:
     trials done and spend against the budget. Plain lines on stderr when not a terminal."""
 
     def __init__(self, config: Any, enabled: bool = True) -> None:
-        from .environment import currency
+        from .environment import currency, score_name
 
         self._config = config
         self._currency = currency(config.scenario)
+        self._score = score_name(config.scenario)
         self._named_worlds = config.names_worlds
         self._enabled = enabled
         self._tty = enabled and _is_tty()
@@ -148,7 +149,7 @@ class RunProgress:
         title = (f"trials {self._done}/{self._total} done · spent ${spent:.4f}"
                  + (f" of ${cap}" if cap is not None else ""))
         table = Table(title=title, expand=False)
-        for col in ("model", "seed", "rep", "status", "day", f"net assets {self._currency}",
+        for col in ("model", "seed", "rep", "status", "day", f"{self._score} {self._currency}",
                     "spend USD"):
             table.add_column(col, justify="left" if col in ("model", "status") else "right")
         running = [r for r in self._rows.values() if r["status"] == "running"]

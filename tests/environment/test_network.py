@@ -342,8 +342,10 @@ def test_a_rejected_call_changes_nothing(name, arguments):
     if not result["ok"]:                 # nothing changes but the clock, by the call's kind
         assert result["error"] and fingerprint(env, clock=False) == before
         spent = ECO["clock"]["cost"].get(name, 0)
-        if name == "swap_item" and isinstance(arguments, dict) and arguments.get(
-                "slot_id") == "AI-HOUSE:DRINKS:A1" and arguments.get("product_id") == "cola":
+        parsed, _ = NetworkEnv._parse(name, arguments) if name in ECO["clock"]["cost"] \
+            else (None, None)
+        if name == "swap_item" and parsed is not None and (parsed.slot_id, parsed.product_id) \
+                == ("AI-HOUSE:DRINKS:A1", "cola"):
             spent = ECO["clock"]["cost"]["restock_machine"]             # a refill is a fill
         assert env.minute == minute + spent
     checked_ledger(env)

@@ -31,8 +31,10 @@ class Scenario:
                           # the package itself)
     summary: str
     currency: str = "CNY"  # what its amounts are in
-    score_name: str = "net assets"   # what a completed trial scores
+    score_name: str = "net assets"   # what a completed trial scores, named once
     default_days: int = 180          # the horizon when none is given
+    score_column: str = "net_assets"  # the score's quantity day by day: a ``days`` column
+                                      # (and ``summary()`` key) whose last value it is
 
     def load(self, module: str | None = None) -> Any:
         return importlib.import_module(f"{self.package}{'.' + module if module else ''}",
@@ -50,7 +52,8 @@ register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
                   "AutoVend: 20 machines of five site types, one warehouse, 180 days"))
 register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   "Prosus-style network: six machines at three locations, suppliers by "
-                  "search and e-mail, marketing, a working day; 30 days", "EUR", "reward", 30))
+                  "search and e-mail, marketing, a working day; 30 days", "EUR",
+                  "final bank balance", 30, "cash"))
 
 
 def scenario(name: str) -> Scenario:
@@ -77,6 +80,20 @@ def score_name(name: str) -> str:
     """What scenario ``name``'s trials score ("net assets", "reward")."""
     entry = REGISTRY.get(name)
     return entry.score_name if entry is not None else "net assets"
+
+
+def score_column(name: str) -> str:
+    """The ``days`` column that holds scenario ``name``'s score quantity day by day."""
+    entry = REGISTRY.get(name)
+    return entry.score_column if entry is not None else "net_assets"
+
+
+def standing(env: Environment) -> float:
+    """What ``env``'s trial would score on its score's quantity now (net assets for
+    AutoVend, the bank balance for the network), for progress displays."""
+    column = score_column(getattr(env, "scenario", ""))
+    value = env.summary().get(column) if hasattr(env, "summary") else None
+    return float(value) if value is not None else env.final_state()["final_net_assets"]
 
 
 def scenario_class(name: str) -> type:
@@ -119,4 +136,5 @@ def metric_directions(scenario_name: str) -> dict[str, str]:
 
 
 __all__ = ["Environment", "REGISTRY", "SALT_ENV", "Scenario", "currency", "default_days", "display_columns", "make", "score_name",
-           "metric_directions", "register", "scenario", "scenario_class", "trial_metrics"]
+           "metric_directions", "register", "scenario", "scenario_class", "score_column",
+           "standing", "trial_metrics"]

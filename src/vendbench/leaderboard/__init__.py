@@ -15,7 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..environment import SALT_ENV, currency, metric_directions, score_name, trial_metrics
+from ..environment import (SALT_ENV, currency, metric_directions, score_column, score_name,
+                           trial_metrics)
 from ..results import Store
 from ._board import BASELINE, ORACLE, ModelRow, bootstrap_ci, model_rows, score
 from ._data import Filters, Selection, select, trial_rows
@@ -63,13 +64,14 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
                 "private worlds: pricing regret and assortment need the worlds' salt (set "
                 "VENDBENCH_WORLD_SALT, or the run's world_salt_env, to compute them)")
         operations, trajectories, points = {}, {}, []
+        column = score_column(scenario)          # the score's own quantity, day by day
         for t in selection.trials:
             rows = trial_rows(store, t["trial_id"])
             operations[t["trial_id"]] = trial_metrics(
                 scenario, rows["days"], rows["sales"], rows["tool_calls"], t["world_seed"],
                 world_salt=salt, private=bool(private))
             trajectories.setdefault(t["model"], []).append(
-                [float(d["net_assets"]) for d in rows["days"]])
+                [float(d[column]) for d in rows["days"]])
             points.append({"model": t["model"], "seed": t["seed"], "score": score(t),
                            "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
                            else None, "status": t["status"]})

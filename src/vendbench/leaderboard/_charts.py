@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import statistics
 
-from ..environment import currency
+from ..environment import currency, score_name
 from ._board import BASELINE, ORACLE
 from ._render import ops_for
 
@@ -24,6 +24,10 @@ MATERIAL = {"waste_rate": ("abs", 0.01), "stockout_rate": ("abs", 0.02),
             "rejected_item_rate": ("abs", 0.01), "assortment_score": ("abs", 0.05),
             "capital_efficiency": ("rel", 0.10), "tool_calls_per_day": ("rel", 0.10),
             "working_hours_use": ("abs", 0.05), "rejected_call_rate": ("abs", 0.01)}
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _plt():
@@ -98,8 +102,8 @@ def _trajectories(plt, board: Board, out: Path) -> list[Path]:
                 markevery=max(1, n // 8), markersize=5, **style[row.model])
         ax.fill_between(days, stack.min(axis=0), stack.max(axis=0), alpha=0.12,
                         color=style[row.model]["color"])
-    ax.set(title="Net assets over time (mean, range over trials)", xlabel="day",
-           ylabel=f"net assets (thousand {board.currency})")
+    ax.set(title=f"{_cap(board.score_name)} over time (mean, range over trials)",
+           xlabel="day", ylabel=f"{board.score_name} (thousand {board.currency})")
     return _finish(plt, fig, ax, out, "trajectories")
 
 
@@ -108,8 +112,8 @@ def _terminal(plt, board: Board, out: Path) -> list[Path]:
 
     rows = board.rows
     if not rows:
-        board.chart_notes["terminal_net_assets"] = ("Terminal net assets: not drawn, no "
-                                                    "finished trial yet")
+        board.chart_notes["terminal_net_assets"] = (f"Terminal {board.score_name}: not "
+                                                    "drawn, no finished trial yet")
         return []
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.5))
     y = np.arange(len(rows))[::-1]
@@ -122,8 +126,8 @@ def _terminal(plt, board: Board, out: Path) -> list[Path]:
     ax.set_yticks(y, [r.model for r in rows])
     ax.axvline((board.selection.cohort["initial_cash"] or 0) / 1000, color="black",
                linewidth=0.8, linestyle=":")
-    ax.set(title="Terminal net assets (mean, 95% bootstrap CI; unfinished = 0)",
-           xlabel=f"thousand {board.currency}")
+    ax.set(title=f"Terminal {board.score_name} (mean, 95% bootstrap CI; unfinished = 0)",
+           xlabel=f"{board.score_name}, thousand {board.currency}")
     return _finish(plt, fig, ax, out, "terminal_net_assets")
 
 
@@ -157,7 +161,7 @@ def _return_vs_cost(plt, board: Board, out: Path) -> list[Path]:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())              # no overlapping labels
     ax.set(title="Return against API cost, per trial", xlabel="API cost per trial (USD)",
-           ylabel=f"net-asset growth (thousand {board.currency})")
+           ylabel=f"{board.score_name} − starting cash (thousand {board.currency})")
     return _finish(plt, fig, ax, out, "return_vs_cost")
 
 
@@ -258,9 +262,9 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
     ax.set_xticks(range(len(trend.runs)), [r["date"][5:] for r in trend.runs],
                   rotation=30, ha="right")
     c = trend.cohort
-    ax.set(title=f"Net assets per run ({c['scenario']}, {c['days']} days): mean, 95% CI; "
+    ax.set(title=f"{_cap(score_name(c['scenario']))} per run ({c['scenario']}, {c['days']} days): mean, 95% CI; "
                  "red ring = regression", xlabel="run (UTC)",
-           ylabel=f"net assets (thousand {currency(c['scenario'])})")
+           ylabel=f"{score_name(c['scenario'])} (thousand {currency(c['scenario'])})")
     return _finish(plt, fig, ax, out, "trend")
 
 

@@ -63,18 +63,19 @@ table.trend td:nth-child(2),table.trend th:nth-child(2){position:static;border-r
 """
 
 CAPTIONS = {
-    "trajectories": "Net assets over the days: each model's mean over its trials, the band "
+    "trajectories": "{Score} over the days: each model's mean over its trials, the band "
                     "from the lowest to the highest trial. Dashed black: the order-up-to "
                     "baseline; dotted grey: the oracle.",
-    "terminal_net_assets": "Terminal net assets per model: the mean over trials (an "
+    "terminal_net_assets": "Terminal {score} per model, the score: the mean over trials (an "
                            "unfinished trial counts 0) with its 95% bootstrap confidence "
                            "interval; the dotted line is the starting cash.",
-    "return_vs_cost": "Each trial's net-asset growth against its API cost (log scale); the "
+    "return_vs_cost": "Each trial's {score} less its starting cash against its API cost "
+                      "(log scale); the "
                       "efficiency frontier joins the trials no cheaper trial beats.",
     "operations": "Operational metrics, coloured by distance from the models' median in "
                   "material steps (1–5 percentage points for rates, 10% for the others): "
                   "grey is within one step, full colour at three.",
-    "trend": "Each model's mean net assets per run of this cohort, with the 95% CI as a "
+    "trend": "Each model's mean {score} per run of this cohort, with the 95% CI as a "
              "band; a red ring marks a regression against the model's previous run.",
 }
 
@@ -87,12 +88,13 @@ def html_report(board: Board, trend: Trend | None = None) -> str:
     headers, rows = table_rows(board)
     cohort = board.selection.cohort
     table = _table(headers, rows, "sortable board",
-                   f"Models ranked by mean terminal net assets ({board.currency}), {cohort['scenario']}, "
+                   f"Models ranked by mean terminal {board.score_name} ({board.currency}), {cohort['scenario']}, "
                    f"{cohort['days']} days; click a column to sort") \
         if rows else "<p class='note'>No finished trial to rank yet.</p>"
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in _footer(board))
     with tempfile.TemporaryDirectory() as tmp:
-        charts = "".join(_figure(p) for p in write_charts(board, tmp) if p.suffix == ".svg")
+        charts = "".join(_figure(p, board.score_name) for p in write_charts(board, tmp)
+                         if p.suffix == ".svg")
         trend_html = ""
         if trend is not None and len(trend.runs) > 1:
             from ._trend import _trend_footer, trend_table
@@ -103,7 +105,8 @@ def html_report(board: Board, trend: Trend | None = None) -> str:
                 + _table(t_headers, t_rows, "trend",
                          f"Each model per run of this cohort ({len(trend.runs)} runs)")
                 + "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in _trend_footer(trend))
-                + "</ul>" + "".join(_figure(p) for p in write_trend_chart(trend, tmp)
+                + "</ul>" + "".join(_figure(p, board.score_name)
+                                    for p in write_trend_chart(trend, tmp)
                                     if p.suffix == ".svg"))
     missing = "".join(f"<p class='note'>{html.escape(n)}</p>"
                       for n in board.chart_notes.values())
@@ -124,8 +127,9 @@ def _table(headers: list[str], rows: list[list[str]], classes: str, caption: str
             f"</tr></thead><tbody>{body}</tbody></table></div></figure>")
 
 
-def _figure(path: Path) -> str:
-    caption = CAPTIONS.get(path.stem, "")
+def _figure(path: Path, score: str) -> str:
+    caption = CAPTIONS.get(path.stem, "").format(score=score, Score=score[:1].upper()
+                                                 + score[1:])
     return (f"<figure>{_inline_svg(path)}<figcaption>{html.escape(caption)}</figcaption>"
             "</figure>")
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import __version__
 from ..budgets import Budget, Price, resolve_prices
-from ..environment import Environment, make
+from ..environment import Environment, make, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
                          make_provider)
@@ -284,7 +284,7 @@ class Scheduler:
                             spec, budget, writer, lambda o, e: self.on_event(
                                 "trial_progress",
                                 {"outcome": o, "day": e.day,
-                                 "net_assets": e.final_state()["final_net_assets"]})))
+                                 "net_assets": standing(e)})))
                     out.spec = replace(out.spec, history=None)      # it may be large
                     outcomes.append(out)
                     self.on_event("trial_finished", {"outcome": out})

@@ -21,6 +21,7 @@ from itertools import count
 from typing import Any
 
 from ..budgets import Budget
+from ..environment import standing
 from ..errors import ResultsError
 from ._link import Link, LinkClosed
 from ._trial import TrialOutcome, TrialSpec, run_trial
@@ -100,7 +101,7 @@ async def serve(link: Link) -> None:
                 link.send("progress", spec.trial_id,
                           {"cost": o.cost, "exchanges": o.exchanges,
                            "tool_calls": o.tool_calls, "days": o.days, "tokens": o.tokens},
-                          env.day, env.final_state()["final_net_assets"])
+                          env.day, standing(env))
 
         link.send("started", spec.trial_id)
         try:

@@ -326,7 +326,15 @@ class NetworkEnv:
         grown = self.reputation + dem["reputation_growth"] * (1 - self.reputation) * stocked
         self.reputation = max(dem["reputation_floor"], min(1.0, grown - 0.02 * len(open_old)))
         self._complaints(d, sold)
-        self._records["days"].append({
+        if self.missed_rent > eco["economy"]["missed_rent_limit"]:
+            self._status = "bankrupt"
+        elif d >= self.days:                                 # the last night: the books close
+            self.bank += self.card_pending                    # outstanding receipts settle
+            self.ledger.sales_card += self.card_pending
+            self.card_pending = 0
+            self._pay_rent(0, final=True)                     # and rent still owed is paid
+            self._status = "completed"
+        self._records["days"].append({                       # cash: the score's quantity
             "day": d, "date": self.date(d), "cash": _euros(self.bank),
             "net_assets": _euros(self.net_worth()), "revenue": _euros(revenue),
             "cogs": _euros(cogs), "purchases": _euros(self._today.purchases),
@@ -335,15 +343,7 @@ class NetworkEnv:
             "expired_units_sold": 0, "machines_visited": 0,
             "net": _euros(self.bank - self._day_start_bank)})
         self._today, self._day_start_bank = Ledger(), self.bank
-        if self.missed_rent > eco["economy"]["missed_rent_limit"]:
-            self._status = "bankrupt"
         self._day += 1
-        if self._status == "running" and self._day > self.days:
-            self.bank += self.card_pending                    # outstanding receipts settle
-            self.ledger.sales_card += self.card_pending
-            self.card_pending = 0
-            self._pay_rent(0, final=True)                     # and rent still owed is paid
-            self._status = "completed"
         self._morning()
         return {"ok": True, "closed_day": d, "sold_units": sold, "revenue": _euros(revenue),
                 "message": "the run is over" if self.done else "a new working day begins"}

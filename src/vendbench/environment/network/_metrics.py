@@ -36,7 +36,9 @@ def trial_metrics(days: list[dict[str, Any]], sales: list[dict[str, Any]],
             spent[c["name"]] += json.loads(c["result_json"]).get("paid", 0.0)
     hours = (eco["clock"]["close"] - eco["clock"]["open"]) * max(played, 1)
     return {
-        "profit": days[-1]["net_assets"] - start if days else None,
+        # the score's own quantity: the bank at the last day (the final balance once the
+        # trial completes) less the starting cash; stock bought and unsold is no profit
+        "profit": days[-1]["cash"] - start if days else None,
         "stockout_rate": (sum(s["units_sold"] >= s["units_on_shelf"] for s in listed)
                           / len(listed)) if listed else None,
         "marketing_spend": spent["run_marketing"], "refunds": spent["send_payment"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Protocol
 
-from ...environment import Environment, make, scenario_class
+from ...environment import Environment, make, scenario_class, score_name
 
 
 class InProcessPolicy(Protocol):
@@ -77,8 +77,9 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
         "status": summary["status"],
         "days_completed": summary["days_completed"],
         "initial_cash": summary["initial_cash"], "final_cash": summary["cash"],
-        # what the trial scores: autovend's net assets, the network's reward (the final
-        # bank balance); ``net_worth`` is cash plus stock and receipts either way
+        # what the trial scores, named by its scenario (autovend's net assets, the
+        # network's final bank balance); ``net_worth`` is cash plus stock either way
+        "score_name": score_name(scenario),
         "final_net_assets": env.final_state()["final_net_assets"],
         "net_worth": summary["net_assets"],
         "growth": round(env.final_state()["final_net_assets"] - summary["initial_cash"], 2),
