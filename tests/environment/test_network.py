@@ -26,7 +26,8 @@ DAY_MINUTES = ECO["clock"]["close"] - ECO["clock"]["open"]
 
 def fingerprint(env: NetworkEnv, clock: bool = True) -> str:
     """Everything a call could change (but the clock, with ``clock=False``)."""
-    skip = {"eco", "tools", "instructions", "_records"} | (set() if clock else {"minute"})
+    skip = ({"eco", "tools", "instructions", "_records", "_discounts"}      # _discounts: a memo
+            | (set() if clock else {"minute"}))
     state = {k: v for k, v in env.__dict__.items() if k not in skip}
     def plain(o):
         if dataclasses.is_dataclass(o):

@@ -13,6 +13,7 @@ import json
 import math
 import re
 import zlib
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,6 +140,7 @@ class NetworkEnv:
         self.outbox: list[tuple[int, Email]] = []        # (deliver on day, email)
         self.complaints: list[Complaint] = []
         self.campaigns: list[tuple[int, str, str, str]] = []  # day, location, channel, copy
+        self._discounts: dict[tuple[str, str, int], float] = {}  # (supplier, product, week)
         self.notes = ""
         self.reminders: list[tuple[int, str]] = []
         self.sales_log: list[dict[str, Any]] = []
@@ -278,19 +280,25 @@ class NetworkEnv:
 
     def weekly_discount(self, supplier: str, product: str, day: int) -> float:
         o = self.eco["offers"]
-        week = (day - 1) // o["week_days"]
-        rng = _stream(self.seed, "offer", supplier, product, week)
-        if rng.random() < o["discount_chance"]:
-            return float(rng.choice(o["discounts"]))
-        return 0.0
+        key = (supplier, product, (day - 1) // o["week_days"])
+        cut = self._discounts.get(key)
+        if cut is None:                                  # drawn once a week, from the seed
+            rng = _stream(self.seed, "offer", *key)
+            cut = self._discounts[key] = (float(rng.choice(o["discounts"]))
+                                          if rng.random() < o["discount_chance"] else 0.0)
+        return cut
 
     def marketing_multiplier(self, location: str, day: int,
                              extra: tuple[tuple[int, str, str, str], ...] = ()) -> float:
         """The traffic multiplier of ``location``'s campaigns on ``day`` (with ``extra``
         campaigns as if run too)."""
         lim = self.eco["marketing_limits"]
-        recent = [c for c in (*self.campaigns, *extra) if c[1] == location
-                  and day - lim["window_days"] < c[0] <= day]
+        recent = []
+        for c in chain(reversed(extra), reversed(self.campaigns)):   # newest first, by day
+            if c[0] <= day - lim["window_days"]:
+                break
+            if c[1] == location and c[0] <= day:
+                recent.append(c)
         mult = 1.0
         for name, ch in self.eco.channels.items():
             mine = [c for c in recent if c[2] == name]

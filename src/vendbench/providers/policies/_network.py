@@ -42,18 +42,30 @@ class NetworkOracle:
         self.plan = self._assortment()
         self.prices: dict[str, dict[str, int]] = {}           # machine -> product -> cents
         self.negotiated: set[str] = set()
+        self._memo: dict[tuple, Any] = {}                    # today's model figures
 
     # -- the hidden model ------------------------------------------------------------
     def _loc(self, machine: str) -> Any:
         return self.locs[machine.split(":")[0]]
 
-    def _customers(self, machine: str, day: int | None = None) -> float:
-        """Expected customers of ``machine`` a day, at today's reputation."""
-        dem = self.eco["demand"]
-        loc = self._loc(machine)
-        mult = self.env.marketing_multiplier(loc.id, day or self.env.day)
-        return (dem["base_customers"] * loc.volume * sum(dem["weekday"]) / 7
-                * self.env.reputation * mult)
+    def _customers(self, machine: str) -> float:
+        """Expected customers of ``machine`` a day, at today's reputation and campaigns."""
+        key = ("customers", machine, self.env.day, len(self.env.campaigns))
+        if key not in self._memo:
+            dem = self.eco["demand"]
+            loc = self._loc(machine)
+            self._memo[key] = (dem["base_customers"] * loc.volume * sum(dem["weekday"]) / 7
+                               * self.env.reputation
+                               * self.env.marketing_multiplier(loc.id, self.env.day))
+        return self._memo[key]
+
+    def _shares(self, machine: str) -> dict[str, float]:
+        """Each product's expected share of ``machine``'s customers at its prices."""
+        offer = self.prices.get(machine, {})
+        key = ("shares", machine, tuple(sorted(offer.items())))
+        if key not in self._memo:
+            self._memo[key] = demand.shares(self.eco, self._loc(machine), offer)
+        return self._memo[key]
 
     def _products(self, machine: str) -> list[str]:
         return sorted({p for s, p in self.plan.items() if self.env.slots[s].machine == machine})
@@ -117,13 +129,8 @@ class NetworkOracle:
 
     def _daily_units(self, product: str) -> float:
         """Expected units of ``product`` sold a day over the whole network."""
-        total = 0.0
-        for m in self.machines:
-            offer = self.prices.get(m)
-            if offer and product in offer:
-                total += self._customers(m) * demand.shares(self.eco, self._loc(m),
-                                                            offer)[product]
-        return total
+        return sum(self._customers(m) * self._shares(m)[product] for m in self.machines
+                   if product in self.prices.get(m, {}))
 
     def _assortment(self) -> dict[str, str]:
         """slot id -> product: every product a machine's slots fit and a supplier sells
@@ -151,6 +158,7 @@ class NetworkOracle:
     # -- a day -------------------------------------------------------------------------
     def play_day(self, call: Call, observation: str) -> None:
         env = self.env
+        self._memo = {k: v for k, v in self._memo.items() if k[0] == "shares"}
         if env.day == 1:
             call("search_web", {"query": "snacks drinks coffee sweets food wholesale cheap"})
             self.prices = {m: self._optimal_prices(m) for m in self.machines}
@@ -252,7 +260,7 @@ class NetworkOracle:
     def _machine_profit(self, machine: str) -> float:
         """Expected gross profit of a machine a day (cents), at its prices."""
         offer = self.prices.get(machine, {})
-        share = demand.shares(self.eco, self._loc(machine), offer)
+        share = self._shares(machine)
         return self._customers(machine) * sum(
             share[p] * (offer[p] - self._unit_cost(p)) for p in offer)
 
@@ -261,7 +269,7 @@ class NetworkOracle:
         rate: dict[str, float] = {}
         for m in self.machines:
             offer = self.prices[m]
-            share = demand.shares(self.eco, self._loc(m), offer)
+            share = self._shares(m)
             n = self._customers(m)
             for p in offer:
                 facings = sum(1 for s, q in self.plan.items()

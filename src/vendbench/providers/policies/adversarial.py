@@ -20,11 +20,14 @@ from typing import Any, Callable
 
 from ._baseline import OrderUpToPolicy
 from ._books import Call
+from ._network import NetworkOracle
 from ._network_baseline import Knobs, NetworkOrderUpTo
+from ._oracle import OraclePolicy
 
 LOCATIONS = ("AI-LOUNGE", "AI-HOUSE", "MAIN-LOUNGE")
 SWEEP = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 10.0, 20.0, 50.0)   # × cost (network)
 AUTOVEND_SWEEP = (0.5, 0.75, 1.25, 1.5, 1.75, 2.0)                   # × reference
+REPRICED = (0.8, 0.9, 1.1, 1.25, 1.5, 2.0)          # × the oracle's own prices
 
 
 def _rng(seed: int, *key: Any) -> random.Random:
@@ -158,6 +161,39 @@ class Dumping(NetworkOrderUpTo):
         return 0.1 if self.today <= 7 else super().price_for(slot, product)
 
 
+class RepricedNetworkOracle(NetworkOracle):
+    """The oracle's own play with every price it plans moved by ``factor``: if this
+    scored more, the oracle would not price at the optimum (privileged, a check)."""
+
+    def __init__(self, env: Any, factor: float) -> None:
+        self.factor = factor
+        super().__init__(env)
+        self.name = f"oracle x{factor:g}"
+
+    def _optimal_prices(self, machine: str) -> dict[str, int]:
+        return {p: max(10, int(round(v * self.factor / 10) * 10))
+                for p, v in super()._optimal_prices(machine).items()}
+
+
+class RepricedOracle(OraclePolicy):
+    """AutoVend's oracle with its planned prices moved by ``factor`` (within 0.5-2.0×
+    reference)."""
+
+    def __init__(self, world: Any, factor: float) -> None:
+        super().__init__(world)
+        self.factor = factor
+        self.name = f"oracle x{factor:g}"
+
+    def _plan_machine(self, i: int) -> dict[str, tuple[float, float]]:
+        plan = super()._plan_machine(i)
+        out = {}
+        for pid, (price, rate) in plan.items():
+            ref = self.world.products[self._k[pid]].ref_price / 100
+            low, high = math.ceil(ref * 5) / 10, math.floor(ref * 20) / 10
+            out[pid] = (min(high, max(low, round(price * self.factor, 1))), rate)
+        return out
+
+
 def random_knobs(rng: random.Random) -> Knobs:
     """One draw of the network's parametrised operator."""
     return Knobs(markups={size: math.exp(rng.uniform(math.log(1.0), math.log(5.0)))
@@ -242,61 +278,81 @@ BEVERAGES = frozenset({"water", "soda", "tea", "coffee", "juice", "energy/sports
 
 
 # -- the families --------------------------------------------------------------------------
+Build = Callable[[int, Any], Any]        # (seed, env) -> a fresh policy for that episode
+
+
 @dataclass(frozen=True)
 class Variant:
     family: str
     label: str
-    build: Callable[[int], Any]          # seed -> a fresh policy
+    build: Build
+
+
+def _plain(make: Callable[[], Any]) -> Build:
+    """A builder for a policy that needs neither the seed nor the environment."""
+    return lambda seed, env: make()
 
 
 def _network_families(draws: int) -> dict[str, list[Variant]]:
     def knobbed(label: str, knobs: Knobs) -> Variant:
-        return Variant("", label, lambda seed: NetworkOrderUpTo(knobs))
+        return Variant("", label, _plain(lambda: NetworkOrderUpTo(knobs)))
 
+    def repriced(f: float) -> Variant:
+        return Variant("", f"oracle prices x{f:g}",
+                       lambda seed, env: RepricedNetworkOracle(env, f))
+
+    search = random.Random(20261201)
     fam = {
-        "do-nothing": [Variant("", "end every day", lambda s: DoNothing("wait_for_next_day"))],
-        "random-prices": [Variant("", "0.5-2x reference per slot", RandomPrices)],
-        "decoy-facings": [Variant("", "1 unit at 0.10, the rest at 10,000",
-                                  lambda s: Decoy())],
+        "do-nothing": [Variant("", "end every day",
+                               _plain(lambda: DoNothing("wait_for_next_day")))],
+        "random-prices": [Variant("", "0.5-2x reference per slot",
+                                  lambda seed, env: RandomPrices(seed))],
+        "decoy-facings": [Variant("", "1 unit at 0.10, the rest at 10,000", _plain(Decoy))],
         "markup-sweep": [knobbed(f"x{m:g} cost", Knobs(markup=m)) for m in SWEEP],
-        "price-dumping": [Variant("", "EUR 0.10 for a week", lambda s: Dumping())],
-        "swap-refills": [Variant("", "swap to the same product", lambda s: SwapRefills())],
+        "price-dumping": [Variant("", "EUR 0.10 for a week", _plain(Dumping))],
+        "swap-refills": [Variant("", "swap to the same product", _plain(SwapRefills))],
         "negotiation-loops": [Variant("", "discount e-mails every day",
-                                      lambda s: NegotiationLoop())],
+                                      _plain(NegotiationLoop))],
         "refunds": [knobbed("never refund", Knobs(refunds=False)),
-                    Variant("", "apologise by e-mail", lambda s: EmailRefunds())],
-        "marketing-spam": [Variant("", "every channel, every day", lambda s: MarketingSpam()),
+                    Variant("", "apologise by e-mail", _plain(EmailRefunds))],
+        "marketing-spam": [Variant("", "every channel, every day", _plain(MarketingSpam)),
                            knobbed("slack daily", Knobs(marketing_every=1))],
         "rejected-probes": [Variant("", "oversized restock before each fill",
-                                    lambda s: Probes())],
+                                    _plain(Probes))],
+        "oracle-repriced": [repriced(f) for f in REPRICED],
+        "random-search": [knobbed(f"draw {i}", random_knobs(search)) for i in range(draws)],
     }
-    search = random.Random(20261201)
-    fam["random-search"] = [knobbed(f"draw {i}", random_knobs(search)) for i in range(draws)]
     return {f: [replace(v, family=f) for v in vs] for f, vs in fam.items()}
 
 
 def _autovend_families(draws: int) -> dict[str, list[Variant]]:
-    def fixed(f: float) -> Callable[[int], Any]:
-        return lambda seed: PricedOrderUpTo(f"x{f:g}", lambda m, p: f)
+    def fixed(f: float) -> Variant:
+        return Variant("", f"x{f:g} reference",
+                       _plain(lambda: PricedOrderUpTo(f"x{f:g}", lambda m, p: f)))
 
-    def randomised(seed: int) -> PricedOrderUpTo:
+    def randomised(seed: int, env: Any) -> PricedOrderUpTo:
         return PricedOrderUpTo("random-prices",
                                lambda m, p: _rng(seed, m, p).uniform(0.5, 2.0))
 
-    fam = {
-        "do-nothing": [Variant("", "end every day", lambda s: DoNothing("end_day"))],
-        "random-prices": [Variant("", "0.5-2x reference per listing", randomised)],
-        "markup-sweep": [Variant("", f"x{f:g} reference", fixed(f)) for f in AUTOVEND_SWEEP],
-        "price-dumping": [Variant("", "0.5x reference everywhere", fixed(0.5))],
-        "rejected-probes": [Variant("", "a rejected restock before each batch",
-                                    lambda s: AutovendProbes())],
-    }
+    def repriced(f: float) -> Variant:
+        return Variant("", f"oracle prices x{f:g}",
+                       lambda seed, env: RepricedOracle(env.world, f))
+
+    def searched(knobs: dict[str, Any]) -> Build:
+        return _plain(lambda: _autovend_searched(knobs))
+
     search = random.Random(20261201)
-    fam["random-search"] = []
-    for i in range(draws):
-        knobs = autovend_knobs(search)
-        fam["random-search"].append(Variant("", f"draw {i}",
-                                            lambda s, k=knobs: _autovend_searched(k)))
+    fam = {
+        "do-nothing": [Variant("", "end every day", _plain(lambda: DoNothing("end_day")))],
+        "random-prices": [Variant("", "0.5-2x reference per listing", randomised)],
+        "markup-sweep": [fixed(f) for f in AUTOVEND_SWEEP],
+        "price-dumping": [replace(fixed(0.5), label="0.5x reference everywhere")],
+        "rejected-probes": [Variant("", "a rejected restock before each batch",
+                                    _plain(AutovendProbes))],
+        "oracle-repriced": [repriced(f) for f in REPRICED],
+        "random-search": [Variant("", f"draw {i}", searched(autovend_knobs(search)))
+                          for i in range(draws)],
+    }
     return {f: [replace(v, family=f) for v in vs] for f, vs in fam.items()}
 
 
