@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from vendbench.cli import main
+from vendbench.results import Store
 
 from .conftest import query, run
 
@@ -209,3 +210,22 @@ def test_a_results_file_of_schema_4_is_upgraded_in_place(tmp_path):
     assert query(db, "SELECT world_seed FROM trials") == [(7,)]       # read-only opens it
     assert query(db, "SELECT world_seeds FROM runs") == [("[7]",)]
     assert query(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+
+
+def test_resume_reruns_the_failed_trial_of_each_world(tmp_path, capsys):
+    """A run over worlds 7 and 8 whose world-8 trial died of a harness error: resume
+    reruns world 8's trial, keeps world 7's, and never runs a trial twice (the latest
+    attempt is keyed on model, world, seed and repeat)."""
+    db = str(tmp_path / "r.duckdb")
+    run_id = run(db, days=2, world_seeds=[7, 8], models=[{"id": "baseline/order-up-to"}]
+                 ).run_id
+    with Store(db) as store:
+        store.con.execute("UPDATE trials SET status = 'error', reason = 'a harness error' "
+                          "WHERE world_seed = 8")
+    kept = query(db, "SELECT trial_id, ended_at FROM trials WHERE world_seed = 7")
+    rc, out, err = cli(capsys, "run", "--resume", run_id, "--db", db)
+    assert rc == 0, err
+    rows = query(db, "SELECT world_seed, status, count(*) OVER (PARTITION BY world_seed) "
+                     "FROM trials ORDER BY world_seed")
+    assert rows == [(7, "completed", 1), (8, "completed", 1)]
+    assert query(db, "SELECT trial_id, ended_at FROM trials WHERE world_seed = 7") == kept

@@ -495,13 +495,13 @@ def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
                  "reservations", run_id, settled)
     pool.spent = store.run_spend(run_id)
     latest: dict[tuple, dict[str, Any]] = {}
-    for r in store.trials(run_id):        # the latest attempt of each (model, seed, repeat)
-        key = (r["model"], r["seed"], r["repeat"])
+    for r in store.trials(run_id):   # the latest attempt of each (model, world, seed, repeat)
+        key = (r["model"], r["world_seed"], r["seed"], r["repeat"])
         if key not in latest or r["attempt"] > latest[key]["attempt"]:
             latest[key] = r
     kept, rerun = [], []
     for spec in specs:
-        last = latest.get((spec.model.id, spec.seed, spec.repeat))
+        last = latest.get((spec.model.id, spec.world_seed, spec.seed, spec.repeat))
         if last is not None and last["status"] in FINISHED:
             kept.append(_kept_json(last))
             continue
