@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ..fakellm import Reply
+from ..fakellm import FakeLLM, Reply
 from .conftest import model, query, run, until
 
 
@@ -121,6 +121,24 @@ def test_replies_without_tool_calls_get_a_nudge_then_stop_the_trial(llm, tmp_pat
     result = run(str(tmp_path / "s.duckdb"), days=2, models=[model(llm)])
     trial = result.as_json()["trials"][0]
     assert trial["status"] == "agent_stopped" and trial["exchanges"] == 3
+
+
+def test_the_silent_count_starts_again_after_a_reply_with_a_tool_call(tmp_path):
+    """Two silent replies, then a tool call, then two silent replies, and so on: never
+    three in a row, so the trial completes (without the reset it would stop at the
+    fourth silent reply)."""
+    replies = iter(["silent", "silent", "call"] * 40)
+
+    def script(body):
+        if next(replies) == "silent":
+            return Reply(content="Let me think about the business.")
+        return Reply(tool_calls=[("end_day", "{}")])
+
+    with FakeLLM(script) as server:
+        result = run(str(tmp_path / "r.duckdb"), days=4, models=[model(server)])
+    trial = result.as_json()["trials"][0]
+    assert trial["status"] == "completed", trial
+    assert trial["exchanges"] == 12 and trial["tool_calls"] == 4
 
 
 def test_parallel_tool_calls_run_in_order_and_end_day_stops_the_rest(llm, tmp_path):
