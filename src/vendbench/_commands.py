@@ -133,9 +133,10 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"vendbench: rerun {which} with: vendbench run --resume {payload['run_id']} "
                   f"--db {args.db}", file=sys.stderr)
         if len(fixable) < len(errors):
-            print(f"vendbench: {len(errors) - len(fixable)} were refused as asked (a bad model "
-                  "string or setting): --resume would send the same request again. Fix the "
-                  "model or its settings and start a new run.", file=sys.stderr)
+            print(f"vendbench: {len(errors) - len(fixable)} the server refuses as they stand (a "
+                  "bad model string or setting, or a server that fails the same way on the "
+                  "same request): a resume would send the same request again. Fix the model, "
+                  "its settings or the server and start a new run.", file=sys.stderr)
         return 3
     return 0
 

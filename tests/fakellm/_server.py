@@ -103,7 +103,7 @@ class FakeLLM:
                  require_tool_choice: bool = False, drop_tools: bool = False,
                  prompt_cache: bool = True, min_cache_tokens: int = 1024,
                  usage_style: str = "openai", keep_requests: bool = True,
-                 port: int = 0) -> None:
+                 strict_template: bool = False, port: int = 0) -> None:
         self.script = script
         self.usage_scale = usage_scale
         self.latency = latency
@@ -115,6 +115,9 @@ class FakeLLM:
         self.prompt_cache = prompt_cache
         self.usage_style = usage_style          # "openai", or "deepseek" (cache hit/miss)
         self.keep_requests = keep_requests      # False: keep no bodies (long benchmarks)
+        # as strict as llama.cpp's chat templates: a message without a string "content"
+        # (an assistant message that only carries tool calls) fails the template, a 500
+        self.strict_template = strict_template
         self._caches = {style: PrefixCache(style, min_cache_tokens)
                         for style in ("openai", "anthropic")}
         self.requests: list[dict[str, Any]] = []       # bodies as received (parsed)
@@ -174,6 +177,12 @@ class FakeLLM:
                 response = await self._fault(request, body, anthropic, *fault)
                 if response is not None:
                     return response
+            if self.strict_template and not anthropic and any(
+                    not isinstance(m.get("content"), str) for m in body.get("messages", [])):
+                return web.json_response({"error": {
+                    "code": 500, "type": "server_error",
+                    "message": "Value is not callable: 'dict object' has no attribute "
+                               "'content'"}}, status=500)
             return await (self._anthropic(body) if anthropic else self._openai(body))
         finally:
             self.in_flight -= 1
@@ -271,7 +280,10 @@ class FakeLLM:
             echo = request.headers.get("Authorization", "") if opts.get("echo_auth") else ""
             headers = {"Retry-After": str(opts.get("retry_after", 0.05))} if status == 429 \
                 else {}
-            text = "rate limited" if status == 429 else f"injected {kind} {echo}"
+            # a server that is down says so in general words; ``message`` gives a specific
+            # error (a chat template that cannot render the request, say)
+            text = "rate limited" if status == 429 else opts.get(
+                "message", f"Internal Server Error (injected {kind}) {echo}")
             payload = _anthropic.error(status, text) if anthropic else \
                 {"error": {"message": text, "type": "rate_limit_exceeded" if status == 429
                            else "server_error"}}

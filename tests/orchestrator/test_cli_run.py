@@ -268,7 +268,7 @@ def test_run_status_and_hints_say_what_happened(llm, tmp_path, capsys):
     assert rc == 3
     assert query(db, "SELECT status FROM runs")[0][0] == "failed"
     assert "(failed)" in out
-    assert "vendbench run --resume" not in err and "refused as asked" in err
+    assert "vendbench run --resume" not in err and "the server refuses as they stand" in err
     reason = query(db, "SELECT reason FROM trials")[0][0]
     assert len(reason) > 60 and "start a new run" in reason
     assert " ".join(out.split()).count(" ".join(reason.split())) == 1   # printed whole
@@ -285,5 +285,5 @@ def test_run_status_and_hints_say_what_happened(llm, tmp_path, capsys):
     rc, out, err = cli(capsys, "run", "--panel", str(panel), "--db", db2)
     assert rc == 3
     assert query(db2, "SELECT status FROM runs")[0][0] == "completed_with_errors"
-    assert "vendbench run --resume" in err and "refused as asked" not in err
+    assert "vendbench run --resume" in err and "the server refuses" not in err
     assert max(len(line) for line in out.splitlines() if db2 not in line) <= 80, out

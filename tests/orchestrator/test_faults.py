@@ -97,6 +97,29 @@ def test_giving_up_after_max_attempts_is_a_harness_error(llm, tmp_path):
     assert len(llm.requests) == 3
 
 
+def test_the_same_server_error_for_the_same_request_ends_early_without_a_resume(
+        llm, tmp_path, capsys):
+    """A 500 that says the same thing about the same body three times (llama.cpp's chat
+    template failing on it) will say it again: the trial ends after three attempts, not
+    six, with the server's words, and no resume is offered. A server that is down says
+    so in general words, and is retried as before."""
+    from vendbench.cli import main
+
+    db = str(tmp_path / "r.duckdb")
+    llm.inject("500", times=3, message="Value is not callable: 'dict object' has no "
+                                        "attribute 'content'")
+    rc = main(["run", "--models", "openai/fake", "--api-base", llm.url, "--price",
+               "openai/fake=0.4,1.6", "--days", "2", "--db", db])
+    out, err = capsys.readouterr()
+    assert rc == 3 and len(llm.requests) == 3
+    (reason,) = query(db, "SELECT reason FROM trials")[0]
+    assert "same error 3 times" in reason and "has no attribute 'content'" in reason
+    assert "vendbench run --resume" not in out + err and "a resume would send" in err
+    llm.inject("500", times=4)                        # an outage: retried, then it is back
+    result = run(str(tmp_path / "s.duckdb"), days=2, models=[model(llm)])
+    assert result.as_json()["trials"][0]["status"] == "completed"
+
+
 def test_bad_tool_calls_come_back_as_tool_errors(llm, tmp_path):
     db = str(tmp_path / "r.duckdb")
     llm.inject("bad_arguments")

@@ -45,6 +45,9 @@ class Calibration:
     def __init__(self, max_context_tokens: int, tools_tokens: int) -> None:
         self.ratio = 1.0
         self.context_tokens = max_context_tokens
+        self.configured = max_context_tokens
+        self.server_context: int | None = None   # what a context-length error said
+        self._estimated = False                  # (or implied, the server giving no number)
         self.tools_tokens = tools_tokens
         self._first: tuple[int, int] | None = None     # (counted messages, reported)
         self._last: tuple[int, int] | None = None      # (counted, reported)
@@ -70,6 +73,16 @@ class Calibration:
     def scale(self, counted: int) -> int:
         """Our count of a prompt, as the server is expected to count it."""
         return math.ceil(counted * self.ratio)
+
+    def advice(self) -> str:
+        """What to change when a prompt does not fit: the server's own context when it
+        said it is the smaller one, else the configured window."""
+        if self.server_context is not None and self.server_context < self.configured:
+            about = "about " if self._estimated else ""
+            return (f"the server's own context is {about}{self.server_context:,} tokens, below the "
+                    f"configured max_context_tokens {self.configured:,}: start the server with a "
+                    "larger context (llama.cpp: --ctx-size) or lower max_output_tokens")
+        return "raise max_context_tokens (and the server's context) or lower max_output_tokens"
 
     def prompt_limit(self, max_output_tokens: int) -> int:
         """Server tokens a prompt may take: the context less the output allowance."""
@@ -127,11 +140,13 @@ class Calibration:
         if limit.prompt_tokens:
             self.ratio = max(self.ratio, limit.prompt_tokens / counted)
         if limit.context_tokens:
+            self.server_context, self._estimated = limit.context_tokens, False
             self.context_tokens = min(self.context_tokens, limit.context_tokens)
             self.ratio = max(self.ratio, (limit.context_tokens - max_output_tokens) / counted)
         if not limit.prompt_tokens and not limit.context_tokens:
             # the server gave no numbers: it cannot hold what was sent, so aim lower
             self.context_tokens = min(self.context_tokens,
                                       int(self.scale(counted) * 0.9) + max_output_tokens)
+            self.server_context, self._estimated = self.context_tokens, True
         return (f"server context {self.context_tokens:,} tokens, {self.ratio:.2f} server "
                 "tokens per counted token")

@@ -10,6 +10,7 @@ import tomllib
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -18,6 +19,9 @@ from ..errors import ConfigError
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
 DEFAULT_WORLD_SEED = 2026     # the paper's protocol: one frozen world, seeds vary demand
+REMOTE_TIMEOUT_S = 120.0      # a request's default time limit
+LOCAL_TIMEOUT_S = 600.0       # ... on a server of this machine (a cold prompt: 67-140 s
+                              # on 2 cores, measured against llama.cpp)
 PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
 NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
 
@@ -52,7 +56,10 @@ class ModelConfig(BaseModel):
     rpm: int | None = Field(default=None, gt=0)
     tpm: int | None = Field(default=None, gt=0)
     max_concurrency: int = Field(default=8, ge=1, le=1_000)
-    request_timeout_s: float = Field(default=120.0, gt=0, le=86_400)
+    request_timeout_s: float | None = Field(
+        default=None, gt=0, le=86_400,
+        description="seconds a request may take; default 120, or 600 for a server on this "
+                    "machine (a cold local prompt takes minutes on a small CPU)")
 
     @field_validator("id")
     @classmethod
@@ -95,6 +102,16 @@ class ModelConfig(BaseModel):
     @property
     def in_process(self) -> bool:
         return self.id.startswith("baseline/")
+
+    @property
+    def timeout_s(self) -> float:
+        """How long one request may take: as configured, else 120 s, or 600 s for a
+        server on this machine."""
+        if self.request_timeout_s is not None:
+            return self.request_timeout_s
+        host = urlsplit(self.api_base or "").hostname or ""
+        local = host == "localhost" or host.startswith("127.") or host == "::1"
+        return LOCAL_TIMEOUT_S if local else REMOTE_TIMEOUT_S
 
 
 class RunConfig(BaseModel):

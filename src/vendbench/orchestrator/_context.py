@@ -147,8 +147,7 @@ class RollingContext:
             need = math.ceil(self.size() * scale)
             raise ContextOverflow(
                 f"the newest exchange alone makes a prompt of about {need:,} tokens (as the "
-                f"server counts them) but the context leaves {int(limit):,} for the prompt; "
-                "raise max_context_tokens or lower max_output_tokens")
+                f"server counts them) but the context leaves {int(limit):,} for the prompt")
         msgs = [self.system, *([self.omitted] if self.start > 0 else []),
                 *(m for unit in self.units[self.start:] for m in unit)]
         return Window(msgs, self.size(), self._cache_points(msgs), dropped)

@@ -147,8 +147,9 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         out.status, out.reason = "error", str(exc)
         out.resumable = not exc.permanent
         if exc.permanent:
-            out.reason += (" (refused as asked: --resume would send it again; fix the model "
-                           "or its settings and start a new run)")
+            out.reason += (" (the server refuses this request as it stands: a resume would "
+                           "send it again; fix the model, its settings or the server and "
+                           "start a new run)")
     except asyncio.CancelledError:
         out.status, out.reason = "interrupted", "the run was interrupted (Ctrl-C or SIGTERM)"
         ended = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
@@ -266,7 +267,10 @@ async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
     for recovery in range(2):
         # until a reply has calibrated the model's count, its requests go one at a time
         async with cal.until_calibrated():
-            window = context.window(cal.prompt_limit(m.max_output_tokens), cal.ratio)
+            try:
+                window = context.window(cal.prompt_limit(m.max_output_tokens), cal.ratio)
+            except ContextOverflow as exc:
+                raise ContextOverflow(f"{exc}; {cal.advice()}") from None
             try:
                 return await _send(spec, ctx, env, context, window, tlog, out, seq, attempt)
             except ContextLengthExceeded as exc:
@@ -274,8 +278,7 @@ async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
                 if recovery:
                     raise ContextOverflow(
                         f"the server refused the prompt as too long again after older "
-                        f"exchanges were evicted ({learned}); raise the server's context or "
-                        "lower max_context_tokens") from None
+                        f"exchanges were evicted ({learned}); {cal.advice()}") from None
                 dropped = context.evict()
                 log.info("%s: context-length error on exchange %d; evicted %d exchange(s), "
                          "%s", spec.trial_id, seq, dropped, learned)
@@ -343,7 +346,7 @@ def _request(spec: TrialSpec, env: Environment, window: Window) -> CompletionReq
         model=m.id, messages=[msg.body for msg in window.messages], tools=env.tools,
         max_tokens=m.max_output_tokens, temperature=m.temperature,
         reasoning_effort=m.reasoning_effort, api_base=m.api_base,
-        timeout_s=m.request_timeout_s, tool_choice=m.tool_choice,
+        timeout_s=m.timeout_s, tool_choice=m.tool_choice,
         cache_points=window.cache_points if m.prompt_caching else (),
         cache_key=spec.trial_id if m.prompt_caching else None)
 

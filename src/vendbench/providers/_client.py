@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,6 +30,12 @@ from ._base import Completion, CompletionRequest, ContextLimit, Failure, Provide
 from ._limits import AdaptiveLimit, RateLimits
 
 SAFETY_MARGIN = Decimal("1.2")
+SAME_ERROR_LIMIT = 3     # the same server error this many times for one request: stop
+# what a server says while it is down or overloaded (retried as usual, however often it
+# repeats); any other HTTP 500 that repeats word for word is about the request itself
+OUTAGE = re.compile(r"internal server error|service unavailable|bad gateway|gateway time|"
+                    r"overloaded|temporar|try again|timed? ?out|maintenance|capacity|"
+                    r"connection|upstream", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,11 +111,19 @@ class ModelClient:
         numbered from ``first_attempt``. ``on_send(number, reserved)`` runs just before
         each attempt leaves; whatever it raises propagates (nothing was sent)."""
         number = first_attempt - 1
+        seen: list[tuple[int | None, str]] = []      # the server errors of this request
+
+        def worth_retrying(e: BaseException) -> bool:
+            if not isinstance(e, _Retry) or e.failure.kind in (RetryKind.NO,
+                                                               RetryKind.CONTEXT):
+                return False
+            if e.failure.status == 500 and not OUTAGE.search(_said(e.failure.message)):
+                seen.append((e.failure.status, e.failure.message))
+            return not _repeating(seen)
+
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_attempts), wait=self._wait_for, sleep=self._sleep,
-            retry=retry_if_exception(lambda e: isinstance(e, _Retry) and e.failure.kind
-                                     not in (RetryKind.NO, RetryKind.CONTEXT)),
-            reraise=True)
+            retry=retry_if_exception(worth_retrying), reraise=True)
         try:
             async for attempt in retrying:
                 with attempt:
@@ -120,10 +135,19 @@ class ModelClient:
             if f.kind is RetryKind.CONTEXT:
                 raise ContextLengthExceeded(f"{request.model}: the prompt exceeds the server's "
                                             f"context: {f.message}", f.context, f.status) from None
+            attempts = number - first_attempt + 1
+            if _repeating(seen):
+                # a server that fails the same way on the same body each time (a chat
+                # template that cannot render it, a parameter it cannot serve) will do so
+                # again: ended now, with its cause, and no resume can help
+                raise ProviderError(
+                    f"{request.model}: the server answered HTTP {f.status} with the same "
+                    f"error {attempts} times for this request, so sending it again will not "
+                    f"help: {f.message}", status=f.status, permanent=True) from None
             # refused as asked (a bad model string, a bad parameter) but not for the key:
             # sending the same request again cannot help
             permanent = f.kind is RetryKind.NO and f.status not in (401, 403)
-            raise ProviderError(f"{request.model}: gave up after {number - first_attempt + 1} "
+            raise ProviderError(f"{request.model}: gave up after {attempts} "
                                 f"attempt(s): {f.message}", status=f.status,
                                 permanent=permanent) from None
         raise AssertionError("unreachable")
@@ -179,3 +203,14 @@ class ModelClient:
         hold.settle(cost if cost is not None else Decimal(0))
         await on_attempt(Attempt(number, completion, None, cost, reserved, latency, sent_at))
         return completion
+
+
+def _repeating(errors: list[tuple[int | None, str]]) -> bool:
+    """Whether the last ``SAME_ERROR_LIMIT`` server errors are one and the same."""
+    last = errors[-SAME_ERROR_LIMIT:]
+    return len(last) == SAME_ERROR_LIMIT and len(set(last)) == 1
+
+
+def _said(message: str) -> str:
+    """What the server said, without litellm's exception-class prefixes."""
+    return re.sub(r"^(?:[\w.]*(?:Error|Exception)\b[: -]*)+", "", message)

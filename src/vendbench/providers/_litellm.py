@@ -165,10 +165,10 @@ def _completion(response: Any, secrets: list[str]) -> Completion:
     raw = redact_json(response.model_dump() if hasattr(response, "model_dump")
                       else dict(response), secrets)
     choice = raw["choices"][0]["message"]
-    message: dict[str, Any] = {"role": "assistant"}
+    # content is always a string: several OpenAI-compatible servers' chat templates
+    # (llama.cpp's) read it from every message, and refuse null
+    message: dict[str, Any] = {"role": "assistant", "content": choice.get("content") or ""}
     calls = choice.get("tool_calls") or []
-    if choice.get("content") is not None or not calls:
-        message["content"] = choice.get("content") or ""
     if calls:
         message["tool_calls"] = [
             {"id": c.get("id") or f"call_{i}", "type": "function",
