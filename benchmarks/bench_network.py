@@ -19,7 +19,7 @@ from vendbench.providers.policies import make_policy, run_policy
 
 
 def episode(policy: str, seed: int, days: int) -> tuple[float, float, int, float]:
-    """Wall time, simulator time, tool calls and reward of one episode."""
+    """Wall time, simulator time, tool calls and score of one episode."""
     env = make("network", seed=seed, days=days)
     agent = make_policy(policy, env)
     wall = time.perf_counter()
@@ -42,7 +42,7 @@ def main() -> None:
             print(f"{days} days, {policy}: wall {statistics.median(walls):.3f} s median "
                   f"(seeds {', '.join(f'{w:.3f}' for w in walls)}), simulator "
                   f"{statistics.median(r[1] for r in runs):.3f} s, "
-                  f"{statistics.median(r[2] for r in runs):.0f} tool calls, reward "
+                  f"{statistics.median(r[2] for r in runs):.0f} tool calls, final bank balance "
                   f"{statistics.fmean(r[3] for r in runs):,.2f} EUR mean")
 
 
