@@ -165,7 +165,11 @@ def test_a_server_counting_4x_our_tokens_never_takes_the_pool_past_its_cap(llm, 
     assert bill == spent == result.pool.spent                  # the server's bill is ours
     assert spent <= cap, spent                                 # and it never passed the cap
     assert spent > cap * D("0.8")                              # with the pool really used
-    assert {t["status"] for t in result.as_json()["trials"]} == {"budget_exhausted"}
+    statuses = [t["status"] for t in result.as_json()["trials"]]
+    # each trial ran until the pool could not pay its next request; on a busy machine the
+    # pool may be gone before the last trials begin: those were never started
+    assert "budget_exhausted" in statuses
+    assert set(statuses) <= {"budget_exhausted", "not_started"}
     first = query(db, "SELECT min(sent_at) FROM exchanges")[0][0]
     together = query(db, "SELECT count(*) FROM exchanges WHERE sent_at = ?", [first])[0][0]
     assert together == 1                                        # the first went alone
@@ -187,11 +191,20 @@ def test_trial_budgets_are_earmarked_from_the_pool(llm, tmp_path):
     per_trial = query(db, "SELECT trial_id, sum(cost_usd) FROM exchanges GROUP BY 1")
     assert all(cost <= D("0.01") for _, cost in per_trial)
     started = [t for t in trials if t["exchanges"] > 0]
-    not_started = [t for t in trials if "not started" in (t["reason"] or "")]
+    not_started = [t for t in trials if t["status"] == "not_started"]
     assert len(started) >= 5                      # 5 × $0.01 fit the pool at once, and
     assert len(not_started) >= 1                  # more start as unspent earmarks return
     assert len(started) + len(not_started) == 20
     assert all(t["exchanges"] == 0 and t["cost_usd"] == 0 for t in not_started)
+    assert all("not started" in t["reason"] for t in not_started)
+    # never the model's failure: set apart on the leaderboard, not ranked as a zero
+    from vendbench.leaderboard import build
+
+    board = build(db)
+    apart = [a for a in board.selection.set_apart if a["status"] == "not_started"]
+    assert len(apart) == len(not_started)
+    (row,) = board.rows
+    assert row.trials == len(trials) - len(not_started)
     # a trial is refused only when the pool cannot cover its budget and nothing running
     # would give money back: the pool was used up to within one trial budget
     assert spent > D("0.05") - D("0.01")

@@ -122,7 +122,7 @@ def test_no_overspend_across_worker_processes(llm, tmp_path):
     per_trial = query(db, "SELECT trial_id, sum(cost_usd) FROM exchanges GROUP BY 1")
     assert all(cost <= D("0.01") for _, cost in per_trial)
     started = [t for t in trials if t["exchanges"] > 0]
-    not_started = [t for t in trials if "not started" in (t["reason"] or "")]
+    not_started = [t for t in trials if t["status"] == "not_started"]
     assert len(started) >= 5 and len(not_started) >= 1
     assert len(started) + len(not_started) == 20
     for t in started:        # each stopped because its next reservation did not fit

@@ -9,7 +9,9 @@ from typing import Any
 from ..errors import ResultsError
 from ..results import Store
 
-SET_APART = {"error", "interrupted", "running"}     # harness failures: never ranked
+# never ranked: harness failures, trials still running, and trials the run's budget could
+# not start (none of them is the model's doing)
+SET_APART = {"error", "interrupted", "running", "not_started"}
 
 
 @dataclass

@@ -112,7 +112,12 @@ def _footer(board: Board) -> list[str]:
         lines.append(f"{board.currency}/$ is over completed, priced trials; blank for "
                      + ", ".join(blank))
     running = [a for a in s.set_apart if a["status"] == "running"]
-    failed = [a for a in s.set_apart if a["status"] != "running"]
+    unstarted = [a for a in s.set_apart if a["status"] == "not_started"]
+    failed = [a for a in s.set_apart if a["status"] not in ("running", "not_started")]
+    if unstarted:
+        lines.append(f"not started, not ranked: {len(unstarted)} trial(s) of "
+                     + ", ".join(sorted({a["model"] for a in unstarted}))
+                     + " (the run's total budget could not cover them)")
     if running:
         lines.append(f"still running, not ranked yet: {len(running)} trial(s) of "
                      + ", ".join(sorted({a["model"] for a in running})))

@@ -266,7 +266,8 @@ class Scheduler:
                     spec = replace(spec, history=self._history(spec.trial_id))
                 budget = await self._earmark(spec)
                 if budget is None:
-                    out = TrialOutcome(spec, status="budget_exhausted",
+                    # not the model's failure: set apart, and run again by --resume
+                    out = TrialOutcome(spec, status="not_started",
                                        reason="not started: the run's total budget could not "
                                               "cover this trial's budget")
                     out.priced = self.prices.get(spec.model.id) is not None
