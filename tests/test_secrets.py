@@ -72,6 +72,11 @@ def test_extra_values_are_masked_even_when_not_in_the_environment():
     ('{"api_key": "zz9-plain-value"}', '{"api_key": "' + MASK + '"}'),
     ("x-api-key=topsecretvalue, next", f"x-api-key={MASK}, next"),
     ("authorization: sometoken", f"authorization: {MASK}"),
+    # the scheme after a header name stays, its credential goes
+    ("Authorization: Bearer abc.DEF-123_x", f"Authorization: Bearer {MASK}"),
+    ("authorization: Basic dXNlcjpwYXNz", f"authorization: Basic {MASK}"),
+    # a placeholder in advice is no secret: redaction never hides what to do
+    ("send 'Authorization: Bearer <token>'", "send 'Authorization: Bearer <token>'"),
 ])
 def test_each_pattern_catches_its_own_shape(text, expected):
     assert redact(text) == expected

@@ -111,8 +111,8 @@ def test_http_sessions_get_their_own_worlds_and_need_the_token_off_loopback(tmp_
     token = "tok-5b1f0c2e9d"
     proc = subprocess.Popen(
         [sys.executable, "-m", "vendbench", "serve", "--transport", "http", "--host",
-         "0.0.0.0", "--port", str(port), "--token", token, "--days", str(DAYS), "--db", db],
-        stderr=subprocess.PIPE, text=True)
+         "0.0.0.0", "--port", str(port), "--token-env", "MCP_TOKEN", "--days", str(DAYS),
+         "--db", db], stderr=subprocess.PIPE, text=True, env={**os.environ, "MCP_TOKEN": token})
     url = f"http://127.0.0.1:{port}/mcp"
     try:
         assert "serving MCP on http://0.0.0.0" in proc.stderr.readline()
@@ -172,7 +172,203 @@ def test_http_sessions_get_their_own_worlds_and_need_the_token_off_loopback(tmp_
 def test_http_off_loopback_without_a_token_is_refused(tmp_path, capsys):
     assert main(["serve", "--transport", "http", "--host", "0.0.0.0", "--db",
                  str(tmp_path / "x.duckdb")]) == 2
-    assert "give --token" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--token-env NAME or --token-file PATH" in err
+    assert "'Authorization: Bearer <token>'" in err             # redaction keeps advice
     assert not (tmp_path / "x.duckdb").exists()
     with pytest.raises(SystemExit):
         main(["serve", "--port", "70000"])
+
+
+def test_the_token_never_comes_from_argv(tmp_path, capsys, monkeypatch):
+    db = str(tmp_path / "x.duckdb")
+    base = ["serve", "--transport", "http", "--host", "0.0.0.0", "--db", db]
+    assert main([*base, "--token", "visible-in-ps-123"]) == 2
+    err = capsys.readouterr().err
+    assert "every local user sees it" in err and "visible-in-ps-123" not in err
+    assert main([*base, "--token-env", "NO_SUCH_VAR_X"]) == 2
+    assert "not set" in capsys.readouterr().err
+    token = tmp_path / "token"
+    token.write_text("file-token-0123456\n")
+    token.chmod(0o644)
+    assert main([*base, "--token-file", str(token)]) == 2
+    err = capsys.readouterr().err
+    assert "chmod 600" in err and "file-token" not in err
+    from vendbench.cli import _parser, _serve_token
+
+    token.chmod(0o600)
+    args = _parser().parse_args([*base, "--token-file", str(token)])
+    assert _serve_token(args) == "file-token-0123456"
+    monkeypatch.setenv("MY_MCP_TOKEN", " env-token-789 ")
+    args = _parser().parse_args([*base, "--token-env", "MY_MCP_TOKEN"])
+    assert _serve_token(args) == "env-token-789"
+    assert not os.path.exists(db)
+
+
+class Served:
+    """`vendbench serve` over HTTP in a subprocess, on a free port, until closed."""
+
+    def __init__(self, db: str, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vendbench", "serve", "--transport", "http", "--port",
+             str(self.port), "--days", str(DAYS), "--db", db, *extra],
+            stderr=subprocess.PIPE, text=True)
+        assert "serving MCP on" in self.proc.stderr.readline()
+
+    def close(self, sig: int = signal.SIGTERM) -> str:
+        self.proc.send_signal(sig)
+        return self.proc.communicate(timeout=30)[1]
+
+
+HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def test_a_web_page_cannot_play_a_world_dns_rebinding(tmp_path):
+    """A page at evil.example that rebinds its name to 127.0.0.1 sends its own name as
+    Host and Origin: refused (403) before anything is played or written; localhost
+    names pass, and --allow-origin admits a named origin."""
+    db = str(tmp_path / "m.duckdb")
+    served = Served(db, "--allow-origin", "http://lab.example:9999")
+    try:
+        port = served.port
+        for headers in ({"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"},
+                        {"Host": f"evil.example:{port}"},
+                        {"Origin": "http://evil.example"},
+                        {"Origin": f"http://localhost:{port + 1}"}):
+            reply = httpx.post(served.url, json=HELLO, headers={**ACCEPT, **headers},
+                               timeout=10)
+            assert reply.status_code == 403, headers
+            assert "refused" in reply.json()["error"]
+        for headers in ({}, {"Origin": f"http://localhost:{port}"},
+                        {"Host": f"localhost:{port}"},
+                        {"Host": "lab.example:9999", "Origin": "http://lab.example:9999"}):
+            reply = httpx.post(served.url, json=HELLO, headers={**ACCEPT, **headers},
+                               timeout=10)
+            assert reply.status_code == 200, (headers, reply.text)
+    finally:
+        err = served.close()
+    assert "Traceback" not in err
+    with Store(db, read_only=True) as store:
+        trials = store.trials(store.run("latest")["run_id"])
+    assert len(trials) <= 4                         # only the admitted ones could play
+
+
+def _client(url: str, name: str):
+    async def session(body):
+        async with streamable_http_client(url) as (read, write, _), \
+                ClientSession(read, write, client_info=Implementation(name=name,
+                                                                      version="1")) as s:
+            await s.initialize()
+            return await body(s)
+    return session
+
+
+def test_sessions_are_unique_trials_capped_and_ended_when_idle(tmp_path):
+    db = str(tmp_path / "m.duckdb")
+    served = Served(db, "--idle-timeout", "1", "--max-sessions", "2")
+    try:
+        async def one_call(s):
+            return text(await s.call_tool("get_daily_report", {}))
+
+        async def names() -> None:            # three clients whose names share a slug
+            for name in ("x y", "x-y", "X.Y"):
+                await _client(served.url, name)(one_call)
+
+        asyncio.run(asyncio.wait_for(names(), 60))
+
+        async def capped() -> list[int]:      # two sessions left open; a third refused
+            async with httpx.AsyncClient(timeout=30) as http:
+                opened = []
+                for _ in range(3):
+                    r = await http.post(served.url, json=HELLO, headers=ACCEPT)
+                    opened.append(r.status_code)
+                    if r.status_code != 200:
+                        continue
+                    sid = {**ACCEPT, "mcp-session-id": r.headers["mcp-session-id"]}
+                    await http.post(served.url, headers=sid, json={
+                        "jsonrpc": "2.0", "method": "notifications/initialized"})
+                    called = await http.post(served.url, headers=sid, json={
+                        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                        "params": {"name": "get_daily_report", "arguments": {}}})
+                    assert called.status_code == 200, called.text
+                return opened
+
+        codes = asyncio.run(asyncio.wait_for(capped(), 60))
+        deadline = time.monotonic() + 60        # idle sessions end: their trials too
+        while time.monotonic() < deadline:
+            with Store(db, read_only=True) as store:
+                trials = store.trials(store.run("latest")["run_id"])
+            if trials and all(t["status"] != "running" for t in trials):
+                break
+            time.sleep(0.2)
+    finally:
+        err = served.close()
+    assert "Traceback" not in err
+    ids = [t["trial_id"] for t in trials if t["model"] in ("mcp/x y", "mcp/x-y", "mcp/X.Y")]
+    assert len(ids) == len(set(ids)) == 3           # three trials, not one merged
+    assert codes[:2] == [200, 200] and codes[2] != 200   # the cap held
+    assert all(t["status"] == "interrupted" for t in trials), trials
+    idle = [t for t in trials if t["model"] == "mcp/raw"]
+    assert idle and all("sent nothing for 1 s" in t["reason"] for t in idle)
+
+
+def test_a_slow_call_does_not_stall_other_sessions_and_ended_sessions_free_their_world(
+        tmp_path):
+    """Session A's call is held inside its world (as a heavy SQL query would be) until B
+    has been answered: if calls ran on the event loop, B could never be answered and this
+    would time out. An ended session lets its world go."""
+    import threading
+
+    from vendbench.serve._server import ServeConfig, Session, WorldServer
+
+    with Store(str(tmp_path / "m.duckdb")) as store:
+        world = WorldServer(ServeConfig(days=DAYS, db=str(tmp_path / "m.duckdb")), store)
+        a, b = Session(world, "a"), Session(world, "b")
+        world.sessions += [a, b]
+        release = threading.Event()
+        held = a.env.call
+
+        def slow(name, arguments):
+            assert release.wait(30)
+            return held(name, arguments)
+
+        a.env.call = slow
+
+        async def both():
+            first = asyncio.create_task(a.call("query_sql", {"sql": "SELECT 1 AS one"}))
+            answered = await asyncio.wait_for(b.call("get_daily_report", {}), 10)
+            assert not first.done()              # A is still inside its world
+            release.set()
+            return answered, await asyncio.wait_for(first, 10)
+
+        answered, slow_one = asyncio.run(both())
+        assert answered["ok"] and slow_one["ok"]
+        a.end("interrupted", "test")
+        assert a.env is None and world.sessions == [b]
+        assert not asyncio.run(a.call("end_day", {}))["ok"]
+        world.close()
+
+
+def test_after_kill_9_a_served_run_is_stopped_and_never_offered_a_resume(tmp_path, capsys):
+    db = str(tmp_path / "m.duckdb")
+    served = Served(db)
+
+    async def call(s):
+        return text(await s.call_tool("get_daily_report", {}))
+
+    asyncio.run(asyncio.wait_for(_client(served.url, "k")(call), 60))
+    served.close(signal.SIGKILL)
+    assert main(["runs", "--db", db]) == 0
+    out = capsys.readouterr().out
+    assert "stopped" in out and "(vendbench serve) stopped without finishing" in out
+    assert "run --resume" not in out
+    with Store(db, read_only=True) as store:
+        run_id = store.run("latest")["run_id"]
+    assert main(["run", "--resume", run_id, "--db", db]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be resumed" in err and "Traceback" not in err and len(err.splitlines()) == 1

@@ -71,6 +71,10 @@ def _resume_config(args: argparse.Namespace) -> Any:
                           f"{', '.join(names)}")
     with Store(args.db, read_only=True) as store:
         row = store.run(args.resume)
+    if _served(row):
+        raise ConfigError(f"run {row['run_id']} was vendbench serve's (MCP sessions driven by "
+                          "their clients): it cannot be resumed; start vendbench serve again "
+                          "for new sessions")
     config = RunConfig.model_validate_json(row["config_json"])
     # how the rest is run may change (not what is run): trials in flight, processes
     pace = {k: v for k, v in (("workers", args.workers), ("processes", args.processes))
@@ -260,9 +264,25 @@ def _live_line(live: dict[str, Any] | None) -> None:
               f"shown as committed at {now}")
 
 
+def _served(run: dict[str, Any]) -> bool:
+    """Whether ``run`` was `vendbench serve`'s (MCP sessions, nothing to resume)."""
+    if "harness" in run:
+        return run["harness"] == "mcp"
+    try:
+        return json.loads(run.get("config_json") or "{}").get("harness") == "mcp"
+    except ValueError:
+        return False
+
+
 def _stopped_hint(runs: list[dict[str, Any]], db: str) -> None:
     for r in runs:
-        if r["status"] == "stopped":
+        if r["status"] != "stopped":
+            continue
+        if _served(r):
+            print(f"run {r['run_id']} (vendbench serve) stopped without finishing (its "
+                  "process was killed); its sessions' calls are kept, and a client starts a "
+                  "new world with a new session of vendbench serve")
+        else:
             print(f"run {r['run_id']} stopped without finishing (its process was killed or "
                   f"could not write); continue it: vendbench run --resume {r['run_id']} "
                   f"--db {db}")

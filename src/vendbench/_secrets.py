@@ -13,10 +13,13 @@ import re
 from typing import Any
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
+# a value in angle brackets is a placeholder in advice ("Authorization: Bearer <token>"),
+# never a secret: it stays, so that redaction does not hide what to do
 _PATTERNS = (
-    re.compile(r"(?i)(bearer\s+)[^\s\"',]+"),
+    re.compile(r"(?i)(bearer\s+)(?!<)[^\s\"',]+"),
     re.compile(r"\b(sk|pk|rk|key|api)[-_][A-Za-z0-9_\-]{8,}"),
-    re.compile(r"(?i)((?:api[-_]?key|x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?)[^\s\"',]+"),
+    re.compile(r"(?i)((?:api[-_]?key|x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?"
+               r"(?:(?:bearer|basic|token)\s+)?)(?!<|(?:bearer|basic|token)\s)[^\s\"',]+"),
 )
 MASK = "***"
 

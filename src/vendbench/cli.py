@@ -214,7 +214,7 @@ A client configuration (stdio):
 examples:
   vendbench serve --days 30 --db mcp.duckdb                  # stdio, for a local client
   vendbench serve --transport http --port 8765               # http://127.0.0.1:8765/mcp
-  vendbench serve --transport http --host 0.0.0.0 --token "$(cat ~/.vendbench-token)"
+  vendbench serve --transport http --host 0.0.0.0 --token-file ~/.vendbench-token
 """
 
 
@@ -240,10 +240,24 @@ def _serve_parser(sub: Any) -> None:
                             "HTTP at /mcp")
     serve.add_argument("--host", default="127.0.0.1",
                        help="http: address to bind (default 127.0.0.1; any other needs "
-                            "--token)")
+                            "a token)")
     serve.add_argument("--port", type=_port, default=8765, help="http: port (default 8765)")
-    serve.add_argument("--token", metavar="SECRET",
-                       help="http: require 'Authorization: Bearer SECRET' (never stored)")
+    serve.add_argument("--token-env", metavar="NAME",
+                       help="http: require 'Authorization: Bearer <token>', the token read "
+                            "from environment variable NAME (never stored or printed)")
+    serve.add_argument("--token-file", metavar="PATH",
+                       help="http: the same, the token read from a file only you can read "
+                            "(mode 600)")
+    serve.add_argument("--token", help=argparse.SUPPRESS)   # refused: argv is public
+    serve.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                       help="http: also admit requests with this Host and Origin (e.g. "
+                            "http://myhost:8765); by default only localhost names, against "
+                            "DNS rebinding by web pages")
+    serve.add_argument("--idle-timeout", type=float, default=1800.0, metavar="SECONDS",
+                       help="http: end a session that sends nothing this long (default "
+                            "1800); its trial is recorded interrupted")
+    serve.add_argument("--max-sessions", type=int, default=32, metavar="N",
+                       help="http: sessions at once (default 32); more are refused")
     _db_flag(serve)
     serve.add_argument("--name", metavar="LABEL",
                        help="the trials' model label mcp/LABEL, instead of the client's name")
@@ -265,9 +279,46 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from .environment import default_days
 
     serve(ServeConfig(scenario=args.scenario, seed=args.seed, world_seed=args.world_seed,
-                      days=args.days or default_days(args.scenario), transport=args.transport, host=args.host,
-                      port=args.port, db=args.db, name=args.name, token=args.token))
+                      days=args.days or default_days(args.scenario),
+                      transport=args.transport, host=args.host, port=args.port, db=args.db,
+                      name=args.name, token=_serve_token(args),
+                      idle_timeout_s=args.idle_timeout, max_sessions=args.max_sessions,
+                      allow_origins=tuple(args.allow_origin)))
     return 0
+
+
+def _serve_token(args: argparse.Namespace) -> str | None:
+    """The bearer token ``serve`` requires, from an environment variable or a file: never
+    from argv, which every local user sees in ``ps``."""
+    import os
+    import stat
+
+    from .errors import ConfigError
+
+    if args.token is not None:
+        raise ConfigError("--token puts the token where every local user sees it (ps); use "
+                          "--token-env NAME or --token-file PATH")
+    if args.token_env and args.token_file:
+        raise ConfigError("give --token-env or --token-file, not both")
+    if args.token_env:
+        token = os.environ.get(args.token_env, "")
+        if not token.strip():
+            raise ConfigError(f"--token-env {args.token_env}: that variable is not set or "
+                              "empty")
+        return token.strip()
+    if args.token_file:
+        try:
+            mode = os.stat(args.token_file).st_mode
+            token = open(args.token_file, encoding="utf-8").read().strip()
+        except OSError as exc:
+            raise ConfigError(f"--token-file {args.token_file}: {exc.strerror}") from None
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise ConfigError(f"--token-file {args.token_file} can be read by other users "
+                              f"(mode {stat.S_IMODE(mode):o}); chmod 600 it")
+        if not token:
+            raise ConfigError(f"--token-file {args.token_file} is empty")
+        return token
+    return None
 
 
 def _wrap(text: str) -> str:

@@ -188,6 +188,7 @@ class Store:
     def runs(self) -> list[dict[str, Any]]:
         return self._dicts("""
             SELECT r.run_id, r.name, r.created_at, r.scenario, r.days, r.status,
+                   json_extract_string(r.config_json, '$.harness') AS harness,
                    count(t.trial_id) AS trials,
                    count(t.trial_id) FILTER (WHERE t.status = 'completed') AS completed,
                    coalesce(sum(t.cost_usd), 0) AS cost_usd

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import datetime as dt
+import itertools
 import hmac
 import ipaddress
 import json
@@ -22,6 +24,9 @@ log = logging.getLogger(__name__)
 
 REPORT_URI = "vendbench://daily-report"
 HARNESS = "mcp"
+IDLE_TIMEOUT_S = 1800.0      # an HTTP session with no request this long ends ``interrupted``
+MAX_SESSIONS = 32            # HTTP sessions at once; more are refused until one ends
+LOCAL_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
 @dataclass
@@ -36,6 +41,9 @@ class ServeConfig:
     db: str = "vendbench.duckdb"
     name: str | None = None             # the trial's label, instead of the client's name
     token: str | None = field(default=None, repr=False)   # never stored or printed
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+    max_sessions: int = MAX_SESSIONS
+    allow_origins: tuple[str, ...] = ()  # browser origins admitted beside localhost's
 
     def check(self) -> None:
         from ..environment import scenario
@@ -44,11 +52,19 @@ class ServeConfig:
         if self.transport not in ("stdio", "http"):
             raise ConfigError(f"--transport must be stdio or http, got {self.transport!r}")
         if self.transport == "http" and not _loopback(self.host) and not self.token:
-            raise ConfigError(f"--host {self.host} is reachable from other machines: give "
-                              "--token SECRET, and clients must send 'Authorization: Bearer "
-                              "SECRET' (or bind 127.0.0.1)")
+            raise ConfigError(f"--host {self.host} is reachable from other machines: give a "
+                              "token (--token-env NAME or --token-file PATH), and clients "
+                              "must send 'Authorization: Bearer <token>' (or bind 127.0.0.1)")
         if self.name is not None and not re.fullmatch(r"[\w.@+-]{1,64}", self.name):
             raise ConfigError("--name takes 1-64 letters, digits or ._@+-")
+        for origin in self.allow_origins:
+            if not re.fullmatch(r"https?://[\w.\-\[\]:]+", origin):
+                raise ConfigError(f"--allow-origin takes an origin like "
+                                  f"http://myhost:8765, got {origin!r}")
+        if not 0 < self.idle_timeout_s <= 7 * 86_400:
+            raise ConfigError("--idle-timeout is 1 second to 7 days")
+        if not 1 <= self.max_sessions <= 10_000:
+            raise ConfigError("--max-sessions is 1-10,000")
 
     def stored(self) -> dict[str, Any]:
         """What the run row keeps of this config: everything but the token."""
@@ -91,8 +107,12 @@ class Session:
         self.model = f"{HARNESS}/{client}"
         self.repeat = server.next_repeat(self.model)
         slug = re.sub(r"[^A-Za-z0-9]+", "-", client).strip("-").lower() or "client"
-        self.trial_id = f"{server.run_id}-mcp-{slug}-s{server.config.seed}-r{self.repeat}"
-        self.env: Environment = server.make_env()
+        # the session's number makes the id unique: "x y", "x-y" and "X.Y" share a slug
+        self.trial_id = (f"{server.run_id}-mcp{server.next_session()}-{slug}-"
+                         f"s{server.config.seed}-r{self.repeat}")
+        self.env: Environment | None = server.make_env()
+        self.lock = asyncio.Lock()                  # one call at a time per session
+        self.final = "this session's trial has ended; start a new MCP session"
         self.started = _now()
         self.tool_calls = 0
         self.status = "running"
@@ -101,26 +121,44 @@ class Session:
         self.log.segment_started(1, self.started)
         log.info("session %s: trial %s", client, self.trial_id)
 
-    def call(self, name: str, arguments: Any) -> dict[str, Any]:
-        if self.env.done:
-            s = self.env.summary()
-            return {"ok": False, "error": (
-                f"the episode is over ({self.env.status} after day {s.get('days_completed')} "
-                f"of {self.server.config.days}; net assets {s.get('net_assets'):,.2f}): the "
-                "result is final. Start a new MCP session for a new world.")}
-        day = self.env.day
-        result = self.env.call(name, arguments)
+    async def call(self, name: str, arguments: Any) -> dict[str, Any]:
+        """A tool call; the world works in a thread, so one session's slow call (a heavy
+        SQL query) does not stall the others, and the results file is written from the
+        event loop."""
+        async with self.lock:
+            env = self.env
+            if env is None:
+                return {"ok": False, "error": self.final}
+            if env.done:
+                return {"ok": False, "error": self._over(env)}
+            day = env.day
+            result = await asyncio.to_thread(env.call, name, arguments)
+            self._logged(env, day, name, arguments, result)
+            return result
+
+    def _over(self, env: Environment) -> str:
+        from ..environment import score_name
+
+        s = env.summary()
+        return (f"the episode is over ({env.status} after day {s.get('days_completed')} of "
+                f"{self.server.config.days}; {score_name(self.server.config.scenario)} "
+                f"{env.final_state()['final_net_assets']:,.2f}): the result is final. Start "
+                "a new MCP session for a new world.")
+
+    def _logged(self, env: Environment, day: int, name: str, arguments: Any,
+                result: dict[str, Any]) -> None:
         self.tool_calls += 1
         self.log.tool_call(None, day, None, name, arguments, result)
-        self.log.records(self.env.drain_records())
-        if self.env.done:
-            self.end(self.env.status, None)
-        return result
+        self.log.records(env.drain_records())
+        if env.done:
+            self.end(env.status, None)
 
     def report(self) -> str:
-        return self.env.observe()
+        return self.final if self.env is None else self.env.observe()
 
     def end(self, status: str, reason: str | None) -> None:
+        """Record the trial's end, once, and let its world go (an ended session keeps
+        no memory)."""
         if self.status != "running":
             return
         self.status = status
@@ -128,8 +166,13 @@ class Session:
         self._record(ended, reason)
         self.log.segment_ended(1, ended, status)
         log.info("trial %s: %s", self.trial_id, status)
+        if self.env is not None and self.env.done:
+            self.final = self._over(self.env)
+        self.env = None
+        self.server.forget(self)
 
     def _record(self, ended: dt.datetime | None, reason: str | None = None) -> None:
+        assert self.env is not None
         summary = self.env.summary()
         final = self.env.final_state() if ended is not None else \
             {"initial_cash": summary.get("initial_cash")}
@@ -173,8 +216,9 @@ class WorldServer:
                    prices_json=dumps({}), total_budget=None,
                    world_seeds=[self.world_seed])
         store.serve_readers({"run_id": self.run_id})
-        self.sessions: list[Session] = []
+        self.sessions: list[Session] = []          # the live ones
         self._repeats: dict[str, int] = {}
+        self._numbers = itertools.count(1)
         self.mcp = self._build()
 
     def make_env(self) -> Environment:
@@ -184,6 +228,13 @@ class WorldServer:
         if self.salt:
             kwargs["world_salt"] = self.salt
         return make(self.config.scenario, **kwargs)
+
+    def next_session(self) -> int:
+        return next(self._numbers)
+
+    def forget(self, session: Session) -> None:
+        if session in self.sessions:
+            self.sessions.remove(session)
 
     def next_repeat(self, model: str) -> int:
         self._repeats[model] = self._repeats.get(model, 0) + 1
@@ -215,8 +266,9 @@ class WorldServer:
                     return await super().run(*args, **kwargs)
                 finally:
                     if holder["session"] is not None:
-                        holder["session"].end("interrupted", "the MCP session ended before "
-                                                             "the horizon (the client left)")
+                        holder["session"].end("interrupted", (
+                            "the MCP session ended before the horizon (the client left, or "
+                            f"sent nothing for {outer.config.idle_timeout_s:g} s)"))
 
         server = PerSession("vendbench", version=__version__, instructions=self.instructions)
         mcp_tools = [types.Tool(name=t["function"]["name"],
@@ -230,7 +282,7 @@ class WorldServer:
         # arguments are validated by the world itself, exactly as for an LLM's calls
         @server.call_tool(validate_input=False)
         async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-            result = outer._session().call(name, arguments)
+            result = await outer._session().call(name, arguments)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(result))],
                 structuredContent=result, isError=not result.get("ok", False))
@@ -252,7 +304,7 @@ class WorldServer:
         return server
 
     def close(self, status: str = "completed") -> None:
-        for s in self.sessions:
+        for s in list(self.sessions):
             s.end("interrupted", "the server stopped before the horizon")
         self.store.con.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                                [status, _now(), self.run_id])
@@ -269,11 +321,17 @@ async def _http(world: WorldServer, config: ServeConfig) -> None:
     import uvicorn
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-    manager = StreamableHTTPSessionManager(app=world.mcp)
+    manager = StreamableHTTPSessionManager(app=world.mcp,
+                                           session_idle_timeout=config.idle_timeout_s,
+                                           max_sessions=config.max_sessions)
     expected = f"Bearer {config.token}".encode() if config.token else None
 
     async def app(scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
+            return
+        refused = foreign(scope, config.port, config.allow_origins)
+        if refused is not None:                 # DNS rebinding: a web page's request
+            await _reply(send, 403, refused)
             return
         if scope["path"].rstrip("/") != "/mcp":
             await _reply(send, 404, "not found: the MCP endpoint is /mcp")
@@ -282,7 +340,7 @@ async def _http(world: WorldServer, config: ServeConfig) -> None:
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, expected):
                 await _reply(send, 401, "a bearer token is required (Authorization: Bearer "
-                                        "...)", {"www-authenticate": "Bearer"})
+                                        "<token>)", {"www-authenticate": "Bearer"})
                 return
         await manager.handle_request(scope, receive, send)
 
@@ -292,6 +350,29 @@ async def _http(world: WorldServer, config: ServeConfig) -> None:
           f"{world.run_id}, results in {config.db})", file=sys.stderr, flush=True)
     async with manager.run():
         await server.serve()
+
+
+def foreign(scope: dict, port: int, origins: tuple[str, ...] = ()) -> str | None:
+    """Why a request must be refused as coming from elsewhere than this machine's own
+    clients, or None. The Host header must name this machine (localhost, 127.0.0.1 or
+    [::1], with the port or without) or an allowed origin's host, and an Origin header,
+    when a browser sends one, must be one of those origins: a web page that rebinds its
+    own name to 127.0.0.1 sends its own name in both (the MCP specification requires
+    the check)."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+               for k, v in scope.get("headers") or []}
+    local = [f"http://{name}:{port}" for name in LOCAL_NAMES]
+    allowed = [*local, *(o.rstrip("/") for o in origins)]
+    hosts = {o.split("://", 1)[1] for o in allowed} | set(LOCAL_NAMES)
+    host = headers.get("host", "")
+    if host not in hosts:
+        return (f"refused: Host {host!r} is not this server's (localhost names only; "
+                "--allow-origin admits another)")
+    origin = headers.get("origin")
+    if origin is not None and origin.rstrip("/") not in allowed:
+        return (f"refused: Origin {origin!r} may not use this server (localhost only; "
+                "--allow-origin admits another)")
+    return None
 
 
 async def _reply(send: Any, status: int, text: str, headers: dict[str, str] | None = None
