@@ -7,6 +7,8 @@ import os
 import random
 import shutil
 
+import subprocess
+
 import pytest
 
 from vendbench.cli import main
@@ -121,3 +123,30 @@ def test_bad_flags_are_a_clear_error(tmp_path, capsys, args, message):
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err, err
     assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_a_missing_directory_or_a_read_only_filesystem_is_not_called_damaged(tmp_path,
+                                                                            capsys):
+    """Neither is a damaged file: the error says what is wrong, and nothing is lost."""
+    missing = str(tmp_path / "no" / "such" / "dir" / "x.duckdb")
+    for command in (["run", "--models", "baseline/order-up-to", "--days", "1"],
+                    ["serve"]):
+        assert main([*command, "--db", missing]) == 2
+        err = capsys.readouterr().err
+        assert "does not exist" in err and "looks damaged" not in err, err
+    readonly = tmp_path / "ro"
+    readonly.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs",
+                              str(readonly)], capture_output=True).returncode == 0
+    if not mounted:                       # not root: a directory this user cannot write
+        readonly.chmod(0o555)
+    try:
+        assert main(["run", "--models", "baseline/order-up-to", "--days", "1", "--db",
+                     str(readonly / "x.duckdb")]) == 2
+        err = capsys.readouterr().err
+        assert ("read-only file system" in err if mounted else "permission denied" in err)
+        assert "looks damaged" not in err and "restore it from a copy" not in err
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(readonly)], check=True)
+        readonly.chmod(0o755)

@@ -118,6 +118,9 @@ class FakeLLM:
         # as strict as llama.cpp's chat templates: a message without a string "content"
         # (an assistant message that only carries tool calls) fails the template, a 500
         self.strict_template = strict_template
+        # replies wait while this is clear: a test holds a run in place while it looks
+        self.gate = threading.Event()
+        self.gate.set()
         self._caches = {style: PrefixCache(style, min_cache_tokens)
                         for style in ("openai", "anthropic")}
         self.requests: list[dict[str, Any]] = []       # bodies as received (parsed)
@@ -170,6 +173,8 @@ class FakeLLM:
                     self.raw.append(raw)
                     self.headers.append(dict(request.headers))
             anthropic = request.path.endswith("/messages")
+            while not self.gate.is_set():
+                await asyncio.sleep(0.01)
             fault = self._next_fault()
             if self.latency:
                 await asyncio.sleep(self.latency)

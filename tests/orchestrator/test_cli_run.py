@@ -193,12 +193,19 @@ def test_sigterm_marks_trials_interrupted_and_resume_finishes_the_run(llm, tmp_p
     db = str(tmp_path / "r.duckdb")
     proc = vendbench("run", "--models", "openai/fake", "baseline/order-up-to", *llm_args(llm),
                      "--seeds", "1", "2", "--days", "30", "--db", db)
-    for _ in range(600):                        # until the LLM trials are well under way
-        if llm.served >= 20 or proc.poll() is not None:
-            break
+    def under_way() -> bool:                  # both LLM trials have answered requests
+        keys = [r.get("prompt_cache_key") for r in list(llm.requests)]
+        return llm.served >= 20 and len(set(keys)) >= 2
+
+    deadline = time.monotonic() + 200         # an event, with a bound against a hang
+    while not under_way() and proc.poll() is None:
+        assert time.monotonic() < deadline, "the trials never got under way"
         time.sleep(0.05)
+    assert proc.poll() is None, finish(proc)
+    llm.gate.clear()                          # no trial can finish while the signal lands
     proc.send_signal(signal.SIGTERM)
     rc, out, err = finish(proc)
+    llm.gate.set()
     assert rc == 130 and "--resume" in err
     run_id = err.split("vendbench run --resume ")[1].split()[0]
     trials = dict(query(db, "SELECT model || '/' || seed, status FROM trials"))

@@ -50,6 +50,7 @@ def test_readers_see_a_live_run_and_a_second_writer_is_refused(tmp_path):
         try:
             wait_for(lambda: llm.served >= 5 or proc.poll() is not None, "requests")
             assert proc.poll() is None, proc.communicate()
+            llm.gate.clear()              # the run stays in place (live) until released
             # what the server has answered becomes visible to a reader within seconds
             answered = llm.served
 
@@ -82,6 +83,7 @@ def test_readers_see_a_live_run_and_a_second_writer_is_refused(tmp_path):
             assert f"is being written by run {data['run']['run_id']}" in second.stderr
             assert "Traceback" not in second.stderr
         finally:
+            llm.gate.set()
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGTERM)
             proc.communicate(timeout=60)

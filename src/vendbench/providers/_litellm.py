@@ -13,6 +13,7 @@ import datetime as dt
 import email.utils
 import os
 import re
+import warnings
 from functools import cache
 from typing import Any
 
@@ -35,6 +36,11 @@ def import_litellm() -> Any:
     litellm.suppress_debug_info = True
     litellm.num_retries = 0
     litellm.drop_params = True          # a param a provider lacks is dropped, not an error
+    # Ctrl-C or SIGTERM can cancel litellm's wrapper after it made its provider coroutine
+    # and before it awaited it: that request was never sent (nothing to charge), and the
+    # coroutine's "never awaited" warning at exit is noise, not a fault of the run
+    warnings.filterwarnings("ignore", category=RuntimeWarning,
+                            message=r"coroutine '\w+\.acompletion' was never awaited")
     return litellm
 
 

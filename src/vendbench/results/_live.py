@@ -11,9 +11,18 @@ snapshot isolation): no copy, no polling interval, so no staleness beyond the gr
 commit of the results writer (milliseconds). A reader costs the run one thread while
 its query runs; the run's own commits do not wait for readers.
 
-Only single SELECT statements are answered. The socket lives in a directory only this
-user can enter, named by the file's real path, so every process of the user that
-opens the same file finds the same socket.
+Only single SELECT statements are answered, over the results tables only: no table
+function (checkpoint, range, read_csv …), no file or URL, and the writer's connection
+refuses external access. The writer protects itself from its readers: a query is
+interrupted after ``QUERY_TIMEOUT_S``, an answer is capped in rows and bytes, a request
+in size, and readers in number; at the run's end their queries are interrupted and
+their connections closed before the file is, so a reader never makes a run fail.
+
+The socket lives in a directory only this user can enter, named by the file's real
+path, so every process of the user that opens the same file finds the same socket.
+Both sides check that directory (this user's, mode 0700, not a link), and a reader
+checks who answers (SO_PEERCRED: this user, the pid the writer announces) before it
+trusts an answer.
 """
 
 from __future__ import annotations
@@ -23,9 +32,12 @@ import hashlib
 import json
 import logging
 import os
+import re
 import socket
 import socketserver
+import stat
 import struct
+import sys
 import tempfile
 import threading
 import time
@@ -38,7 +50,13 @@ from ..errors import ResultsError
 log = logging.getLogger(__name__)
 
 _HEADER = struct.Struct("!I")
-MAX_MESSAGE = 1 << 30
+MAX_REQUEST = 1 << 20            # bytes of a reader's request (a query is small)
+MAX_ANSWER_ROWS = 200_000        # rows of one answer
+MAX_ANSWER_BYTES = 32 << 20      # bytes of one answer, as sent
+MAX_MESSAGE = MAX_ANSWER_BYTES + (1 << 20)   # what a reader accepts
+MAX_READERS = 8                  # reader connections at once
+QUERY_TIMEOUT_S = 10.0           # a reader's query is interrupted after this
+_CREDS = struct.Struct("3i")     # SO_PEERCRED: pid, uid, gid
 
 
 def socket_path(db: str) -> Path:
@@ -46,6 +64,68 @@ def socket_path(db: str) -> Path:
     real = os.path.realpath(db)
     digest = hashlib.sha256(real.encode()).hexdigest()[:20]
     return Path(tempfile.gettempdir()) / f"vendbench-{os.getuid()}" / f"{digest}.sock"
+
+
+def private_dir(path: Path, create: bool) -> None:
+    """Make sure ``path`` is a directory of this user's that no one else can enter (and
+    not a link to one): made so if ``create`` and missing; LiveError otherwise. Another
+    local user who made it first could otherwise answer in the writer's place."""
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise LiveError(f"{path} does not exist") from None
+    problem = None
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        problem = "is not a directory"
+    elif st.st_uid != os.getuid():
+        problem = f"belongs to another user (uid {st.st_uid})"
+    elif st.st_mode & 0o077:
+        problem = f"can be entered by other users (mode {stat.S_IMODE(st.st_mode):o})"
+    if problem:
+        raise LiveError(f"live reads refused: {path} {problem}; someone could answer in the "
+                        f"writer's place. Remove it (or set TMPDIR elsewhere)")
+
+
+def _peer(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a Unix socket."""
+    pid, uid, _ = _CREDS.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                _CREDS.size))
+    return pid, uid
+
+
+def refused_sql(sql: str, con: Any) -> str | None:
+    """Why a reader's query is refused, or None: one SELECT over tables only, with no
+    table function (checkpoint, range, read_csv …) and no file or URL as a table."""
+    import duckdb
+
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        return str(exc)
+    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
+        return "only one SELECT statement at a time is answered while a run writes this file"
+    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+    if tree.get("error"):
+        return tree.get("error_message", "the query could not be parsed")
+    stack: list[Any] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "TABLE_FUNCTION":
+                name = (node.get("function") or {}).get("function_name", "?")
+                return f"table functions are not answered while a run writes this file ({name})"
+            if node.get("type") == "BASE_TABLE" and re.search(r"[./:\\]", node.get(
+                    "table_name", "")):
+                return "only the results tables are answered, not files or URLs"
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
 
 
 # -- the wire: length-prefixed JSON, with the few types DuckDB returns that JSON lacks --
@@ -87,11 +167,11 @@ def _send(sock: socket.socket, obj: Any) -> None:
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def _receive(sock: socket.socket) -> Any:
+def _receive(sock: socket.socket, limit: int = MAX_MESSAGE) -> Any:
     head = _read(sock, _HEADER.size)
     (size,) = _HEADER.unpack(head)
-    if size > MAX_MESSAGE:
-        raise ConnectionError("message too large")
+    if size > limit:
+        raise ConnectionError(f"a message of {size:,} bytes (at most {limit:,} are taken)")
     return json.loads(_read(sock, size))
 
 
@@ -117,25 +197,35 @@ class LiveServer:
         import duckdb
 
         self.path = socket_path(db)
-        self.path.parent.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(self.path.parent, 0o700)
+        private_dir(self.path.parent, create=True)
         self.path.unlink(missing_ok=True)         # left by a process that was killed
+        con.execute("SET enable_external_access = false")   # no file, URL or extension
         self.about = {**about, "pid": os.getpid(), "db": os.path.realpath(db)}
         self.queries = 0
+        self.refused = 0
+        self._lock = threading.Lock()
+        self._cursors: set[Any] = set()            # readers' cursors with a query running
+        self._sockets: set[socket.socket] = set()
+        self._closing = False
         server = self
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
+                if not server._admit(self.request):
+                    return
                 cursor = con.cursor()
                 try:
-                    while True:
+                    while not server._closing:
                         try:
-                            request = _receive(self.request)
+                            request = _receive(self.request, MAX_REQUEST)
                         except (ConnectionError, OSError, ValueError):
                             return
                         _send(self.request, server._answer(cursor, request, duckdb))
+                except OSError:
+                    return                         # the reader went away mid-answer
                 finally:
                     cursor.close()
+                    server._leave(self.request)
 
         self._server = socketserver.ThreadingUnixStreamServer(str(self.path), Handler)
         self._server.daemon_threads = True
@@ -145,26 +235,94 @@ class LiveServer:
                                         name="results-readers", daemon=True)
         self._thread.start()
 
+    def _admit(self, sock: socket.socket) -> bool:
+        with self._lock:
+            if self._closing or len(self._sockets) >= MAX_READERS:
+                full = not self._closing
+            else:
+                self._sockets.add(sock)
+                return True
+        try:
+            _send(sock, {"error": f"{MAX_READERS} readers are reading this file already; "
+                                  "try again in a moment" if full else "the run is ending"})
+        except OSError:
+            pass
+        return False
+
+    def _leave(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.discard(sock)
+
     def _answer(self, cursor: Any, request: dict[str, Any], duckdb: Any) -> dict[str, Any]:
         if request.get("about"):
             return {"about": self.about}
         sql = request.get("sql", "")
+        if not isinstance(sql, str):
+            return {"error": "a query is a string"}
+        with self._lock:
+            why = None if self._closing else refused_sql(sql, cursor)
+            if self._closing:
+                why = "the run is ending"
+            elif why is None:
+                self._cursors.add(cursor)
+        if why is not None:
+            self.refused += 1
+            return {"error": why}
+        timer = threading.Timer(QUERY_TIMEOUT_S, cursor.interrupt)
+        timer.start()
         try:
-            statements = duckdb.extract_statements(sql)
-            if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-                return {"error": "only one SELECT statement at a time is answered while a "
-                                 "run writes this file"}
             cur = cursor.execute(sql, _decode(request.get("params") or []))
-            rows = cur.fetchall()
+            rows, size = [], 0
+            while True:
+                batch = cur.fetchmany(1000)
+                if not batch:
+                    break
+                for r in batch:
+                    row = _encode(list(r))
+                    size += len(json.dumps(row, separators=(",", ":")))
+                    rows.append(row)
+                if len(rows) > MAX_ANSWER_ROWS or size > MAX_ANSWER_BYTES:
+                    self.refused += 1
+                    return {"error": f"the answer is over {MAX_ANSWER_ROWS:,} rows or "
+                                     f"{MAX_ANSWER_BYTES >> 20} MB while a run writes this "
+                                     "file; narrow the query (WHERE, LIMIT)"}
             self.queries += 1
-            return {"columns": [d[0] for d in cur.description],
-                    "rows": [_encode(list(r)) for r in rows]}
+            return {"columns": [d[0] for d in cur.description], "rows": rows}
+        except duckdb.InterruptException:
+            return {"error": "the run is ending" if self._closing else
+                    f"the query ran over {QUERY_TIMEOUT_S:g} s while a run writes this "
+                    "file; narrow it, or read the file once the run has finished"}
         except duckdb.Error as exc:
             return {"error": str(exc), "kind": type(exc).__name__}
+        finally:
+            timer.cancel()
+            with self._lock:
+                self._cursors.discard(cursor)
 
     def close(self) -> None:
+        """Stop answering: readers' running queries are interrupted and their connections
+        closed, so the writer's own connection can close cleanly after."""
+        with self._lock:
+            self._closing = True
+            cursors, sockets = list(self._cursors), list(self._sockets)
+        for cursor in cursors:
+            try:
+                cursor.interrupt()
+            except Exception:               # a cursor that just finished
+                pass
         self._server.shutdown()
         self._server.server_close()
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._sockets and not self._cursors:
+                    break
+            time.sleep(0.01)
         self.path.unlink(missing_ok=True)
 
 
@@ -187,41 +345,104 @@ class _Result:
 
 
 class LiveConnection:
-    """The part of a DuckDB connection a ``Store`` uses, served by the writing process."""
+    """The part of a DuckDB connection a ``Store`` uses, served by the writing process.
+    When the run ends under it (the connection drops), it tries the socket once more,
+    then says so in one line and reads the file directly."""
 
-    def __init__(self, sock: socket.socket, about: dict[str, Any]) -> None:
-        self._sock = sock
+    def __init__(self, sock: socket.socket, about: dict[str, Any], db: str) -> None:
+        self._sock: socket.socket | None = sock
         self.about = about
+        self.db = db
+        self._direct: Any = None            # the file itself, once the run has ended
         self._lock = threading.Lock()
 
-    def execute(self, sql: str, params: list[Any] | dict[str, Any] | None = None
-                ) -> _Result:
+    def execute(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> Any:
         with self._lock:
-            _send(self._sock, {"sql": sql, "params": _encode(params or [])})
-            answer = _receive(self._sock)
-        if "error" in answer:
-            raise LiveError(answer["error"])
-        return _Result(answer["columns"], [tuple(_decode(r)) for r in answer["rows"]])
+            if self._direct is None:
+                try:
+                    answer = self._ask(sql, params)
+                except (ConnectionError, OSError):
+                    answer = self._again(sql, params)
+                if answer is not None:
+                    if "error" in answer:
+                        raise LiveError(answer["error"])
+                    return _Result(answer["columns"],
+                                   [tuple(_decode(r)) for r in answer["rows"]])
+            return self._direct.execute(sql, params or [])
+
+    def _ask(self, sql: str, params: Any) -> dict[str, Any]:
+        assert self._sock is not None
+        _send(self._sock, {"sql": sql, "params": _encode(params or [])})
+        return _receive(self._sock)
+
+    def _again(self, sql: str, params: Any) -> dict[str, Any] | None:
+        """The writer dropped the connection: ask once more (a new connection), else the
+        run has ended and the file is read directly (None)."""
+        import duckdb
+
+        self._close_socket()
+        try:
+            live = connect(self.db)
+        except LiveError:
+            live = None
+        if live is not None:
+            self._sock, live._sock = live._sock, None
+            try:
+                return self._ask(sql, params)
+            except (ConnectionError, OSError):
+                self._close_socket()
+        print(f"vendbench: the run writing {self.db} just ended; reading the file directly",
+              file=sys.stderr)
+        deadline = time.monotonic() + 5            # its process lets go of the file
+        while True:
+            try:
+                self._direct = duckdb.connect(self.db, read_only=True)
+                return None
+            except duckdb.Error:
+                if time.monotonic() >= deadline:
+                    raise LiveError(f"the run writing {self.db} ended, and the file could "
+                                    "not be opened after it; try again") from None
+                time.sleep(0.05)
+
+    def _close_socket(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
 
     def close(self) -> None:
-        self._sock.close()
+        self._close_socket()
+        if self._direct is not None:
+            self._direct.close()
 
 
 def connect(db: str, wait_s: float = 0.0) -> LiveConnection | None:
     """A connection to the process writing ``db``, or None if none answers (waiting up
-    to ``wait_s`` for one that is starting)."""
+    to ``wait_s`` for one that is starting). LiveError if the socket's directory is not
+    this user's own, or if the process answering is not this user's writer."""
     path = socket_path(db)
     deadline = time.monotonic() + wait_s
     while True:
+        if path.parent.exists() or os.path.islink(path.parent):
+            private_dir(path.parent, create=False)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(str(path))
+            pid, uid = _peer(sock)
+            if uid != os.getuid():
+                raise LiveError(f"live reads refused: the process answering at {path} runs "
+                                f"as another user (uid {uid})")
             _send(sock, {"about": True})
             about = _receive(sock)["about"]
+            if about.get("pid") != pid:
+                raise LiveError(f"live reads refused: the process answering at {path} (pid "
+                                f"{pid}) is not the one it names (pid {about.get('pid')})")
             if about.get("db") == os.path.realpath(db):
-                return LiveConnection(sock, about)
+                return LiveConnection(sock, about, db)
             sock.close()
             return None
+        except LiveError:
+            sock.close()
+            raise
         except (OSError, ConnectionError, ValueError, KeyError):
             sock.close()
             if time.monotonic() >= deadline:

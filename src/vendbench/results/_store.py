@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ import duckdb
 
 from ..errors import ResultsError
 from . import _live
-from ._live import LiveServer
+from ._live import LiveError, LiveServer
 from ._schema import DDL, SCHEMA_VERSION, UPGRADE, UPGRADE_FROM
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,13 @@ def open_error(path: str, exc: BaseException) -> str:
                 f"program reading it?); close it, or pass another --db: {first}")
     if "not a valid DuckDB database" in first:
         return f"{path} is not a results database (not a DuckDB file); pass another --db"
+    folder = os.path.dirname(os.path.abspath(path))
+    if "No such file or directory" in first and not os.path.isdir(folder):
+        return f"cannot create {path}: the directory {folder} does not exist; pass another --db"
+    for cause in ("Read-only file system", "Permission denied"):
+        if cause in first:
+            return (f"cannot write {path}: {cause.lower()}; pass a --db where you can write "
+                    "(the file itself is not damaged)")
     return (f"{path} cannot be read, it looks damaged ({first}); restore it from a copy, "
             "or pass another --db")
 
@@ -122,7 +130,7 @@ class Store:
         what they are told of the writer, e.g. the run id)."""
         try:
             self._server = LiveServer(self.con, self.path, about)
-        except OSError as exc:              # no socket here: the run goes on, unwatched
+        except (OSError, LiveError) as exc:  # no socket here: the run goes on, unwatched
             log.warning("%s: other processes cannot read this file while the run writes it "
                         "(%s)", self.path, exc)
 
