@@ -109,7 +109,7 @@ def refused_sql(sql: str, con: Any) -> str | None:
         return str(exc)
     if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
         return "only one SELECT statement at a time is answered while a run writes this file"
-    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0])
+    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
     if tree.get("error"):
         return tree.get("error_message", "the query could not be parsed")
     stack: list[Any] = [tree]

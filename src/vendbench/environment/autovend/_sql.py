@@ -3,7 +3,14 @@
 One in-memory database per environment. Before the configuration is locked, external
 access (files, network, extensions) and Python replacement scans are switched off, so
 a query can reach nothing but the views below. Only a single SELECT/WITH statement is
-accepted; it runs on a timer that interrupts it, and at most 50 rows come back.
+accepted; it runs on a timer that interrupts it, and at most 50 rows come back, each
+cell cut at ``MAX_CELL_CHARS`` and the whole at ``MAX_RESULT_CHARS`` (with a note).
+
+DuckDB checks an interrupt and its memory limit between chunks of rows, not inside one
+value: a single expression that builds a huge value (``repeat('x', 240000000)``, a
+recursive CTE that doubles a string) would run past both. So the sizes such functions
+take must be numbers written out, at most ``MAX_SIZE_ARG``, and recursive CTEs are
+refused.
 
 Views: catalog, machines, sales, daily_pnl, orders, machine_inventory, warehouse.
 Amounts are CNY. The hidden demand parameters are never loaded.
@@ -13,6 +20,8 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
+import re
 import threading
 from typing import Any
 
@@ -24,6 +33,13 @@ from ._state import Business
 
 MAX_ROWS = 50
 TIME_LIMIT_S = 2.0
+MAX_CELL_CHARS = 1_000          # a cell's text in a result
+MAX_RESULT_CHARS = 16_000       # a result's rows, as JSON
+MAX_SIZE_ARG = 1_000            # repeat/pad widths, range lengths, printf widths
+# function -> which arguments are sizes (None: all of them)
+SIZED = {"repeat": (1,), "lpad": (1,), "rpad": (1,), "range": None,
+         "generate_series": None, "list_resize": (1,), "array_resize": (1,)}
+WIDTH = re.compile(r"%[-+ #0]*(\*|\d{4,})|\{:[^}]*\d{4,}")   # printf/format widths
 # Run in this order once the tables are filled: the last locks the rest in place.
 LOCKDOWN = ("SET python_enable_replacements = false", "SET threads = 1",
             "SET memory_limit = '256MB'", "SET enable_external_access = false",
@@ -152,6 +168,9 @@ class SqlSandbox:
         if statements[0].type != duckdb.StatementType.SELECT:
             raise ToolError(f"only SELECT (or WITH … SELECT) is allowed, not "
                             f"{statements[0].type.name}; the data is read-only")
+        why = self._refused(sql)
+        if why:
+            raise ToolError(why)
         self.sync(version)
         timer = threading.Timer(self._time_limit, self._con.interrupt)
         timer.start()
@@ -166,8 +185,35 @@ class SqlSandbox:
             raise ToolError(f"query failed: {str(exc).splitlines()[0]}") from None
         finally:
             timer.cancel()
-        return {"columns": columns, "rows": [[_plain(v) for v in r] for r in rows[:MAX_ROWS]],
-                "truncated": len(rows) > MAX_ROWS}
+        return _bounded(columns, rows)
+
+    def _refused(self, sql: str) -> str | None:
+        """Why a query could build a value too large to interrupt, or None."""
+        tree = json.loads(self._con.execute("SELECT json_serialize_sql(?)", [sql]
+                                            ).fetchall()[0][0])
+        stack: list[Any] = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+                continue
+            if not isinstance(node, dict):
+                continue
+            if node.get("type") == "RECURSIVE_CTE_NODE":
+                return "recursive CTEs are not allowed in query_sql"
+            name = node.get("function_name")
+            if node.get("class") == "FUNCTION" and name in SIZED:
+                args = [a.get("expression") for a in node.get("arguments", [])]
+                which = SIZED[name] if SIZED[name] is not None else range(len(args))
+                if any(i < len(args) and not _small_literal(args[i]) for i in which):
+                    return (f"{name}: its size must be a number written out, at most "
+                            f"{MAX_SIZE_ARG:,}")
+            if node.get("class") == "FUNCTION" and name in ("printf", "format"):
+                first = (node.get("arguments") or [{}])[0].get("expression") or {}
+                if WIDTH.search((first.get("literal") or {}).get("text", "")):
+                    return f"{name}: a field width over {MAX_SIZE_ARG - 1:,} is not allowed"
+            stack.extend(node.values())
+        return None
 
 
 def _plain(v: Any) -> Any:
@@ -178,3 +224,41 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (int, float, str, bool)) or v is None:
         return v
     return str(v)
+
+
+def _small_literal(expr: Any) -> bool:
+    """Whether ``expr`` is a number written out, at most ``MAX_SIZE_ARG`` in size."""
+    if not isinstance(expr, dict) or expr.get("class") != "CONSTANT":
+        return False
+    try:
+        return abs(float((expr.get("literal") or {}).get("text", ""))) <= MAX_SIZE_ARG
+    except ValueError:
+        return False
+
+
+def _bounded(columns: list[str], rows: list[tuple]) -> dict[str, Any]:
+    """At most ``MAX_ROWS`` rows, each cell's text cut at ``MAX_CELL_CHARS`` and the rows
+    at ``MAX_RESULT_CHARS`` as JSON, saying what was cut."""
+    out, size, cut_cells = [], 0, 0
+    truncated = len(rows) > MAX_ROWS
+    for r in rows[:MAX_ROWS]:
+        row = []
+        for v in r:
+            v = _plain(v)
+            if isinstance(v, str) and len(v) > MAX_CELL_CHARS:
+                v = v[:MAX_CELL_CHARS] + f"…[{len(v) - MAX_CELL_CHARS:,} more characters]"
+                cut_cells += 1
+            row.append(v)
+        size += len(json.dumps(row, default=str))
+        if size > MAX_RESULT_CHARS:
+            truncated = True
+            break
+        out.append(row)
+    result: dict[str, Any] = {"columns": columns, "rows": out, "truncated": truncated}
+    if cut_cells:
+        result["note"] = (f"{cut_cells} cell(s) cut at {MAX_CELL_CHARS:,} characters; "
+                          "select less (substr, LIMIT)")
+    elif truncated and len(out) < min(len(rows), MAX_ROWS):
+        result["note"] = (f"rows cut at {MAX_RESULT_CHARS:,} characters of result; select "
+                          "fewer columns or rows")
+    return result
