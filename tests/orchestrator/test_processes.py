@@ -278,3 +278,41 @@ def test_no_secret_leaves_a_worker_process(llm, tmp_path):
     reasons = [r for r, in query(db, "SELECT reason FROM trials WHERE status = 'error'")]
     assert len(reasons) == 1 and "injected 401" in reasons[0] and "***" in reasons[0]
     assert CANARY.encode() not in Path(db).read_bytes()
+
+
+def test_flushes_failed_after_their_trials_ended_print_nothing_at_exit():
+    """The scheduler gone while flushes wait (the run ending): each failed flush whose
+    trial was cancelled already used to print 'Future exception was never retrieved'
+    at exit, a hundred lines after a benchmark. An awaiter still gets the error."""
+    import asyncio
+    import gc
+
+    from vendbench.errors import ResultsError
+    from vendbench.orchestrator._shard_main import LinkWriter
+
+    class Quiet:
+        def send(self, *message):
+            pass
+
+    seen: list[str] = []
+
+    async def main():
+        asyncio.get_running_loop().set_exception_handler(
+            lambda loop, context: seen.append(context["message"]))
+        writer = LinkWriter(Quiet())
+        abandoned = asyncio.create_task(writer.flush())
+        awaited = asyncio.create_task(writer.flush())
+        await asyncio.sleep(0)
+        abandoned.cancel()                         # its trial ended (Ctrl-C, SIGTERM)
+        await asyncio.sleep(0)
+        leftover = asyncio.get_running_loop().create_future()
+        writer._waiting[99] = leftover             # a flush no task awaits any more
+        writer.fail_all("the scheduler has gone")
+        with pytest.raises(ResultsError, match="the scheduler has gone"):
+            await awaited
+        del leftover
+        gc.collect()
+
+    asyncio.run(main())
+    gc.collect()
+    assert not [m for m in seen if "never retrieved" in m], seen

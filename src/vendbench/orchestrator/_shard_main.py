@@ -59,13 +59,21 @@ class LinkWriter:
             if failure is None:
                 done.set_result(None)
             else:
-                done.set_exception(ResultsError(f"the scheduler could not commit: {failure}"))
+                _fail(done, ResultsError(f"the scheduler could not commit: {failure}"))
 
     def fail_all(self, why: str) -> None:
         for done in self._waiting.values():
             if not done.done():
-                done.set_exception(ResultsError(why))
+                _fail(done, ResultsError(why))
         self._waiting.clear()
+
+
+def _fail(done: asyncio.Future, exc: Exception) -> None:
+    """Fail a flush. Its trial may have been cancelled already (the run is ending), so
+    nobody may await it: the exception is marked retrieved, or asyncio would print
+    "Future exception was never retrieved" for each at exit. An awaiter still gets it."""
+    done.set_exception(exc)
+    done.exception()
 
 
 async def _stdio_link() -> Link:
