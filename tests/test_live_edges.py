@@ -188,3 +188,18 @@ def test_a_reader_that_meets_the_runs_end_reads_the_file_directly(tmp_path, tmp_
     assert err.count("just ended; reading the file directly") == 1
     assert json.dumps(reader.execute("SELECT 1").fetchall()) == "[[1]]"
     reader.close()
+
+
+def test_readers_together_get_a_bounded_share_of_the_runs_time(writer, monkeypatch):
+    """A reader that asks slow query after slow query is held to the readers' share: its
+    queries are cut at what is left of it, then refused until it has built up again."""
+    monkeypatch.setattr(_live, "READER_BURST_S", 0.3)
+    monkeypatch.setattr(_live, "READER_SHARE", 0.001)
+    reader = _live.connect(writer.path)
+    started = time.monotonic()
+    with pytest.raises(LiveError, match="ran over 0.3 s"):
+        reader.execute(SLOW)                      # cut at the allowance, not at 10 s
+    assert time.monotonic() - started < 5
+    with pytest.raises(LiveError, match=r"readers have had their share .* try again in"):
+        reader.execute("SELECT 1")
+    assert writer._server.refused >= 1

@@ -56,6 +56,8 @@ MAX_ANSWER_BYTES = 32 << 20      # bytes of one answer, as sent
 MAX_MESSAGE = MAX_ANSWER_BYTES + (1 << 20)   # what a reader accepts
 MAX_READERS = 8                  # reader connections at once
 QUERY_TIMEOUT_S = 10.0           # a reader's query is interrupted after this
+READER_SHARE = 0.05              # readers' queries together: this share of the run's time
+READER_BURST_S = 1.0             # ... plus this much, for a first look at a busy file
 _CREDS = struct.Struct("3i")     # SO_PEERCRED: pid, uid, gid
 
 
@@ -200,6 +202,7 @@ class LiveServer:
         private_dir(self.path.parent, create=True)
         self.path.unlink(missing_ok=True)         # left by a process that was killed
         con.execute("SET enable_external_access = false")   # no file, URL or extension
+        con.execute("SET threads = 1")         # a reader's query takes one core at most
         self.about = {**about, "pid": os.getpid(), "db": os.path.realpath(db)}
         self.queries = 0
         self.refused = 0
@@ -207,6 +210,8 @@ class LiveServer:
         self._cursors: set[Any] = set()            # readers' cursors with a query running
         self._sockets: set[socket.socket] = set()
         self._closing = False
+        self._since = time.monotonic()
+        self._used = 0.0                          # query seconds readers have had
         server = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -261,14 +266,23 @@ class LiveServer:
             return {"error": "a query is a string"}
         with self._lock:
             why = None if self._closing else refused_sql(sql, cursor)
+            allowance = (READER_BURST_S + READER_SHARE * (time.monotonic() - self._since)
+                         - self._used)
             if self._closing:
                 why = "the run is ending"
+            elif why is None and allowance < 0.05:
+                wait = (0.05 - allowance) / READER_SHARE
+                why = (f"readers have had their share of the writing run's time "
+                       f"({READER_SHARE:.0%}); try again in {max(1, round(wait))} s")
             elif why is None:
                 self._cursors.add(cursor)
+                limit = min(QUERY_TIMEOUT_S, allowance)
+                self._used += limit               # reserved now, the rest given back after
         if why is not None:
             self.refused += 1
             return {"error": why}
-        timer = threading.Timer(QUERY_TIMEOUT_S, cursor.interrupt)
+        timer = threading.Timer(limit, cursor.interrupt)
+        started = time.monotonic()
         timer.start()
         try:
             cur = cursor.execute(sql, _decode(request.get("params") or []))
@@ -290,14 +304,16 @@ class LiveServer:
             return {"columns": [d[0] for d in cur.description], "rows": rows}
         except duckdb.InterruptException:
             return {"error": "the run is ending" if self._closing else
-                    f"the query ran over {QUERY_TIMEOUT_S:g} s while a run writes this "
-                    "file; narrow it, or read the file once the run has finished"}
+                    f"the query ran over {limit:.3g} s while a run writes this file (readers "
+                    f"get {QUERY_TIMEOUT_S:g} s a query and {READER_SHARE:.0%} of the run's "
+                    "time); narrow it, or read the file once the run has finished"}
         except duckdb.Error as exc:
             return {"error": str(exc), "kind": type(exc).__name__}
         finally:
             timer.cancel()
             with self._lock:
                 self._cursors.discard(cursor)
+                self._used -= limit - min(limit, time.monotonic() - started)
 
     def close(self) -> None:
         """Stop answering: readers' running queries are interrupted and their connections
