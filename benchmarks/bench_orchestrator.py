@@ -18,6 +18,10 @@
    write throughput (target: at most 5 % lost), the readers' query time, and the
    staleness of what they saw: how long before the read the newest reply they saw had
    arrived (``--live-only`` runs just this part).
+4. A hostile reader (SPEC §13), ``--hostile-only``: the zero-latency run with and
+   without one process attacking its file back to back (a four-way cross join, table
+   functions, a SELECT of everything), alternating; the run must exit 0 and lose at
+   most 5 % of its throughput.
 
 Both run with the automatic ``--processes`` (LLM trials in worker processes), and once
 more in one process for comparison.
@@ -203,6 +207,72 @@ print(json.dumps({"stale": stale, "rtt": rtt, "live": live}))
 """
 
 
+HOSTILE = """
+import os, sys, time
+from vendbench.results import _live
+db = sys.argv[1]
+
+
+def ended(self, sql, params):                    # the run is over: so is the attack
+    print(asked, refused, flush=True)
+    os._exit(0)
+
+
+_live.LiveConnection._again = ended
+attacks = ["SELECT count(*) FROM exchanges a, exchanges b, exchanges c, exchanges d",
+           "SELECT count(*) FROM range(1e13)", "SELECT * FROM checkpoint()",
+           "SELECT a.* FROM exchanges a, exchanges b", "SELECT * FROM exchanges"]
+asked = refused = 0
+while True:
+    try:
+        reader = _live.connect(db)
+    except Exception:
+        reader = None
+    if reader is None:
+        if asked:
+            break                                # the run has ended
+        time.sleep(0.05)
+        continue
+    for sql in attacks:
+        try:
+            reader.execute(sql)
+        except Exception:
+            refused += 1
+        asked += 1
+    reader.close()
+print(asked, refused)
+"""
+
+
+def with_hostile_reader(url: str, trials: int, days: int, db: str) -> dict:
+    """``fresh`` with one process attacking the file while the run writes it: back to
+    back, a four-way cross join, table functions, a huge SELECT."""
+    proc = subprocess.Popen([sys.executable, "-c", HOSTILE, db], cwd=ROOT,
+                            stdout=subprocess.PIPE, text=True)
+    result = fresh(url, trials, days, db)
+    asked, refused = map(int, proc.communicate(timeout=300)[0].split())
+    return {**result, "asked": asked, "refused": refused}
+
+
+def hostile(url: str, trials: int, days: int, tmp: str, pairs: int = 4) -> None:
+    """Runs without and with a hostile reader, alternating; the run must finish (exit
+    0) and lose at most 5 % of its throughput."""
+    import statistics
+
+    plain, read = [], []
+    for i in range(pairs):
+        plain.append(fresh(url, trials, days, f"{tmp}/calm{i}.duckdb"))
+        read.append(with_hostile_reader(url, trials, days, f"{tmp}/hostile{i}.duckdb"))
+    base = statistics.median(r["rate"] for r in plain)
+    rate = statistics.median(r["rate"] for r in read)
+    print(f"a hostile reader, zero latency, {trials} in flight: median {rate:.1f} "
+          f"exchanges/s with it vs {base:.1f} without (runs, alternating: "
+          f"{', '.join(f'{x:.1f}' for x in (r['rate'] for r in read))} vs "
+          f"{', '.join(f'{x:.1f}' for x in (r['rate'] for r in plain))})"
+          f": {1 - rate / base:.1%} lost; {sum(r['asked'] for r in read)} attacks, "
+          f"{sum(r['refused'] for r in read)} refused or cut")
+
+
 def with_readers(url: str, trials: int, days: int, db: str, readers: int,
                  interval: float) -> dict:
     """``fresh`` with ``readers`` processes reading the file while the run writes it,
@@ -313,18 +383,21 @@ def main() -> None:
     ap.add_argument("--slow-trials", type=int, default=100)
     ap.add_argument("--slow-days", type=int, default=15)
     ap.add_argument("--live-only", action="store_true", help="only the live-reads part")
+    ap.add_argument("--hostile-only", action="store_true",
+                    help="only runs with and without a hostile reader of the file")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         one(json.loads(args.one))
         return
-    if args.live_only:
+    only = hostile if args.hostile_only else live_reads if args.live_only else None
+    if only is not None:
         from vendbench.providers._litellm import import_litellm
 
         import_litellm()
         proc, url = serve(0.0)
         try:
-            live_reads(url, args.trials, args.days, tempfile.mkdtemp())
+            only(url, args.trials, args.days, tempfile.mkdtemp())
         finally:
             proc.terminate()
         return

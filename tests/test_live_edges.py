@@ -192,9 +192,11 @@ def test_a_reader_that_meets_the_runs_end_reads_the_file_directly(tmp_path, tmp_
 
 def test_readers_together_get_a_bounded_share_of_the_runs_time(writer, monkeypatch):
     """A reader that asks slow query after slow query is held to the readers' share: its
-    queries are cut at what is left of it, then refused until it has built up again."""
+    queries are cut at what is left of it, then held back (and refused after a wait)
+    until it has built up again."""
     monkeypatch.setattr(_live, "READER_BURST_S", 0.3)
     monkeypatch.setattr(_live, "READER_SHARE", 0.001)
+    monkeypatch.setattr(_live, "READER_WAIT_S", 0.2)
     reader = _live.connect(writer.path)
     started = time.monotonic()
     with pytest.raises(LiveError, match="ran over 0.3 s"):

@@ -56,8 +56,9 @@ MAX_ANSWER_BYTES = 32 << 20      # bytes of one answer, as sent
 MAX_MESSAGE = MAX_ANSWER_BYTES + (1 << 20)   # what a reader accepts
 MAX_READERS = 8                  # reader connections at once
 QUERY_TIMEOUT_S = 10.0           # a reader's query is interrupted after this
-READER_SHARE = 0.05              # readers' queries together: this share of the run's time
+READER_SHARE = 0.05              # readers together: this share of the run's time
 READER_BURST_S = 1.0             # ... plus this much, for a first look at a busy file
+READER_WAIT_S = 5.0              # a request waits this long at most for the share
 _CREDS = struct.Struct("3i")     # SO_PEERCRED: pid, uid, gid
 
 
@@ -225,7 +226,14 @@ class LiveServer:
                             request = _receive(self.request, MAX_REQUEST)
                         except (ConnectionError, OSError, ValueError):
                             return
-                        _send(self.request, server._answer(cursor, request, duckdb))
+                        started = time.monotonic()
+                        if server._wait_for_share():
+                            answer = server._answer(cursor, request, duckdb)
+                        else:
+                            server.refused += 1
+                            answer = {"error": server._spent()}
+                        _send(self.request, answer)
+                        server._charge(time.monotonic() - started)
                 except OSError:
                     return                         # the reader went away mid-answer
                 finally:
@@ -258,6 +266,36 @@ class LiveServer:
         with self._lock:
             self._sockets.discard(sock)
 
+    def _allowance(self) -> float:
+        """Seconds readers may still take: their share of the time since the server
+        started, plus the burst, less what they have had."""
+        return READER_BURST_S + READER_SHARE * (time.monotonic() - self._since) - self._used
+
+    def _wait_for_share(self) -> bool:
+        """Hold a request until the readers' share allows it (back-pressure: a reader
+        that asks back to back is slowed down, at no cost to the run); False if it did
+        not within ``READER_WAIT_S``."""
+        deadline = time.monotonic() + READER_WAIT_S
+        while not self._closing:
+            with self._lock:
+                short = -self._allowance()
+            if short < 0:
+                return True
+            if time.monotonic() + short / READER_SHARE > deadline:
+                return False
+            time.sleep(min(0.5, short / READER_SHARE + 0.001))
+        return True                            # answered at once: "the run is ending"
+
+    def _spent(self) -> str:
+        with self._lock:
+            wait = -self._allowance() / READER_SHARE
+        return (f"readers have had their share of the writing run's time "
+                f"({READER_SHARE:.0%}); try again in {max(1, round(wait))} s")
+
+    def _charge(self, seconds: float) -> None:
+        with self._lock:
+            self._used += seconds
+
     def _answer(self, cursor: Any, request: dict[str, Any], duckdb: Any) -> dict[str, Any]:
         if request.get("about"):
             return {"about": self.about}
@@ -266,23 +304,16 @@ class LiveServer:
             return {"error": "a query is a string"}
         with self._lock:
             why = None if self._closing else refused_sql(sql, cursor)
-            allowance = (READER_BURST_S + READER_SHARE * (time.monotonic() - self._since)
-                         - self._used)
             if self._closing:
                 why = "the run is ending"
-            elif why is None and allowance < 0.05:
-                wait = (0.05 - allowance) / READER_SHARE
-                why = (f"readers have had their share of the writing run's time "
-                       f"({READER_SHARE:.0%}); try again in {max(1, round(wait))} s")
             elif why is None:
                 self._cursors.add(cursor)
-                limit = min(QUERY_TIMEOUT_S, allowance)
-                self._used += limit               # reserved now, the rest given back after
+                # a query may run as long as the readers' share has left (charged after)
+                limit = min(QUERY_TIMEOUT_S, max(0.05, self._allowance()))
         if why is not None:
             self.refused += 1
             return {"error": why}
         timer = threading.Timer(limit, cursor.interrupt)
-        started = time.monotonic()
         timer.start()
         try:
             cur = cursor.execute(sql, _decode(request.get("params") or []))
@@ -313,7 +344,6 @@ class LiveServer:
             timer.cancel()
             with self._lock:
                 self._cursors.discard(cursor)
-                self._used -= limit - min(limit, time.monotonic() - started)
 
     def close(self) -> None:
         """Stop answering: readers' running queries are interrupted and their connections
