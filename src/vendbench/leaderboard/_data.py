@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ResultsError
-from ..results import Store
+from ..results import SET_APART, Store, latest_attempts
 
-# never ranked: harness failures, trials still running, and trials the run's budget could
-# not start (none of them is the model's doing)
-SET_APART = {"error", "interrupted", "running", "not_started"}
+
 
 
 @dataclass
@@ -108,12 +106,7 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
                                                 for k in diff)})
         else:
             kept.append(t)
-    latest: dict[tuple, dict[str, Any]] = {}
-    for t in kept:                       # each model's latest attempt, never its best
-        key = (t["model"], t["world_seed"], t["seed"], t["repeat"])
-        if key not in latest or (t["started_at"], t["attempt"] or 1) > \
-                (latest[key]["started_at"], latest[key]["attempt"] or 1):
-            latest[key] = t
+    latest = latest_attempts(kept)       # each model's latest attempt, never its best
     ranked = [t for t in latest.values() if t["status"] not in SET_APART]
     apart = [{"trial_id": t["trial_id"], "model": t["model"], "world_seed": t["world_seed"],
               "seed": t["seed"], "status": t["status"], "reason": t["reason"]}

@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ..environment import display_columns
+from ..results import TrialStatus
 
 if TYPE_CHECKING:
     from . import Board
@@ -111,9 +112,10 @@ def _footer(board: Board) -> list[str]:
     if blank:
         lines.append(f"{board.currency}/$ is over completed, priced trials; blank for "
                      + ", ".join(blank))
-    running = [a for a in s.set_apart if a["status"] == "running"]
-    unstarted = [a for a in s.set_apart if a["status"] == "not_started"]
-    failed = [a for a in s.set_apart if a["status"] not in ("running", "not_started")]
+    running = [a for a in s.set_apart if a["status"] == TrialStatus.RUNNING]
+    unstarted = [a for a in s.set_apart if a["status"] == TrialStatus.NOT_STARTED]
+    failed = [a for a in s.set_apart
+              if a["status"] not in (TrialStatus.RUNNING, TrialStatus.NOT_STARTED)]
     if unstarted:
         lines.append(f"not started, not ranked: {len(unstarted)} trial(s) of "
                      + ", ".join(sorted({a["model"] for a in unstarted}))

@@ -19,7 +19,8 @@ from ..environment import currency, score_name
 from ..errors import ResultsError
 from ..results import Store
 from ._board import bootstrap_ci, model_rows, score
-from ._data import SET_APART, Filters, run_cohorts, select
+from ..results import SET_APART
+from ._data import Filters, run_cohorts, select
 
 FAILED_JUMP = 0.2         # a rise in the failed share this large is flagged
 # fewer paired trials cannot tell a regression from noise: with n pairs, the percentile

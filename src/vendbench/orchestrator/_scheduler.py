@@ -26,7 +26,8 @@ from ..environment import Environment, make, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
                          make_provider)
-from ..results import ResultsWriter, Store, TrialHistory, cached_share, dumps
+from ..results import (FINISHED, ResultsWriter, Store, TrialHistory, TrialKey, TrialStatus,
+                       cached_share, dumps, latest_attempts)
 from ._calibration import Calibration
 from ._config import ModelConfig, RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
@@ -36,8 +37,6 @@ from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
 log = logging.getLogger(__name__)
 
 START_SPREAD_S = 0.02    # between the starts of the first trials
-FINISHED = {"completed", "budget_exhausted", "timeout", "max_turns", "agent_stopped",
-            "bankrupt", "context_overflow"}   # kept on --resume; error and interrupted rerun
 
 
 @dataclass
@@ -267,7 +266,7 @@ class Scheduler:
                 budget = await self._earmark(spec)
                 if budget is None:
                     # not the model's failure: set apart, and run again by --resume
-                    out = TrialOutcome(spec, status="not_started",
+                    out = TrialOutcome(spec, status=TrialStatus.NOT_STARTED,
                                        reason="not started: the run's total budget could not "
                                               "cover this trial's budget")
                     out.priced = self.prices.get(spec.model.id) is not None
@@ -343,7 +342,7 @@ class Scheduler:
         except WorkerDied as exc:
             # its last requests' outcomes are unknown: the whole earmark counts as spent
             out = exc.outcome or TrialOutcome(spec, priced=priced)
-            out.status, out.reason = "error", str(exc)
+            out.status, out.reason = TrialStatus.ERROR, str(exc)
             for name, value in (await writer.committed(spec.trial_id)).items():
                 setattr(out, name, max(getattr(out, name), value))   # all it got to log
             budget.charge(budget.limit - budget.spent if budget.limit is not None
@@ -420,7 +419,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                     scheduler.run(run_id, specs, writer, store.history), writer)
                 result.status = finished_status(result)
             except asyncio.CancelledError:
-                result.status = "interrupted"
+                result.status = TrialStatus.INTERRUPTED
                 raise
             except ResultsError:
                 if writer.failure is None:
@@ -430,7 +429,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                 if writer.failure is None:
                     writer.put("provider_events", scheduler.provider_events(run_id))
                     writer.put_sql("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-                                   [result.status if result.status != "running"
+                                   [result.status if result.status != TrialStatus.RUNNING
                                     else "interrupted",
                                     dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
                                     run_id])
@@ -495,14 +494,10 @@ def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
         log.info("%s: %d request(s) were in flight when the run stopped; charged their "
                  "reservations", run_id, settled)
     pool.spent = store.run_spend(run_id)
-    latest: dict[tuple, dict[str, Any]] = {}
-    for r in store.trials(run_id):   # the latest attempt of each (model, world, seed, repeat)
-        key = (r["model"], r["world_seed"], r["seed"], r["repeat"])
-        if key not in latest or r["attempt"] > latest[key]["attempt"]:
-            latest[key] = r
+    latest = latest_attempts(store.trials(run_id))
     kept, rerun = [], []
     for spec in specs:
-        last = latest.get((spec.model.id, spec.world_seed, spec.seed, spec.repeat))
+        last = latest.get(TrialKey(spec.model.id, spec.world_seed, spec.seed, spec.repeat))
         if last is not None and last["status"] in FINISHED:
             kept.append(_kept_json(last))
             continue

@@ -36,6 +36,7 @@ from typing import Any
 from ..budgets import Budget, Price
 from ..errors import ConfigError
 from ..providers import LimitEvent
+from ..results import TrialStatus
 from ._config import ModelConfig, RunConfig
 from ._link import Link, LinkClosed
 from ._trial import TrialOutcome, TrialSpec
@@ -164,7 +165,7 @@ class Worker:
                 if not entry.done.done() or entry.done.exception() is not None:
                     # the worker never said how the trial ended: record it here
                     out = entry.outcome
-                    out.status = "interrupted"
+                    out.status = TrialStatus.INTERRUPTED
                     out.reason = ("the run was interrupted (Ctrl-C or SIGTERM); its worker "
                                   "process did not answer")
                     self.record(out, entry.started)

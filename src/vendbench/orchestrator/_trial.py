@@ -21,7 +21,7 @@ from ..environment import Environment
 from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
-from ..results import ResultsWriter, TrialHistory, cached_share
+from ..results import ResultsWriter, TrialHistory, TrialStatus, cached_share
 from ._calibration import Calibration
 from ._config import DEFAULT_WORLD_SEED, ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
@@ -52,7 +52,7 @@ class TrialSpec:
 @dataclass
 class TrialOutcome:
     spec: TrialSpec
-    status: str = "running"
+    status: str = TrialStatus.RUNNING
     reason: str | None = None
     final: dict[str, float] = field(default_factory=dict)
     cost: Decimal = Decimal(0)
@@ -76,7 +76,7 @@ class TrialOutcome:
                 "output_tokens": self.tokens[1], "cache_read_tokens": self.tokens[2],
                 "cache_write_tokens": self.tokens[3],
                 "cached_share": cached_share(self.tokens[0], self.tokens[2]),
-                "resumable": self.status == "error" and self.resumable}
+                "resumable": self.status == TrialStatus.ERROR and self.resumable}
 
 
 @dataclass
@@ -127,31 +127,34 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
                 await _play_policy(spec, ctx, env, tlog, out)
             else:
                 await _play_llm(spec, ctx, env, tlog, out)
-        if out.status == "running":
-            out.status = env.status if env.status != "running" else "error"
-            if out.status == "error":
+        if out.status == TrialStatus.RUNNING:
+            out.status = (TrialStatus(env.status) if env.status != TrialStatus.RUNNING
+                          else TrialStatus.ERROR)
+            if out.status == TrialStatus.ERROR:
                 out.reason = "the agent loop ended before the environment did"
-            elif out.status == "bankrupt":
+            elif out.status == TrialStatus.BANKRUPT:
                 out.reason = "cash stayed below zero for too long"
     except TimeoutError:
-        out.status, out.reason = "timeout", f"wall-clock limit of {ctx.timeout_s:g} s reached"
+        out.status = TrialStatus.TIMEOUT
+        out.reason = f"wall-clock limit of {ctx.timeout_s:g} s reached"
     except BudgetExceeded as exc:
-        out.status, out.reason = "budget_exhausted", str(exc)
+        out.status, out.reason = TrialStatus.BUDGET_EXHAUSTED, str(exc)
     except ReplayMismatch as exc:
-        out.status = "error"
+        out.status = TrialStatus.ERROR
         out.reason = (f"cannot continue from the log: {exc}. Run it again from day 1: "
                       f"vendbench run --resume {spec.run_id} --restart")
     except ContextOverflow as exc:
-        out.status, out.reason = "context_overflow", str(exc)
+        out.status, out.reason = TrialStatus.CONTEXT_OVERFLOW, str(exc)
     except ProviderError as exc:
-        out.status, out.reason = "error", str(exc)
+        out.status, out.reason = TrialStatus.ERROR, str(exc)
         out.resumable = not exc.permanent
         if exc.permanent:
             out.reason += (" (the server refuses this request as it stands: a resume would "
                            "send it again; fix the model, its settings or the server and "
                            "start a new run)")
     except asyncio.CancelledError:
-        out.status, out.reason = "interrupted", "the run was interrupted (Ctrl-C or SIGTERM)"
+        out.status = TrialStatus.INTERRUPTED
+        out.reason = "the run was interrupted (Ctrl-C or SIGTERM)"
         ended = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         record(ended)
         tlog.segment_ended(spec.segment, ended, out.status)
@@ -160,7 +163,8 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         raise                                         # the results file failed: the run stops
     except Exception as exc:                          # a bug of ours: recorded, kept apart
         log.exception("trial %s failed", spec.trial_id)
-        out.status, out.reason = "error", redact(f"internal error: {type(exc).__name__}: {exc}")
+        out.status = TrialStatus.ERROR
+        out.reason = redact(f"internal error: {type(exc).__name__}: {exc}")
     ended = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     record(ended)
     tlog.segment_ended(spec.segment, ended, out.status)
@@ -223,7 +227,8 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
             seen_day = env.day
             await context.add_user(env.observe())
         if ctx.max_turns is not None and out.exchanges >= ctx.max_turns:
-            out.status, out.reason = "max_turns", f"reached {ctx.max_turns} LLM requests"
+            out.status = TrialStatus.MAX_TURNS
+            out.reason = f"reached {ctx.max_turns} LLM requests"
             return
         completion = await _exchange(spec, ctx, env, context, tlog, out, first_attempt)
         first_attempt = 1
@@ -234,7 +239,7 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
             silent += 1
             await context.add_exchange(message, [])
             if silent >= MAX_SILENT_REPLIES:
-                out.status = "agent_stopped"
+                out.status = TrialStatus.AGENT_STOPPED
                 out.reason = f"{MAX_SILENT_REPLIES} replies in a row without a tool call"
                 tlog.messages(context.take_new())
                 if out.tool_calls == 0 and ctx.calibration is not None:

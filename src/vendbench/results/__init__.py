@@ -2,7 +2,9 @@
 
 from ._schema import COLUMNS, DDL
 from ._store import DEFAULT_DB, Store, TrialHistory, cached_share
+from ._trials import FINISHED, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
 from ._writer import ResultsWriter, append, dumps
 
-__all__ = ["COLUMNS", "DDL", "DEFAULT_DB", "ResultsWriter", "Store", "TrialHistory", "append",
-           "cached_share", "dumps"]
+__all__ = ["COLUMNS", "DDL", "DEFAULT_DB", "FINISHED", "RANKED", "ResultsWriter", "SET_APART",
+           "Store", "TrialHistory", "TrialKey", "TrialStatus", "append", "cached_share",
+           "dumps", "latest_attempts"]

@@ -18,7 +18,7 @@ from typing import Any
 from .. import __version__
 from ..environment import SALT_ENV, Environment, make
 from ..errors import ConfigError
-from ..results import Store, append, dumps
+from ..results import Store, TrialStatus, append, dumps
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class Session:
         self.final = "this session's trial has ended; start a new MCP session"
         self.started = _now()
         self.tool_calls = 0
-        self.status = "running"
+        self.status: str = TrialStatus.RUNNING
         self.log = TrialLog(server.writer, self.trial_id, self.model)
         self._record(None)
         self.log.segment_started(1, self.started)
@@ -159,7 +159,7 @@ class Session:
     def end(self, status: str, reason: str | None) -> None:
         """Record the trial's end, once, and let its world go (an ended session keeps
         no memory)."""
-        if self.status != "running":
+        if self.status != TrialStatus.RUNNING:
             return
         self.status = status
         ended = _now()
@@ -266,7 +266,7 @@ class WorldServer:
                     return await super().run(*args, **kwargs)
                 finally:
                     if holder["session"] is not None:
-                        holder["session"].end("interrupted", (
+                        holder["session"].end(TrialStatus.INTERRUPTED, (
                             "the MCP session ended before the horizon (the client left, or "
                             f"sent nothing for {outer.config.idle_timeout_s:g} s)"))
 
@@ -305,7 +305,7 @@ class WorldServer:
 
     def close(self, status: str = "completed") -> None:
         for s in list(self.sessions):
-            s.end("interrupted", "the server stopped before the horizon")
+            s.end(TrialStatus.INTERRUPTED, "the server stopped before the horizon")
         self.store.con.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                                [status, _now(), self.run_id])
 

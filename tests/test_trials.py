@@ -1,0 +1,41 @@
+"""A trial's statuses, key and latest attempt, defined once (SPEC §14) and used by
+resume, the leaderboard and trends."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from vendbench.results import (FINISHED, RANKED, SET_APART, TrialKey, TrialStatus,
+                               latest_attempts)
+
+T0 = dt.datetime(2026, 12, 1, 3, 0)
+
+
+def row(model="m", world=2026, seed=1, repeat=1, attempt=1, minutes=0, status="completed"):
+    return {"model": model, "world_seed": world, "seed": seed, "repeat": repeat,
+            "attempt": attempt, "started_at": T0 + dt.timedelta(minutes=minutes),
+            "status": status, "trial_id": f"{model}-w{world}-s{seed}-r{repeat}-a{attempt}"}
+
+
+def test_every_status_is_finished_or_set_apart_never_both():
+    assert FINISHED | SET_APART == set(TrialStatus) and not FINISHED & SET_APART
+    assert RANKED == FINISHED
+    assert {"error", "interrupted", "running", "not_started"} == SET_APART
+    assert TrialStatus.NOT_STARTED == "not_started"        # stored as its string
+
+
+def test_the_key_has_the_world_so_two_worlds_never_share_an_attempt():
+    rows = [row(world=7, status="completed"), row(world=8, status="error")]
+    latest = latest_attempts(rows)
+    assert set(latest) == {TrialKey("m", 7, 1, 1), TrialKey("m", 8, 1, 1)}
+    assert latest[TrialKey("m", 8, 1, 1)]["status"] == "error"
+
+
+def test_the_latest_attempt_counts_never_the_best():
+    rows = [row(attempt=1, minutes=0, status="completed"),
+            row(attempt=2, minutes=5, status="error"),            # started later: counts
+            row(seed=2, attempt=1, minutes=9), row(seed=2, attempt=2, minutes=9)]
+    latest = latest_attempts(rows)
+    assert latest[TrialKey("m", 2026, 1, 1)]["attempt"] == 2
+    assert latest[TrialKey("m", 2026, 2, 1)]["attempt"] == 2   # a tie: the higher attempt
+    assert latest_attempts(reversed(rows)) == latest           # whatever the order
