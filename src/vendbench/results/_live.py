@@ -212,7 +212,7 @@ class LiveServer:
         self._sockets: set[socket.socket] = set()
         self._closing = False
         self._since = time.monotonic()
-        self._used = 0.0                          # query seconds readers have had
+        self._used = 0.0              # seconds readers' requests have taken (not waited)
         server = self
 
         class Handler(socketserver.BaseRequestHandler):
@@ -226,8 +226,9 @@ class LiveServer:
                             request = _receive(self.request, MAX_REQUEST)
                         except (ConnectionError, OSError, ValueError):
                             return
+                        waited = server._wait_for_share()     # sleeping costs nothing
                         started = time.monotonic()
-                        if server._wait_for_share():
+                        if waited:
                             answer = server._answer(cursor, request, duckdb)
                         else:
                             server.refused += 1
