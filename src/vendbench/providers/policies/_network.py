@@ -19,7 +19,6 @@ only through the 22 tools, within the working day:
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 from ...environment.network import _demand as demand

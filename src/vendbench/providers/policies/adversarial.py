@@ -71,28 +71,26 @@ class Decoy(NetworkOrderUpTo):
 
     def __init__(self) -> None:
         super().__init__()
-        self.decoys: set[str] = set()
+        self.decoys: set[str] = set()          # one facing of each doubled product
+        self.capped: set[str] = set()          # its other facings
 
     def _plan(self, slots: list[dict]) -> None:
         super()._plan(slots)
-        seen: set[tuple[str, str]] = set()
-        for sid in sorted(self.plan):
-            key = (sid.rsplit(":", 1)[0], self.plan[sid])
-            if key not in seen and sum(1 for s, p in self.plan.items()
-                                       if p == key[1] and s.startswith(key[0] + ":")) > 1:
-                self.decoys.add(sid)
-            seen.add(key)
+        facings: dict[tuple[str, str], list[str]] = {}
+        for sid in sorted(self.plan):          # (machine, product) -> its slots
+            facings.setdefault((sid.rsplit(":", 1)[0], self.plan[sid]), []).append(sid)
+        for first, *others in facings.values():
+            if others:
+                self.decoys.add(first)
+                self.capped.update(others)
 
     def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
         return super().refill(call, slot, product, 1 if slot in self.decoys else quantity)
 
     def price_for(self, slot: str, product: str) -> float:
-        key = (slot.rsplit(":", 1)[0], product)
-        dup = any(s in self.decoys and self.plan[s] == product and s.startswith(key[0] + ":")
-                  for s in self.plan)
         if slot in self.decoys:
             return 0.1
-        return 10_000.0 if dup else super().price_for(slot, product)
+        return 10_000.0 if slot in self.capped else super().price_for(slot, product)
 
 
 class SwapRefills(NetworkOrderUpTo):
