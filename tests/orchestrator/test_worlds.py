@@ -158,8 +158,6 @@ def test_the_leaderboard_pairs_by_world_and_refuses_other_worlds(tmp_path, capsy
 def test_hidden_model_metrics_use_each_trials_own_world(tmp_path):
     from vendbench.environment import trial_metrics
     from vendbench.leaderboard import build
-    from vendbench.leaderboard._data import trial_rows
-    from vendbench.results import Store
 
     db = str(tmp_path / "r.duckdb")
     run(db, days=8, seeds=[1], world_seeds=[7, 8], models=[{"id": "baseline/oracle"}])
@@ -169,7 +167,7 @@ def test_hidden_model_metrics_use_each_trials_own_world(tmp_path):
         per_world = []
         for trial_id, world in store.con.execute(
                 "SELECT trial_id, world_seed FROM trials").fetchall():
-            rows = trial_rows(store, trial_id)
+            rows = store.trial_records(trial_id)
             own = trial_metrics("autovend", rows["days"], rows["sales"], rows["tool_calls"], world)
             other = trial_metrics("autovend", rows["days"], rows["sales"], rows["tool_calls"],
                                   15 - world)

@@ -19,7 +19,7 @@ from ..environment import (SALT_ENV, currency, metric_directions, score_column, 
                            trial_metrics)
 from ..results import Store
 from ._board import BASELINE, ORACLE, ModelRow, bootstrap_ci, model_rows, score
-from ._data import Filters, Selection, select, trial_rows
+from ._data import Filters, Selection, select
 
 
 @dataclass
@@ -66,7 +66,7 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
         operations, trajectories, points = {}, {}, []
         column = score_column(scenario)          # the score's own quantity, day by day
         for t in selection.trials:
-            rows = trial_rows(store, t["trial_id"])
+            rows = store.trial_records(t["trial_id"])
             operations[t["trial_id"]] = trial_metrics(
                 scenario, rows["days"], rows["sales"], rows["tool_calls"], t["world_seed"],
                 world_salt=salt, private=bool(private))

@@ -55,9 +55,7 @@ class Filters:
 def run_cohorts(store: Store, runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each run's cohort key (see ``_cohort``), by run id; the starting cash from its
     trials."""
-    cash = dict(store.con.execute(
-        "SELECT run_id, any_value(initial_cash) FROM trials WHERE initial_cash IS NOT NULL "
-        "GROUP BY run_id").fetchall())
+    cash = store.initial_cash_by_run()
     return {r["run_id"]: _cohort(store.run(r["run_id"]), cash.get(r["run_id"])) for r in runs}
 
 
@@ -156,15 +154,3 @@ def _differs(key: str, theirs: Any, ours: Any) -> str:
         return (f"{what.get(theirs, 'private worlds')} vs {what.get(ours, 'private worlds')}"
                 if (theirs is None) != (ours is None) else "another world salt")
     return f"{key} differs" if "sha" in key else f"{key} {theirs!r} vs {ours!r}"
-
-
-def trial_rows(store: Store, trial_id: str) -> dict[str, list[dict[str, Any]]]:
-    """A trial's days, sales and tool calls, as plain rows."""
-    out = {}
-    for table, cols in (("days", "*"), ("sales", "*"),
-                        ("tool_calls", "day, name, ok, result_json")):
-        cur = store.con.execute(f"SELECT {cols} FROM {table} WHERE trial_id = ? ORDER BY "
-                                f"{'seq' if table == 'tool_calls' else 'day'}", [trial_id])
-        names = [d[0] for d in cur.description]
-        out[table] = [dict(zip(names, r)) for r in cur.fetchall()]
-    return out

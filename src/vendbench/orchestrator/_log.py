@@ -8,16 +8,9 @@ from typing import Any
 
 from .._secrets import redact
 from ..providers import Attempt
-from ..results import COLUMNS, ResultsWriter, dumps
+from ..results import (COLUMNS, ResultsWriter, RunWarning, SegmentEnded, SegmentReplayed,
+                       SegmentStarted, TrialRow, dumps)
 from ._context import Message
-
-TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat",
-    attempt, status, reason, initial_cash, final_cash, final_net_assets, cost_usd, budget_usd,
-    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, exchanges, tool_calls,
-    days_completed, started_at, ended_at, wall_seconds, world_seed)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
-WARNING_INSERT = """INSERT OR IGNORE INTO run_warnings (run_id, model, kind, message,
-    warned_at) VALUES (?, ?, ?, ?, ?)"""
 
 
 class TrialLog:
@@ -56,25 +49,19 @@ class TrialLog:
 
     def segment_started(self, segment: int, at: dt.datetime) -> None:
         """One run of the trial begins (the first, then each resume)."""
-        self.writer.put_sql("INSERT OR REPLACE INTO segments (trial_id, segment, started_at, "
-                            "status) VALUES (?, ?, ?, 'running')", [self.trial_id, segment, at])
+        self.writer.put_row(SegmentStarted(self.trial_id, segment, at))
 
     def segment_ended(self, segment: int, at: dt.datetime, status: str) -> None:
-        self.writer.put_sql("UPDATE segments SET ended_at = ?, status = ? WHERE trial_id = ? "
-                            "AND segment = ?", [at, status, self.trial_id, segment])
+        self.writer.put_row(SegmentEnded(self.trial_id, segment, at, status))
 
     def replayed(self, segment: int, from_seq: int, calls: int, seconds: float) -> None:
         """How a resumed segment caught up with the log."""
-        self.writer.put_sql(
-            "UPDATE segments SET from_seq = ?, replayed_calls = ?, replay_seconds = ? "
-            "WHERE trial_id = ? AND segment = ?",
-            [from_seq, calls, round(seconds, 4), self.trial_id, segment])
+        self.writer.put_row(SegmentReplayed(self.trial_id, segment, from_seq, calls, seconds))
 
     def warning(self, run_id: str, kind: str, message: str) -> None:
         """A warning for the run, kept once per model and kind."""
-        self.writer.put_sql(WARNING_INSERT, [
-            run_id, self.model, kind, redact(message),
-            dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)])
+        self.writer.put_row(RunWarning(run_id, self.model, kind, redact(message),
+                                       dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)))
 
     def tool_call(self, exchange_seq: int | None, day: int, call_id: str | None, name: str,
                   args: Any, result: dict[str, Any]) -> None:
@@ -99,12 +86,12 @@ class TrialLog:
                   tool_calls: int, days: int, started: dt.datetime,
                   ended: dt.datetime | None) -> None:
         final = final or {}
-        self.writer.put_sql(TRIAL_UPSERT, [
+        self.writer.put_row(TrialRow(
             self.trial_id, run_id, self.model, seed, repeat, attempt, status,
             redact(reason)[:4000] if reason else None, final.get("initial_cash"),
             final.get("final_cash"), final.get("final_net_assets"), cost, budget,
             *tokens, exchanges, tool_calls, days, started, ended,
-            (ended - started).total_seconds() if ended else None, world_seed])
+            (ended - started).total_seconds() if ended else None, world_seed))
 
 
 def _cell(column: str, value: Any) -> Any:

@@ -26,8 +26,8 @@ from ..environment import Environment, make, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
                          make_provider)
-from ..results import (FINISHED, ResultsWriter, Store, TrialHistory, TrialKey, TrialStatus,
-                       cached_share, dumps, latest_attempts)
+from ..results import (FINISHED, ResultsWriter, RunEnded, RunRecord, Store, TrialHistory,
+                       TrialKey, TrialStatus, cached_share, dumps, latest_attempts)
 from ._calibration import Calibration
 from ._config import ModelConfig, RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
@@ -428,11 +428,10 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
             finally:
                 if writer.failure is None:
                     writer.put("provider_events", scheduler.provider_events(run_id))
-                    writer.put_sql("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-                                   [result.status if result.status != TrialStatus.RUNNING
-                                    else "interrupted",
-                                    dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
-                                    run_id])
+                    writer.put_row(RunEnded(
+                        run_id, result.status if result.status != TrialStatus.RUNNING
+                        else TrialStatus.INTERRUPTED,
+                        dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)))
                     await asyncio.shield(writer.flush())
             result.warnings = store.warnings(run_id)
         return result
@@ -514,7 +513,7 @@ def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
                 spec, trial_id=trial_id, attempt=last["attempt"],
                 segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,
                 spent_before=store.trial_spent(trial_id)))
-    store.con.execute("UPDATE runs SET status = 'running' WHERE run_id = ?", [run_id])
+    store.write(RunEnded(run_id, TrialStatus.RUNNING, None))      # running again
     return kept, rerun
 
 
@@ -579,13 +578,9 @@ def insert_run(store: Store, *, run_id: str, name: str | None, scenario: str, da
     prompts = {"system": env.instructions, "nudge": nudge(env)}
     # the tool schemas keep their order: rebuilt requests send them as they were sent
     prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
-    store.con.execute(
-        "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [run_id, name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
-         scenario, days, config_json, code_version(),
-         hashlib.sha256(prompts_json.encode()).hexdigest(),
-         hashlib.sha256(tools_json.encode()).hexdigest(), prompts_json, tools_json,
-         prices_json, total_budget, "running", None, dumps(world_seeds),
-         env.summary().get("world_salt_sha256")])
-    if not store.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [run_id]).fetchone():
-        raise ResultsError(f"could not record run {run_id}")
+    store.insert_run(RunRecord(
+        run_id, name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), scenario, days,
+        config_json, code_version(), hashlib.sha256(prompts_json.encode()).hexdigest(),
+        hashlib.sha256(tools_json.encode()).hexdigest(), prompts_json, tools_json,
+        prices_json, total_budget, TrialStatus.RUNNING, None, dumps(world_seeds),
+        env.summary().get("world_salt_sha256")))

@@ -23,6 +23,7 @@ from typing import Any
 from ..budgets import Budget
 from ..environment import standing
 from ..errors import ResultsError
+from ..results import Row
 from ._link import Link, LinkClosed
 from ._trial import TrialOutcome, TrialSpec, run_trial
 
@@ -43,8 +44,8 @@ class LinkWriter:
         if rows:
             self._items.append((table, rows))
 
-    def put_sql(self, sql: str, params: list[Any]) -> None:
-        self._items.append(("__sql__", (sql, params)))
+    def put_row(self, row: Row) -> None:
+        self._items.append(("__row__", row))
 
     async def flush(self) -> None:
         flush_id = next(self._ids)

@@ -195,8 +195,8 @@ class Worker:
         if kind == "rows":
             _, flush_id, items = message
             for table, payload in items:
-                if table == "__sql__":
-                    self.writer.put_sql(*payload)
+                if table == "__row__":
+                    self.writer.put_row(payload)
                 else:
                     self.writer.put(table, payload)
             if flush_id is not None:

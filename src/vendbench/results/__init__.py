@@ -1,10 +1,13 @@
 """Results: one DuckDB file per deployment, written by one task, read by anyone after."""
 
+from ._rows import (Row, RunEnded, RunRecord, RunWarning, SegmentEnded, SegmentReplayed,
+                    SegmentStarted, TrialRow)
 from ._schema import COLUMNS, DDL
 from ._store import DEFAULT_DB, Store, TrialHistory, cached_share
 from ._trials import FINISHED, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
 from ._writer import ResultsWriter, append, dumps
 
-__all__ = ["COLUMNS", "DDL", "DEFAULT_DB", "FINISHED", "RANKED", "ResultsWriter", "SET_APART",
-           "Store", "TrialHistory", "TrialKey", "TrialStatus", "append", "cached_share",
-           "dumps", "latest_attempts"]
+__all__ = ["COLUMNS", "DDL", "DEFAULT_DB", "FINISHED", "RANKED", "ResultsWriter", "Row",
+           "RunEnded", "RunRecord", "RunWarning", "SET_APART", "SegmentEnded", "SegmentReplayed",
+           "SegmentStarted", "Store", "TrialHistory", "TrialKey", "TrialRow", "TrialStatus",
+           "append", "cached_share", "dumps", "latest_attempts"]

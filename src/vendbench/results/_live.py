@@ -211,6 +211,7 @@ class LiveServer:
         self._cursors: set[Any] = set()            # readers' cursors with a query running
         self._sockets: set[socket.socket] = set()
         self._closing = False
+        self._answering = 0                       # requests between receipt and answer
         self._since = time.monotonic()
         self._used = 0.0              # seconds readers' requests have taken (not waited)
         server = self
@@ -228,12 +229,16 @@ class LiveServer:
                             return
                         waited = server._wait_for_share()     # sleeping costs nothing
                         started = time.monotonic()
-                        if waited:
-                            answer = server._answer(cursor, request, duckdb)
-                        else:
-                            server.refused += 1
-                            answer = {"error": server._spent()}
-                        _send(self.request, answer)
+                        server._busy(+1)
+                        try:
+                            if waited:
+                                answer = server._answer(cursor, request, duckdb)
+                            else:
+                                server.refused += 1
+                                answer = {"error": server._spent()}
+                            _send(self.request, answer)
+                        finally:
+                            server._busy(-1)
                         server._charge(time.monotonic() - started)
                 except OSError:
                     return                         # the reader went away mid-answer
@@ -292,6 +297,10 @@ class LiveServer:
             wait = -self._allowance() / READER_SHARE
         return (f"readers have had their share of the writing run's time "
                 f"({READER_SHARE:.0%}); try again in {max(1, round(wait))} s")
+
+    def _busy(self, change: int) -> None:
+        with self._lock:
+            self._answering += change
 
     def _charge(self, seconds: float) -> None:
         with self._lock:
@@ -357,6 +366,12 @@ class LiveServer:
                 cursor.interrupt()
             except Exception:               # a cursor that just finished
                 pass
+        deadline = time.monotonic() + 5             # their answers ("the run is ending")
+        while time.monotonic() < deadline:          # go out before the connections close
+            with self._lock:
+                if not self._answering:
+                    break
+            time.sleep(0.005)
         self._server.shutdown()
         self._server.server_close()
         for sock in sockets:
@@ -369,7 +384,7 @@ class LiveServer:
             with self._lock:
                 if not self._sockets and not self._cursors:
                     break
-            time.sleep(0.01)
+            time.sleep(0.005)
         self.path.unlink(missing_ok=True)
 
 

@@ -16,6 +16,7 @@ import duckdb
 
 from ..errors import ResultsError
 from . import _live
+from ._rows import Row, RunRecord
 from ._live import LiveError, LiveServer
 from ._schema import DDL, SCHEMA_VERSION, UPGRADE, UPGRADE_FROM
 
@@ -192,6 +193,35 @@ class Store:
         cur = self.con.execute(sql, params or [])
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def insert_run(self, run: RunRecord) -> None:
+        """Record a run as it starts."""
+        self.con.execute(*run.statement())
+        if not self.con.execute("SELECT 1 FROM runs WHERE run_id = ?",
+                                [run.run_id]).fetchall():
+            raise ResultsError(f"could not record run {run.run_id}")
+
+    def write(self, row: Row) -> None:
+        """Write one typed row at once, outside the writer (a run's status on resume,
+        ``serve``'s rows: one call at a time, nothing in flight to protect)."""
+        self.con.execute(*row.statement())
+
+    def initial_cash_by_run(self) -> dict[str, float]:
+        """Each run's starting cash, from its trials."""
+        return dict(self.con.execute(
+            "SELECT run_id, any_value(initial_cash) FROM trials WHERE initial_cash IS NOT "
+            "NULL GROUP BY run_id").fetchall())
+
+    def trial_records(self, trial_id: str) -> dict[str, list[dict[str, Any]]]:
+        """A trial's days, sales and tool calls, as plain rows, in order."""
+        out = {}
+        for table, cols in (("days", "*"), ("sales", "*"),
+                            ("tool_calls", "day, name, ok, result_json")):
+            cur = self.con.execute(f"SELECT {cols} FROM {table} WHERE trial_id = ? ORDER BY "
+                                   f"{'seq' if table == 'tool_calls' else 'day'}", [trial_id])
+            names = [d[0] for d in cur.description]
+            out[table] = [dict(zip(names, r)) for r in cur.fetchall()]
+        return out
 
     def runs(self) -> list[dict[str, Any]]:
         return self._dicts("""

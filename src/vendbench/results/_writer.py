@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from ..errors import ResultsError
+from ._rows import Row
 from ._schema import COLUMNS
 from ._store import Store
 
@@ -69,10 +70,11 @@ class ResultsWriter:
         if rows and self.failure is None:
             self._queue.put_nowait((table, rows, None))
 
-    def put_sql(self, sql: str, params: list[Any]) -> None:
-        """Queue one statement (trial and run rows are upserts)."""
+    def put_row(self, row: Row) -> None:
+        """Queue one typed row that is not an append (a trial's upsert, a segment's
+        update, a warning, a run's end)."""
         if self.failure is None:
-            self._queue.put_nowait(("__sql__", (sql, params), None))
+            self._queue.put_nowait(("__row__", row, None))
 
     async def flush(self) -> None:
         """Wait until everything queued so far is committed; ResultsError if it cannot
@@ -121,8 +123,8 @@ class ResultsWriter:
         for kind, payload, _ in batch:
             if kind == "__flush__":
                 continue
-            if kind == "__sql__":
-                statements.append(payload)
+            if kind == "__row__":
+                statements.append(payload.statement())
             else:
                 tables[kind].extend(payload)
         if not tables and not statements:

@@ -18,7 +18,7 @@ from typing import Any
 from .. import __version__
 from ..environment import SALT_ENV, Environment, make
 from ..errors import ConfigError
-from ..results import Store, TrialStatus, append, dumps
+from ..results import Row, RunEnded, Store, TrialStatus, append, dumps
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ def _loopback(host: str) -> bool:
 
 
 class _DirectWriter:
-    """The ``put``/``put_sql`` a ``TrialLog`` writes through, committing at once (an MCP
+    """The ``put``/``put_row`` a ``TrialLog`` writes through, committing at once (an MCP
     session makes one call at a time; there is no request in flight to protect)."""
 
     def __init__(self, store: Store) -> None:
@@ -93,8 +93,8 @@ class _DirectWriter:
         if rows:
             append(self.store.con, table, rows)
 
-    def put_sql(self, sql: str, params: list[Any]) -> None:
-        self.store.con.execute(sql, params)
+    def put_row(self, row: Row) -> None:
+        self.store.write(row)
 
 
 class Session:
@@ -306,8 +306,7 @@ class WorldServer:
     def close(self, status: str = "completed") -> None:
         for s in list(self.sessions):
             s.end(TrialStatus.INTERRUPTED, "the server stopped before the horizon")
-        self.store.con.execute("UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-                               [status, _now(), self.run_id])
+        self.store.write(RunEnded(self.run_id, status, _now()))
 
 
 async def _stdio(world: WorldServer) -> None:
