@@ -13,8 +13,8 @@ import json
 import math
 import re
 import zlib
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np

@@ -45,7 +45,6 @@ class NetworkOrderUpTo:
         self.fits: dict[str, str] = {}
         self.dead: set[str] = set()
         self.plan: dict[str, str] = {}
-        self.priced: set[str] = set()
         self.paid: set[str] = set()
         self.posted: dict[str, float] = {}                 # slot -> the price we set
         self.found: list[dict] = []                        # suppliers search_web found
@@ -182,10 +181,9 @@ class NetworkOrderUpTo:
                 break                                    # out of time today
             self.reference.setdefault(p, got["price"])   # a new listing's price: its reference
             depot[p] -= qty
-            if sid not in self.priced or got.get("price") != self.posted.get(sid):
+            if got.get("price") != self.posted.get(sid):     # new, or not the price we set
                 price = self.price_for(sid, p)
                 if call("set_price", {"slot_id": sid, "price": price}).get("ok"):
-                    self.priced.add(sid)
                     self.posted[sid] = price
 
     def price_for(self, slot: str, product: str) -> float:
