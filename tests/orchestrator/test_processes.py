@@ -316,3 +316,33 @@ def test_flushes_failed_after_their_trials_ended_print_nothing_at_exit():
     asyncio.run(main())
     gc.collect()
     assert not [m for m in seen if "never retrieved" in m], seen
+
+
+def test_queued_rows_go_to_the_scheduler_before_a_progress_report_counts_them():
+    """A worker's progress report counted an exchange whose rows were still queued in
+    the worker: killed then, its trial said 4 exchanges with 3 logged (seen under load).
+    The queued rows are sent first, on the same ordered link."""
+    from vendbench.orchestrator._shard_main import LinkWriter
+
+    class Recorder:
+        def __init__(self):
+            self.sent = []
+
+        def send(self, *message):
+            self.sent.append(message)
+
+    link = Recorder()
+    writer = LinkWriter(link)
+    writer.put("exchanges", [("t", 4)])
+    writer.send_queued()
+    link.send("progress", "t", {"exchanges": 4})
+    assert [m[0] for m in link.sent] == ["rows", "progress"]
+    assert link.sent[0] == ("rows", None, [("exchanges", [("t", 4)])])
+    writer.send_queued()                            # nothing queued: nothing sent
+    assert len(link.sent) == 2
+    import inspect
+
+    from vendbench.orchestrator import _shard_main
+
+    source = inspect.getsource(_shard_main)          # the report follows the rows
+    assert source.index("writer.send_queued()") < source.index('link.send("progress"')
