@@ -253,10 +253,10 @@ def _serve_parser(sub: Any) -> None:
                        help="http: also admit requests with this Host and Origin (e.g. "
                             "http://myhost:8765); by default only localhost names, against "
                             "DNS rebinding by web pages")
-    serve.add_argument("--idle-timeout", type=float, default=1800.0, metavar="SECONDS",
+    serve.add_argument("--idle-timeout", type=float, metavar="SECONDS",
                        help="http: end a session that sends nothing this long (default "
                             "1800); its trial is recorded interrupted")
-    serve.add_argument("--max-sessions", type=int, default=32, metavar="N",
+    serve.add_argument("--max-sessions", type=int, metavar="N",
                        help="http: sessions at once (default 32); more are refused")
     _db_flag(serve)
     serve.add_argument("--name", metavar="LABEL",
@@ -282,8 +282,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                       days=args.days or default_days(args.scenario),
                       transport=args.transport, host=args.host, port=args.port, db=args.db,
                       name=args.name, token=_serve_token(args),
-                      idle_timeout_s=args.idle_timeout, max_sessions=args.max_sessions,
-                      allow_origins=tuple(args.allow_origin)))
+                      allow_origins=tuple(args.allow_origin),
+                      # the limits' defaults are ServeConfig's own (serve's constants)
+                      **{k: v for k, v in (("idle_timeout_s", args.idle_timeout),
+                                           ("max_sessions", args.max_sessions))
+                         if v is not None}))
     return 0
 
 
