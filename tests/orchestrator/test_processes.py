@@ -318,31 +318,53 @@ def test_flushes_failed_after_their_trials_ended_print_nothing_at_exit():
     assert not [m for m in seen if "never retrieved" in m], seen
 
 
-def test_queued_rows_go_to_the_scheduler_before_a_progress_report_counts_them():
+
+def test_a_progress_report_counts_only_once_the_rows_it_counts_have_arrived():
     """A worker's progress report counted an exchange whose rows were still queued in
-    the worker: killed then, its trial said 4 exchanges with 3 logged (seen under load).
-    The queued rows are sent first, on the same ordered link."""
-    from vendbench.orchestrator._shard_main import LinkWriter
+    the worker: killed then, its trial said 4 exchanges with 3 logged (seen once in
+    three loaded runs). The scheduler now applies a report only when the worker's next
+    rows arrive (they carry what it counted); a worker that dies first leaves the counts
+    of what was committed."""
+    import asyncio
 
-    class Recorder:
+    from vendbench.orchestrator._shards import Worker, _Running
+    from vendbench.orchestrator._trial import TrialOutcome, TrialSpec
+
+    class Writer:
         def __init__(self):
-            self.sent = []
+            self.rows = []
 
-        def send(self, *message):
-            self.sent.append(message)
+        def put(self, table, rows):
+            self.rows.extend(rows)
 
-    link = Recorder()
-    writer = LinkWriter(link)
-    writer.put("exchanges", [("t", 4)])
-    writer.send_queued()
-    link.send("progress", "t", {"exchanges": 4})
-    assert [m[0] for m in link.sent] == ["rows", "progress"]
-    assert link.sent[0] == ("rows", None, [("exchanges", [("t", 4)])])
-    writer.send_queued()                            # nothing queued: nothing sent
-    assert len(link.sent) == 2
-    import inspect
+        def put_row(self, row):
+            self.rows.append(row)
 
-    from vendbench.orchestrator import _shard_main
+        async def flush(self):
+            pass
 
-    source = inspect.getsource(_shard_main)          # the report follows the rows
-    assert source.index("writer.send_queued()") < source.index('link.send("progress"')
+    async def main():
+        worker = Worker.__new__(Worker)
+        spec = TrialSpec("t1", "r", None, 1, 1, None)
+        entry = _Running(spec, TrialOutcome(spec))
+        acks = []
+
+        class Link:
+            def send(self, *message):
+                acks.append(message)
+
+        worker.running, worker.writer, worker._acks = {"t1": entry}, Writer(), set()
+        worker.link = Link()
+        events = []
+        worker.on_event = lambda kind, data: events.append(data["outcome"].exchanges)
+        worker._handle(("rows", 7, [("exchanges", [("t1", 3)])]))
+        worker._handle(("progress", "t1", {"exchanges": 3}, 2, 1.0))
+        assert entry.outcome.exchanges == 0 and events == []   # its rows may be queued
+        worker._handle(("rows", 8, [("exchanges", [("t1", 4)])]))
+        assert entry.outcome.exchanges == 3 and events == [3]  # now they have arrived
+        worker._handle(("progress", "t1", {"exchanges": 4}, 3, 1.0))
+        assert entry.outcome.exchanges == 3                    # the worker dies here
+        await asyncio.gather(*worker._acks)
+        assert [a[:2] for a in acks] == [("ack", 7), ("ack", 8)]
+
+    asyncio.run(main())

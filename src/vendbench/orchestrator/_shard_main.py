@@ -47,13 +47,6 @@ class LinkWriter:
     def put_row(self, row: Row) -> None:
         self._items.append(("__row__", row))
 
-    def send_queued(self) -> None:
-        """Send what is queued without waiting for the commit: what follows on the link
-        (a progress report) then never counts rows the scheduler has not received."""
-        if self._items:
-            items, self._items = self._items, []
-            self._link.send("rows", None, items)
-
     async def flush(self) -> None:
         flush_id = next(self._ids)
         done = self._waiting[flush_id] = asyncio.get_running_loop().create_future()
@@ -114,7 +107,6 @@ async def serve(link: Link) -> None:
         def progress(o: TrialOutcome, env: Any) -> None:
             if env.day != seen_day[0]:           # a line per simulated day is plenty
                 seen_day[0] = env.day
-                writer.send_queued()              # the rows it counts go first
                 link.send("progress", spec.trial_id,
                           {"cost": o.cost, "exchanges": o.exchanges,
                            "tool_calls": o.tool_calls, "days": o.days, "tokens": o.tokens},

@@ -120,6 +120,10 @@ class _Running:
     done: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop()
                                  .create_future())
     began: bool = False            # the worker said it started the trial
+    # a progress report waits for the worker's next rows: the rows it counts were still
+    # queued in the worker when it was sent (they go with the next flush, and a worker
+    # that dies before that flush never had them committed)
+    pending: tuple[dict[str, Any], int, float] | None = None
 
 
 class Worker:
@@ -203,6 +207,14 @@ class Worker:
                 task = asyncio.create_task(self._ack(flush_id))
                 self._acks.add(task)
                 task.add_done_callback(self._acks.discard)
+            for entry in self.running.values():        # now covered by received rows
+                if entry.pending is not None:
+                    fields, day, net_assets = entry.pending
+                    entry.pending = None
+                    for name, value in fields.items():
+                        setattr(entry.outcome, name, value)
+                    self.on_event("trial_progress", {"outcome": entry.outcome, "day": day,
+                                                     "net_assets": net_assets})
         elif kind == "started":
             entry = self.running.get(message[1])
             if entry is not None:
@@ -212,10 +224,7 @@ class Worker:
             _, trial_id, fields, day, net_assets = message
             entry = self.running.get(trial_id)
             if entry is not None:
-                for name, value in fields.items():
-                    setattr(entry.outcome, name, value)
-                self.on_event("trial_progress", {"outcome": entry.outcome, "day": day,
-                                                 "net_assets": net_assets})
+                entry.pending = (fields, day, net_assets)
         elif kind == "finished":
             _, trial_id, outcome = message
             entry = self.running.get(trial_id)
