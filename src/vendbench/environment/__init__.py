@@ -14,6 +14,8 @@ from typing import Any
 
 from ..errors import ConfigError, unknown_name
 from ._protocol import Environment
+from ._session import (DAY_OVER, Kept, Recorder, RecordingSession, ToolCall, day_tool,
+                       nudge)
 
 # where a private world's secret salt is read from by default (never stored; see _world)
 SALT_ENV = "VENDBENCH_WORLD_SALT"
@@ -135,6 +137,7 @@ def metric_directions(scenario_name: str) -> dict[str, str]:
     return dict(entry.load(entry.metrics).DIRECTIONS)
 
 
-__all__ = ["Environment", "REGISTRY", "SALT_ENV", "Scenario", "currency", "default_days", "display_columns", "make", "score_name",
-           "metric_directions", "register", "scenario", "scenario_class", "score_column",
-           "standing", "trial_metrics"]
+__all__ = ["DAY_OVER", "Environment", "Kept", "REGISTRY", "Recorder", "RecordingSession",
+           "SALT_ENV", "Scenario", "ToolCall", "currency", "day_tool", "default_days",
+           "display_columns", "make", "metric_directions", "nudge", "register", "scenario", "scenario_class", "score_column",
+           "score_name", "standing", "trial_metrics"]

@@ -22,14 +22,15 @@ import json
 import time
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
-from ..environment import Environment
+from ..environment import Environment, RecordingSession, ToolCall
 from ..errors import VendbenchError
 from ..providers import ContextLimit, context_limit
 from ..results import TrialHistory, dumps
 from ._calibration import Calibration
 from ._context import Message, RollingContext
-from ._session import DAY_OVER, nudge, refused
+from ._replies import nudge
 
 
 class ReplayMismatch(VendbenchError):
@@ -82,18 +83,34 @@ def replay(history: TrialHistory, env: Environment, context: RollingContext,
 
 
 def _replay_world(history: TrialHistory, env: Environment) -> None:
+    check = _Check(history)
+    session = RecordingSession(env, check)
     for seq, _, day, _, name, args, logged in history.tool_calls:
-        result = DAY_OVER if refused(env, day) else env.call(name, args)
-        if dumps(result) != logged:
-            raise ReplayMismatch(f"tool call {seq} ({name} on day {day}) gives another result "
-                                 "than the one logged")
-        for row in env.drain_records().get("days", []):
-            _check_day(history, row)
-    env.drain_records()
+        check.expected = (seq, logged)
+        session.call(name, args, day=day)
     done = env.summary().get("days_completed", 0)
     if any(d > done for d in history.days):
         raise ReplayMismatch(f"the log has days after day {done}, which its tool calls do "
                              "not reach")
+
+
+class _Check:
+    """The replay's recorder: each call's result and each day's books must be the
+    logged ones."""
+
+    def __init__(self, history: TrialHistory) -> None:
+        self.history = history
+        self.expected: tuple[int, str] = (0, "")
+
+    def tool_call(self, call: ToolCall) -> None:
+        seq, logged = self.expected
+        if dumps(call.result) != logged:
+            raise ReplayMismatch(f"tool call {seq} ({call.name} on day {call.day}) gives "
+                                 "another result than the one logged")
+
+    def records(self, records: dict[str, list[dict[str, Any]]]) -> None:
+        for row in records.get("days", []):
+            _check_day(self.history, row)
 
 
 def _check_day(history: TrialHistory, row: dict) -> None:

@@ -14,24 +14,22 @@ import hashlib
 import logging
 import os
 import re
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from .. import __version__
 from ..budgets import Budget, Price, resolve_prices
 from ..environment import Environment, make, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
                          make_provider)
-from ..results import (FINISHED, ResultsWriter, RunEnded, RunRecord, Store, TrialHistory,
-                       TrialKey, TrialStatus, cached_share, dumps, latest_attempts)
+from ..results import (FINISHED, ResultsWriter, RunEnded, Store, TrialHistory, TrialKey,
+                       TrialStatus, begin_run, cached_share, dumps, latest_attempts,
+                       new_run_id)
 from ._calibration import Calibration
 from ._config import ModelConfig, RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
-from ._session import nudge
 from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
 
 log = logging.getLogger(__name__)
@@ -78,19 +76,6 @@ def model_slugs(models: list[str]) -> dict[str, str]:
     taken = [s for s in slugs.values()]
     return {m: s if taken.count(s) == 1 else
             f"{s}-{hashlib.sha256(m.encode()).hexdigest()[:6]}" for m, s in slugs.items()}
-
-
-def code_version() -> str:
-    """vendbench's version plus the git commit when run from a checkout."""
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-    head = os.path.join(root, ".git", "HEAD")
-    try:
-        ref = open(head).read().strip()
-        if ref.startswith("ref: "):
-            ref = open(os.path.join(root, ".git", ref[5:])).read().strip()
-        return f"{__version__}+g{ref[:12]}"
-    except OSError:
-        return __version__
 
 
 class Scheduler:
@@ -354,7 +339,7 @@ class Scheduler:
 
     def _record(self, writer: ResultsWriter, out: TrialOutcome, started: dt.datetime) -> None:
         """The trial row of a trial that did not record itself."""
-        from ._log import TrialLog
+        from ..results import TrialLog
 
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         TrialLog(writer, out.spec.trial_id, out.spec.model.id).trial_row(
@@ -373,10 +358,6 @@ class Scheduler:
     def provider_events(self, run_id: str) -> list[tuple]:
         return [(run_id, e.provider, e.at_seconds, e.event, e.concurrency, e.retry_after)
                 for e in self.limit_events()]
-
-
-def new_run_id() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
 async def execute(config: RunConfig, db: str, *, resume: str | None = None,
@@ -564,23 +545,7 @@ def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
 def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Scheduler,
                 prices: dict[str, Price | None]) -> None:
     env = scheduler._make_env(config.seeds[0], config.world_seeds[0])
-    insert_run(store, run_id=run_id, name=config.name, scenario=config.scenario,
-               days=config.days, config_json=config.model_dump_json(), env=env,
-               prices_json=dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),
-               total_budget=config.total_budget_usd, world_seeds=config.world_seeds)
-
-
-def insert_run(store: Store, *, run_id: str, name: str | None, scenario: str, days: int,
-               config_json: str, env: Environment, prices_json: str,
-               total_budget: Any, world_seeds: list[int]) -> None:
-    """The run row: what was run, with the prompts and tool schemas (and their SHA-256s,
-    which decide with whom the run's trials may be ranked)."""
-    prompts = {"system": env.instructions, "nudge": nudge(env)}
-    # the tool schemas keep their order: rebuilt requests send them as they were sent
-    prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
-    store.insert_run(RunRecord(
-        run_id, name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), scenario, days,
-        config_json, code_version(), hashlib.sha256(prompts_json.encode()).hexdigest(),
-        hashlib.sha256(tools_json.encode()).hexdigest(), prompts_json, tools_json,
-        prices_json, total_budget, TrialStatus.RUNNING, None, dumps(world_seeds),
-        env.summary().get("world_salt_sha256")))
+    begin_run(store, run_id=run_id, name=config.name, scenario=config.scenario,
+              days=config.days, config_json=config.model_dump_json(), env=env,
+              prices_json=dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),
+              total_budget=config.total_budget_usd, world_seeds=config.world_seeds)

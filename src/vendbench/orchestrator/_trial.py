@@ -17,7 +17,7 @@ from typing import Any
 
 from .._secrets import redact
 from ..budgets import Budget
-from ..environment import Environment
+from ..environment import Environment, Kept, RecordingSession
 from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
@@ -25,12 +25,11 @@ from ..results import ResultsWriter, TrialHistory, TrialStatus, cached_share
 from ._calibration import Calibration
 from ._config import DEFAULT_WORLD_SEED, ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
-from ._log import TrialLog
+from ._log import ExchangeLog
 from ._replay import ReplayMismatch, replay
-from ._session import DAY_OVER, MAX_SILENT_REPLIES, call_of, day_tool, nudge, refused, tool_message
+from ._replies import MAX_SILENT_REPLIES, call_of, nudge, tool_message
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +101,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
     is filled in as the trial goes, so a caller still has it after a cancellation)."""
     if out is None:
         out = TrialOutcome(spec, priced=ctx.client is None or ctx.client.price is not None)
-    tlog = TrialLog(ctx.writer, spec.trial_id, spec.model.id)
+    tlog = ExchangeLog(ctx.writer, spec.trial_id, spec.model.id)
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     started = (spec.history.started_at if spec.history is not None else None) or now
     env: Environment | None = None
@@ -172,34 +171,24 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
     return out
 
 
-async def _play_policy(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: TrialLog,
+async def _play_policy(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: ExchangeLog,
                        out: TrialOutcome) -> None:
     """An in-process policy: same environment, tools and logging, no LLM exchanges."""
-    from ..providers.policies import make_policy
+    from ..providers.policies import make_policy, play_day
 
     policy = make_policy(spec.model.id, env)
+    kept = Kept()                   # the policy plays in a thread; the log is the loop's
+    session = RecordingSession(env, kept)
     while not env.done:
         day = env.day
-        calls: list[tuple[str, Any, dict]] = []
-
-        def call(name: str, args: Any = None) -> dict:
-            result = env.call(name, args)
-            calls.append((name, args, result))
-            return result
-
-        await asyncio.to_thread(policy.play_day, call, env.observe())
-        if not env.done and env.day == day:
-            call(day_tool(env), {})
-        for name, args, result in calls:
-            tlog.tool_call(None, day, None, name, args, result)
-        out.tool_calls += len(calls)
-        tlog.records(env.drain_records())
+        await asyncio.to_thread(play_day, session, policy)
+        out.tool_calls += kept.hand_to(tlog)
         out.days = day
         ctx.on_progress(out, env)
         await ctx.writer.flush()
 
 
-async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: TrialLog,
+async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: ExchangeLog,
                     out: TrialOutcome) -> None:
     """The agent loop: the daily report as a user message, tools until the day ends."""
     assert ctx.client is not None and ctx.count_tokens is not None
@@ -208,15 +197,16 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
         env.instructions, m.max_context_tokens - m.max_output_tokens, ctx.count_tokens,
         ctx.tools_tokens, strategy=m.context_strategy, low_water=m.context_low_water)
     seen_day, silent, first_attempt = None, 0, 1
+    session = RecordingSession(env, tlog)
     if spec.history is not None:
         assert ctx.calibration is not None
         resumed, counters = replay(spec.history, env, context, ctx.calibration,
                                    m.max_output_tokens)
         seen_day, silent, first_attempt = env.day, resumed.silent, resumed.next_attempt
+        session.calls = counters.tool_calls
         out.exchanges, out.tool_calls = counters.exchanges, counters.tool_calls
         out.cost, out.tokens = counters.cost, counters.tokens
         out.days = env.summary().get("days_completed", 0)
-        tlog.tool_seq = counters.tool_calls
         tlog.replayed(spec.segment, counters.exchanges + 1, resumed.replayed_calls,
                       resumed.seconds)
         log.info("%s: resumed at exchange %d after replaying %d tool calls in %.2f s",
@@ -250,16 +240,15 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
             continue
         silent = 0
         day = env.day
-        await context.add_exchange(message, _run_tool_calls(calls, env, day, out.exchanges,
-                                                             tlog, out))
-        tlog.records(env.drain_records())
+        await context.add_exchange(message, _run_tool_calls(calls, session, day,
+                                                             out.exchanges, out))
         out.days = env.summary().get("days_completed", out.days)
         ctx.on_progress(out, env)
     tlog.messages(context.take_new())
 
 
 async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
-                    context: RollingContext, tlog: TrialLog, out: TrialOutcome,
+                    context: RollingContext, tlog: ExchangeLog, out: TrialOutcome,
                     attempt: int) -> Completion:
     """One logical request, logged attempt by attempt: each attempt's reservation, with
     everything the trial did before it, is committed before it is sent, and its outcome
@@ -292,7 +281,7 @@ async def _exchange(spec: TrialSpec, ctx: TrialContext, env: Environment,
 
 
 async def _send(spec: TrialSpec, ctx: TrialContext, env: Environment, context: RollingContext,
-                window: Window, tlog: TrialLog, out: TrialOutcome, seq: int, attempt: int
+                window: Window, tlog: ExchangeLog, out: TrialOutcome, seq: int, attempt: int
                 ) -> Completion:
     """Send ``window`` (with the client's retries) and learn the server's count from the
     reply; raises ContextLengthExceeded if the server finds it too long."""
@@ -326,7 +315,7 @@ async def _send(spec: TrialSpec, ctx: TrialContext, env: Environment, context: R
     return completion
 
 
-def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: TrialLog, a: Attempt,
+def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: ExchangeLog, a: Attempt,
                  expected_input: int) -> None:
     """A reply that cost more than its reservation: the provider reported more tokens
     than the request allowed. It was billed, so it is charged in full; the run is told
@@ -367,14 +356,13 @@ def request_log(request: CompletionRequest, window: Window) -> dict[str, Any]:
             "cache_key": request.cache_key, "counted_tokens": window.tokens}
 
 
-def _run_tool_calls(calls: list[dict[str, Any]], env: Environment, day: int, seq: int,
-                    tlog: TrialLog, out: TrialOutcome) -> list[dict[str, Any]]:
+def _run_tool_calls(calls: list[dict[str, Any]], session: RecordingSession, day: int,
+                    seq: int, out: TrialOutcome) -> list[dict[str, Any]]:
     """Run a reply's tool calls in order; once the day has ended, the rest are refused."""
     results = []
     for call in calls:
         name, args = call_of(call)
-        result = DAY_OVER if refused(env, day) else env.call(name, args)
-        tlog.tool_call(seq, day, call.get("id"), name, args, result)
+        result = session.call(name, args, day=day, exchange=seq, call_id=call.get("id"))
         out.tool_calls += 1
         results.append(tool_message(call, result))
     return results

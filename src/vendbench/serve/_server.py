@@ -16,9 +16,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..environment import SALT_ENV, Environment, make
+from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
+                           score_name)
 from ..errors import ConfigError
-from ..results import Row, RunEnded, Store, TrialStatus, append, dumps
+from ..results import (Row, RunEnded, Store, TrialLog, TrialStatus, append, begin_run, dumps,
+                       new_run_id, now)
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +85,8 @@ def _loopback(host: str) -> bool:
 
 
 class _DirectWriter:
-    """The ``put``/``put_row`` a ``TrialLog`` writes through, committing at once (an MCP
-    session makes one call at a time; there is no request in flight to protect)."""
+    """The sink a ``TrialLog`` writes through, committing at once (an MCP session makes
+    one call at a time; there is no request in flight to protect)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -101,8 +103,6 @@ class Session:
     """One MCP session's world and its trial."""
 
     def __init__(self, server: WorldServer, client: str) -> None:
-        from ..orchestrator._log import TrialLog
-
         self.server = server
         self.model = f"{HARNESS}/{client}"
         self.repeat = server.next_repeat(self.model)
@@ -110,13 +110,14 @@ class Session:
         # the session's number makes the id unique: "x y", "x-y" and "X.Y" share a slug
         self.trial_id = (f"{server.run_id}-mcp{server.next_session()}-{slug}-"
                          f"s{server.config.seed}-r{self.repeat}")
+        self.log = TrialLog(server.writer, self.trial_id, self.model)
         self.env: Environment | None = server.make_env()
+        self.kept = Kept()        # the world plays in a thread; the loop writes its record
+        self.world = RecordingSession(self.env, self.kept)
         self.lock = asyncio.Lock()                  # one call at a time per session
         self.final = "this session's trial has ended; start a new MCP session"
-        self.started = _now()
-        self.tool_calls = 0
+        self.started = now()
         self.status: str = TrialStatus.RUNNING
-        self.log = TrialLog(server.writer, self.trial_id, self.model)
         self._record(None)
         self.log.segment_started(1, self.started)
         log.info("session %s: trial %s", client, self.trial_id)
@@ -131,27 +132,18 @@ class Session:
                 return {"ok": False, "error": self.final}
             if env.done:
                 return {"ok": False, "error": self._over(env)}
-            day = env.day
-            result = await asyncio.to_thread(env.call, name, arguments)
-            self._logged(env, day, name, arguments, result)
+            result = await asyncio.to_thread(self.world.call, name, arguments)
+            self.kept.hand_to(self.log)
+            if env.done:
+                self.end(env.status, None)
             return result
 
     def _over(self, env: Environment) -> str:
-        from ..environment import score_name
-
         s = env.summary()
         return (f"the episode is over ({env.status} after day {s.get('days_completed')} of "
                 f"{self.server.config.days}; {score_name(self.server.config.scenario)} "
                 f"{env.final_state()['final_net_assets']:,.2f}): the result is final. Start "
                 "a new MCP session for a new world.")
-
-    def _logged(self, env: Environment, day: int, name: str, arguments: Any,
-                result: dict[str, Any]) -> None:
-        self.tool_calls += 1
-        self.log.tool_call(None, day, None, name, arguments, result)
-        self.log.records(env.drain_records())
-        if env.done:
-            self.end(env.status, None)
 
     def report(self) -> str:
         return self.final if self.env is None else self.env.observe()
@@ -162,7 +154,7 @@ class Session:
         if self.status != TrialStatus.RUNNING:
             return
         self.status = status
-        ended = _now()
+        ended = now()
         self._record(ended, reason)
         self.log.segment_ended(1, ended, status)
         log.info("trial %s: %s", self.trial_id, status)
@@ -179,13 +171,9 @@ class Session:
         self.log.trial_row(
             run_id=self.server.run_id, seed=self.server.config.seed, repeat=self.repeat,
             attempt=1, world_seed=self.server.world_seed, status=self.status, reason=reason,
-            final=final, cost=None,
-            budget=None, tokens=(0, 0, 0, 0), exchanges=0, tool_calls=self.tool_calls,
+            final=final, cost=None, budget=None, tokens=(0, 0, 0, 0), exchanges=0,
+            tool_calls=self.world.calls,
             days=summary.get("days_completed", 0), started=self.started, ended=ended)
-
-
-def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
 _session: contextvars.ContextVar[dict[str, Session | None]] = \
@@ -199,8 +187,6 @@ class WorldServer:
     def __init__(self, config: ServeConfig, store: Store) -> None:
         import os
 
-        from ..orchestrator._scheduler import insert_run, new_run_id
-
         self.config = config
         self.store = store
         self.writer = _DirectWriter(store)
@@ -210,11 +196,11 @@ class WorldServer:
         self.tools = probe.tools
         self.instructions = probe.instructions
         self.run_id = new_run_id()
-        insert_run(store, run_id=self.run_id, name=f"mcp:{config.name or 'clients'}",
-                   scenario=config.scenario, days=config.days,
-                   config_json=json.dumps(config.stored()), env=probe,
-                   prices_json=dumps({}), total_budget=None,
-                   world_seeds=[self.world_seed])
+        begin_run(store, run_id=self.run_id, name=f"mcp:{config.name or 'clients'}",
+                  scenario=config.scenario, days=config.days,
+                  config_json=json.dumps(config.stored()), env=probe,
+                  prices_json=dumps({}), total_budget=None,
+                  world_seeds=[self.world_seed])
         store.serve_readers({"run_id": self.run_id})
         self.sessions: list[Session] = []          # the live ones
         self._repeats: dict[str, int] = {}
@@ -306,7 +292,7 @@ class WorldServer:
     def close(self, status: str = "completed") -> None:
         for s in list(self.sessions):
             s.end(TrialStatus.INTERRUPTED, "the server stopped before the horizon")
-        self.store.write(RunEnded(self.run_id, status, _now()))
+        self.store.write(RunEnded(self.run_id, status, now()))
 
 
 async def _stdio(world: WorldServer) -> None:

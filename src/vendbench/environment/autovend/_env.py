@@ -125,7 +125,10 @@ class AutoVendEnv:
 
     def drain_records(self) -> dict[str, list[dict[str, Any]]]:
         """Per-day rows produced since the last call: ``days`` and ``sales`` tables."""
-        b, mids, pids = self._biz, [m.id for m in self.world.machines], \
+        b = self._biz
+        if len(b.history) == self._drained["days"] and len(b.sales) == self._drained["sales"]:
+            return {"days": [], "sales": []}
+        mids, pids = [m.id for m in self.world.machines], \
             [p.id for p in self.world.products]
         days = [{k: (fen(v) if k in _MONEY else v) for k, v in r.items()}
                 for r in b.history[self._drained["days"]:]]

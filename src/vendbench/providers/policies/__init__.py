@@ -6,7 +6,7 @@ from ...environment import Environment
 from ...errors import ConfigError, unknown_name
 from ._baseline import OrderUpToPolicy
 from ._oracle import OraclePolicy
-from ._run import InProcessPolicy, evaluate_policy, run_policy
+from ._run import InProcessPolicy, evaluate_policy, play_day, run_policy
 
 POLICIES = ("order-up-to", "oracle")
 
@@ -42,4 +42,4 @@ BUILDERS = {
 
 
 __all__ = ["InProcessPolicy", "evaluate_policy", "OraclePolicy", "OrderUpToPolicy", "POLICIES", "make_policy",
-           "run_policy"]
+           "play_day", "run_policy"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Protocol
 
-from ...environment import Environment, make, scenario_class, score_name
+from ...environment import Environment, RecordingSession, make, scenario_class, score_name
 
 
 class InProcessPolicy(Protocol):
@@ -27,29 +27,20 @@ def run_policy(env: Environment, policy: InProcessPolicy,
         ``env.summary()`` plus ``tool_calls`` and ``sim_seconds`` (time spent inside
         the environment, as opposed to the policy's own thinking).
     """
-    sim = 0.0
-    calls = 0
-
-    def call(name: str, arguments: dict | str | None = None) -> dict:
-        nonlocal sim, calls
-        start = time.perf_counter()
-        try:
-            return env.call(name, arguments)
-        finally:
-            sim += time.perf_counter() - start
-            calls += 1
-
+    session = RecordingSession(env)
     while not env.done:
-        day = env.day
-        start = time.perf_counter()
-        observation = env.observe()
-        sim += time.perf_counter() - start
-        policy.play_day(call, observation)
-        if not env.done and env.day == day:     # a policy that forgot to end its day
-            call(getattr(env, "day_tool", "end_day"), {})
+        play_day(session, policy)
         if on_day is not None:
             on_day(env)
-    return {**env.summary(), "tool_calls": calls, "sim_seconds": round(sim, 3)}
+    return {**env.summary(), "tool_calls": session.calls,
+            "sim_seconds": round(session.seconds, 3)}
+
+
+def play_day(session: RecordingSession, policy: InProcessPolicy) -> None:
+    """One day of ``policy`` through ``session``; a day it leaves open is ended for it."""
+    day = session.env.day
+    policy.play_day(session.call, session.observe())
+    session.end_day(day)
 
 
 def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,

@@ -1,0 +1,140 @@
+"""A recording session: an environment whose tool calls are numbered, recorded, and
+followed by the day records they produced.
+
+Everything that plays a world goes through one: the agent loop, the reference
+policies, the replay that resumes a trial, and the MCP server. They differ only in the
+recorder they give it (the results log, a buffer, a checker of the log, nothing).
+
+    >>> from vendbench.environment import make, RecordingSession
+    >>> session = RecordingSession(make("autovend", seed=1, days=2))
+    >>> session.call("end_day", {})["ok"], session.calls
+    (True, 1)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ._protocol import Environment
+
+DAY_OVER = {"ok": False, "error": "the day had already ended before this call; it was not run"}
+
+
+def day_tool(env: Environment) -> str:
+    """The tool that ends a simulated day in ``env`` (``end_day`` unless it says)."""
+    return getattr(env, "day_tool", "end_day")
+
+
+def nudge(env: Environment) -> str:
+    """What a player whose turn made no tool call is told (an agent loop's reply without
+    one): the world's own day-ending tool. It is part of the run's recorded prompts."""
+    return (f"You did not call a tool. Run the business with the tools, and call "
+            f"{day_tool(env)} when you are done for today.")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call as it was made and answered."""
+
+    seq: int                     # its number in the trial, from 1
+    day: int                     # the day it was made during
+    name: str
+    arguments: Any               # as the caller sent them (a dict, or a model's JSON text)
+    result: dict[str, Any]
+    exchange: int | None = None  # the LLM exchange whose reply made it (None: no LLM)
+    call_id: str | None = None   # the reply's id for it
+
+    @property
+    def ran(self) -> bool:
+        """False when it was refused because its day had already ended."""
+        return self.result is not DAY_OVER
+
+
+class Recorder(Protocol):
+    """Where a session's calls and day records go."""
+
+    def tool_call(self, call: ToolCall) -> None: ...
+
+    def records(self, records: dict[str, list[dict[str, Any]]]) -> None: ...
+
+
+@dataclass
+class Kept:
+    """A recorder that keeps what it is given, to hand on later (a policy plays in a
+    thread; its calls are written from the event loop)."""
+
+    calls: list[ToolCall] = field(default_factory=list)
+    rows: list[dict[str, list[dict[str, Any]]]] = field(default_factory=list)
+
+    def tool_call(self, call: ToolCall) -> None:
+        self.calls.append(call)
+
+    def records(self, records: dict[str, list[dict[str, Any]]]) -> None:
+        if records:
+            self.rows.append(records)
+
+    def hand_to(self, recorder: Recorder) -> int:
+        """Pass everything kept to ``recorder`` in order and forget it; how many calls."""
+        for call in self.calls:
+            recorder.tool_call(call)
+        for records in self.rows:
+            recorder.records(records)
+        count = len(self.calls)
+        self.calls, self.rows = [], []
+        return count
+
+
+class RecordingSession:
+    """``env`` with a record of its calls.
+
+    Args:
+        env: the world.
+        recorder: where each call and the day records it produced go (None: nowhere;
+            the records are still drained, so a long episode does not hoard them).
+        calls: calls already made in this trial (a resumed trial numbers on).
+    """
+
+    def __init__(self, env: Environment, recorder: Recorder | None = None,
+                 calls: int = 0) -> None:
+        self.env, self.recorder, self.calls = env, recorder, calls
+        self.seconds = 0.0          # spent inside the world (its calls and reports)
+
+    def observe(self) -> str:
+        """Today's report (timed with the calls)."""
+        start = time.perf_counter()
+        try:
+            return self.env.observe()
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def refused(self, day: int) -> bool:
+        """Whether a call made during ``day`` comes too late (the day, or the trial, ended)."""
+        return self.env.done or self.env.day != day
+
+    def call(self, name: str, arguments: Any = None, *, day: int | None = None,
+             exchange: int | None = None, call_id: str | None = None) -> dict[str, Any]:
+        """Make one tool call and record it. Given the ``day`` it was made during (a
+        model's reply, made before its earlier calls ran), a call whose day has already
+        ended is refused with ``DAY_OVER`` and not run, but it is recorded: the model did
+        make it. Without one it is today's call, and the world answers it."""
+        env = self.env
+        start = time.perf_counter()
+        if day is None:
+            day, result = env.day, env.call(name, arguments)
+        else:
+            result = DAY_OVER if self.refused(day) else env.call(name, arguments)
+        self.seconds += time.perf_counter() - start
+        self.calls += 1
+        records = env.drain_records()
+        if self.recorder is not None:
+            self.recorder.tool_call(ToolCall(self.calls, day, name, arguments, result,
+                                             exchange, call_id))
+            self.recorder.records(records)
+        return result
+
+    def end_day(self, day: int) -> None:
+        """End ``day`` if a player left it open (a policy that forgot its day tool)."""
+        if not self.env.done and self.env.day == day:
+            self.call(day_tool(self.env), {})

@@ -1,0 +1,86 @@
+"""A trial's record in the results file: what a recording session, a trial's
+segments and its outcome become, as rows for the single writer (SPEC §3.2)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any, Protocol
+
+from .._secrets import redact
+from ..environment import ToolCall
+from ._rows import (Row, RunWarning, SegmentEnded, SegmentReplayed, SegmentStarted,
+                    TrialRow)
+from ._schema import COLUMNS
+from ._writer import dumps
+
+
+class Sink(Protocol):
+    """What a log writes through: the run's ``ResultsWriter``, or ``serve``'s direct
+    writer."""
+
+    def put(self, table: str, rows: list[tuple]) -> None: ...
+
+    def put_row(self, row: Row) -> None: ...
+
+
+def now() -> dt.datetime:
+    """Now, as the results file keeps times (UTC, naive)."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class TrialLog:
+    """Turns a trial's events into rows; the recorder of its recording session."""
+
+    def __init__(self, writer: Sink, trial_id: str, model: str) -> None:
+        self.writer, self.trial_id, self.model = writer, trial_id, model
+
+    def tool_call(self, call: ToolCall) -> None:
+        args = call.arguments
+        self.writer.put("tool_calls", [(
+            self.trial_id, call.seq, call.exchange, call.day, call.call_id,
+            str(call.name)[:200], args if isinstance(args, str) else dumps(args),
+            dumps(call.result), bool(call.result.get("ok")))])
+
+    def records(self, records: dict[str, list[dict[str, Any]]]) -> None:
+        for table, rows in records.items():
+            columns = COLUMNS.get(table)
+            if columns is None or not rows:
+                continue
+            self.writer.put(table, [
+                (self.trial_id, *[_cell(c, r.get(c)) for c in columns[1:]]) for r in rows])
+
+    def segment_started(self, segment: int, at: dt.datetime) -> None:
+        """One run of the trial begins (the first, then each resume)."""
+        self.writer.put_row(SegmentStarted(self.trial_id, segment, at))
+
+    def segment_ended(self, segment: int, at: dt.datetime, status: str) -> None:
+        self.writer.put_row(SegmentEnded(self.trial_id, segment, at, status))
+
+    def replayed(self, segment: int, from_seq: int, calls: int, seconds: float) -> None:
+        """How a resumed segment caught up with the log."""
+        self.writer.put_row(SegmentReplayed(self.trial_id, segment, from_seq, calls, seconds))
+
+    def warning(self, run_id: str, kind: str, message: str) -> None:
+        """A warning for the run, kept once per model and kind."""
+        self.writer.put_row(RunWarning(run_id, self.model, kind, redact(message), now()))
+
+    def trial_row(self, *, run_id: str, seed: int, repeat: int, attempt: int,
+                  world_seed: int, status: str, reason: str | None,
+                  final: dict[str, float] | None, cost: Decimal | None,
+                  budget: Decimal | None, tokens: tuple[int, ...], exchanges: int,
+                  tool_calls: int, days: int, started: dt.datetime,
+                  ended: dt.datetime | None) -> None:
+        final = final or {}
+        self.writer.put_row(TrialRow(
+            self.trial_id, run_id, self.model, seed, repeat, attempt, status,
+            redact(reason)[:4000] if reason else None, final.get("initial_cash"),
+            final.get("final_cash"), final.get("final_net_assets"), cost, budget,
+            *tokens, exchanges, tool_calls, days, started, ended,
+            (ended - started).total_seconds() if ended else None, world_seed))
+
+
+def _cell(column: str, value: Any) -> Any:
+    if column == "date" and isinstance(value, str):
+        return dt.date.fromisoformat(value)
+    return value

@@ -1,0 +1,50 @@
+"""A run's row: what was run, written once when it starts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import secrets
+from typing import Any
+
+from .. import __version__
+from ..environment import Environment, nudge
+from ._rows import RunRecord
+from ._store import Store
+from ._trials import TrialStatus
+from ._writer import dumps
+
+
+def new_run_id() -> str:
+    """A new run's id: when it started (UTC) and four random hex digits."""
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def code_version() -> str:
+    """vendbench's version plus the git commit when run from a checkout."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    head = os.path.join(root, ".git", "HEAD")
+    try:
+        ref = open(head).read().strip()
+        if ref.startswith("ref: "):
+            ref = open(os.path.join(root, ".git", ref[5:])).read().strip()
+        return f"{__version__}+g{ref[:12]}"
+    except OSError:
+        return __version__
+
+
+def begin_run(store: Store, *, run_id: str, name: str | None, scenario: str, days: int,
+              config_json: str, env: Environment, prices_json: str,
+              total_budget: Any, world_seeds: list[int]) -> None:
+    """The run row: what was run, with the prompts and tool schemas (and their SHA-256s,
+    which decide with whom the run's trials may be ranked)."""
+    prompts = {"system": env.instructions, "nudge": nudge(env)}
+    # the tool schemas keep their order: rebuilt requests send them as they were sent
+    prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
+    store.insert_run(RunRecord(
+        run_id, name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), scenario, days,
+        config_json, code_version(), hashlib.sha256(prompts_json.encode()).hexdigest(),
+        hashlib.sha256(tools_json.encode()).hexdigest(), prompts_json, tools_json,
+        prices_json, total_budget, TrialStatus.RUNNING, None, dumps(world_seeds),
+        env.summary().get("world_salt_sha256")))
