@@ -327,8 +327,10 @@ def test_a_progress_report_counts_only_once_the_rows_it_counts_have_arrived():
     of what was committed."""
     import asyncio
 
+    from vendbench.orchestrator._messages import Ack, Progress, Rows
     from vendbench.orchestrator._shards import Worker, _Running
     from vendbench.orchestrator._trial import TrialOutcome, TrialSpec
+    from vendbench.results import Append
 
     class Writer:
         def __init__(self):
@@ -350,21 +352,34 @@ def test_a_progress_report_counts_only_once_the_rows_it_counts_have_arrived():
         acks = []
 
         class Link:
-            def send(self, *message):
+            def send(self, message):
                 acks.append(message)
 
         worker.running, worker.writer, worker._acks = {"t1": entry}, Writer(), set()
         worker.link = Link()
         events = []
         worker.on_event = lambda kind, data: events.append(data["outcome"].exchanges)
-        worker._handle(("rows", 7, [("exchanges", [("t1", 3)])]))
-        worker._handle(("progress", "t1", {"exchanges": 3}, 2, 1.0))
+        worker._handle(Rows(7, [Append("exchanges", [("t1", 3)])]))
+        worker._handle(Progress("t1", {"exchanges": 3}, 2, 1.0))
         assert entry.outcome.exchanges == 0 and events == []   # its rows may be queued
-        worker._handle(("rows", 8, [("exchanges", [("t1", 4)])]))
+        worker._handle(Rows(8, [Append("exchanges", [("t1", 4)])]))
         assert entry.outcome.exchanges == 3 and events == [3]  # now they have arrived
-        worker._handle(("progress", "t1", {"exchanges": 4}, 3, 1.0))
+        worker._handle(Progress("t1", {"exchanges": 4}, 3, 1.0))
         assert entry.outcome.exchanges == 3                    # the worker dies here
         await asyncio.gather(*worker._acks)
-        assert [a[:2] for a in acks] == [("ack", 7), ("ack", 8)]
+        assert acks == [Ack(7, None), Ack(8, None)]
 
     asyncio.run(main())
+
+
+def test_a_message_of_no_known_type_is_refused_by_both_ends():
+    """Messages are matched by type: a stray one (an old tuple) is a bug, not ignored
+    (the scheduler's reader then stops the worker, and its trials fail loudly)."""
+    import pytest
+
+    from vendbench.orchestrator._shards import Worker
+
+    worker = Worker.__new__(Worker)
+    worker.running = {}
+    with pytest.raises(TypeError, match="unknown message"):
+        worker._handle(("progress", "t1", {}, 1, 0.0))

@@ -1,7 +1,6 @@
 """Framed messages between the scheduler and its worker processes.
 
-A frame is a 4-byte little-endian length and a pickle. Messages are tuples whose first
-item names them. Both ends are asyncio streams, so neither side blocks its loop, and
+A frame is a 4-byte little-endian length and a pickle of one message (``_messages``). Both ends are asyncio streams, so neither side blocks its loop, and
 either side sees the other's death as end-of-stream.
 """
 
@@ -23,14 +22,14 @@ class Link:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader, self._writer = reader, writer
 
-    def send(self, *message: Any) -> None:
+    def send(self, message: Any) -> None:
         """Queue a message; never waits (the other end drains its pipe continuously)."""
         if self._writer.is_closing():
             raise LinkClosed("the link is closed")
         data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         self._writer.write(_HEADER.pack(len(data)) + data)
 
-    async def recv(self) -> tuple:
+    async def recv(self) -> Any:
         try:
             size, = _HEADER.unpack(await self._reader.readexactly(_HEADER.size))
             return pickle.loads(await self._reader.readexactly(size))

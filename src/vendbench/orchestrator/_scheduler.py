@@ -1,7 +1,8 @@
 """The scheduler: expand a run into trials and run them concurrently (SPEC §3).
 
-It knows environments only through ``make`` and the Environment protocol, models only
-through ModelClient, money only through Budget, and storage only through the writer.
+It knows environments, models and their clients only through ``Clients`` (the
+Environment protocol, ModelClient), money only through Budget, and storage only through
+the results writer.
 ``--workers`` bounds trials in flight; each provider/model has its own concurrency and
 rate limits. A trial starts only when the run's pool can cover its budget.
 """
@@ -20,17 +21,16 @@ from decimal import Decimal
 from typing import Any
 
 from ..budgets import Budget, Price, resolve_prices
-from ..environment import Environment, make, standing
+from ..environment import standing
 from ..errors import ConfigError, ResultsError
-from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
-                         make_provider)
+from ..providers import LimitEvent
 from ..results import (FINISHED, ResultsWriter, RunEnded, Store, TrialHistory, TrialKey,
                        TrialStatus, begin_run, cached_share, dumps, latest_attempts,
                        new_run_id)
-from ._calibration import Calibration
-from ._config import ModelConfig, RunConfig
+from ._config import RunConfig
+from ._clients import Clients
 from ._shards import WorkerDied, Workers, plan_processes
-from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
+from ._trial import TrialOutcome, TrialSpec, run_trial
 
 log = logging.getLogger(__name__)
 
@@ -84,75 +84,12 @@ class Scheduler:
     def __init__(self, config: RunConfig, *, prices: dict[str, Price | None],
                  on_event: Events | None = None) -> None:
         self.config, self.prices = config, prices
+        self.clients = Clients(config, prices)
         self.on_event = on_event or (lambda kind, data: None)
-        self._salt = config.world_salt()       # from the environment; never stored
         self.pool = Budget("run", config.total_budget_usd)
-        self._limits: dict[str, AdaptiveLimit] = {}
-        self._clients: dict[str, ModelClient] = {}
-        self._token_counters: dict[str, tuple[TokenCounter, int]] = {}
-        self._calibrations: dict[str, Calibration] = {}
-        self._first_prompt: dict[str, int] = {}
         self._freed = asyncio.Condition()
-        self._probe_env: Environment | None = None
         self._worker_events: list[LimitEvent] = []
         self._history: Callable[[str], TrialHistory] | None = None
-
-    # -- per-model plumbing -------------------------------------------------------------
-    def _client(self, model: ModelConfig) -> ModelClient | None:
-        if model.in_process:
-            return None
-        if model.id not in self._clients:
-            api_key = None
-            if model.api_key_env:
-                api_key = os.environ.get(model.api_key_env)
-                if not api_key:
-                    raise ConfigError(f"{model.id}: environment variable {model.api_key_env} "
-                                      "(api_key_env) is not set")
-            provider = make_provider(model.id, api_key)
-            missing = provider.missing_keys(model.id, model.api_base)
-            if missing:
-                raise ConfigError(
-                    f"{model.id} needs {' or '.join(missing)} in the environment (for a local "
-                    "OpenAI-compatible server any non-empty value works), or api_key_env in "
-                    "the panel file naming the variable that holds the key")
-            key = model.api_base or model.id.split("/", 1)[0]
-            limit = self._limits.setdefault(key, AdaptiveLimit(key, model.max_concurrency))
-            limit.ceiling = max(limit.ceiling, model.max_concurrency)
-            self._clients[model.id] = ModelClient(
-                provider, self.prices.get(model.id), limit, RateLimits(model.rpm, model.tpm),
-                max_attempts=self.config.max_attempts, backoff_s=self.config.retry_backoff_s)
-        return self._clients[model.id]
-
-    def _counter(self, model: ModelConfig) -> tuple[TokenCounter, int]:
-        """The model's token counter, and the tokens of the tool schemas."""
-        if model.id not in self._token_counters:
-            counter = TokenCounter(model.id)
-            self._token_counters[model.id] = (counter, counter.tools(self._probe().tools))
-        return self._token_counters[model.id]
-
-    def calibration(self, model: ModelConfig) -> Calibration:
-        """The model's token calibration, shared by its trials in this process."""
-        if model.id not in self._calibrations:
-            _, tools_tokens = self._counter(model)
-            self._calibrations[model.id] = Calibration(model.max_context_tokens, tools_tokens)
-        return self._calibrations[model.id]
-
-    def first_prompt_tokens(self, model: ModelConfig) -> int:
-        """Our count of a trial's first request: tool schemas, system prompt, day 1."""
-        if model.id not in self._first_prompt:
-            counter, tools_tokens = self._counter(model)
-            env = self._probe()
-            self._first_prompt[model.id] = tools_tokens + sum(counter.count_now(
-                [{"role": "system", "content": env.instructions},
-                 {"role": "user", "content": env.observe()}]))
-        return self._first_prompt[model.id]
-
-    def _make_env(self, seed: int, world_seed: int) -> Environment:
-        kwargs: dict[str, Any] = {"seed": seed, "days": self.config.days,
-                                  "world_seed": world_seed}
-        if self._salt:
-            kwargs["world_salt"] = self._salt
-        return make(self.config.scenario, **kwargs)
 
     # -- the run ------------------------------------------------------------------------------
     def specs(self, run_id: str) -> list[TrialSpec]:
@@ -171,55 +108,11 @@ class Scheduler:
                             world_seed=world))
         return out
 
-    def first_request_cost(self, model: ModelConfig) -> Decimal:
-        """What a trial's first request reserves (0 for an in-process policy)."""
-        client = self._clients.get(model.id)
-        if client is None:
-            return Decimal(0)
-        tokens = self.calibration(model).scale(self.first_prompt_tokens(model))
-        return client.reservation(tokens, model.max_output_tokens)
-
-    def prepare(self) -> None:
-        """Build every model's client (and fail early on a missing API key variable)."""
-        for model in self.config.models:
-            self._client(model)
-
-    def warm_up(self) -> None:
-        """Everything a first trial would otherwise load: clients, tokenizers, a world."""
-        self.prepare()
-        for model in self.config.models:
-            if not model.in_process:
-                self._counter(model)
-
-    def trial_context(self, spec: TrialSpec, budget: Budget, writer: Any,
-                      on_progress: Callable[[TrialOutcome, Environment], None]
-                      ) -> TrialContext:
-        """What ``run_trial`` needs for ``spec``: this scheduler's client and counter."""
-        counter, tools_tokens = (None, 0) if spec.model.in_process else \
-            self._counter(spec.model)
-        return TrialContext(
-            make_env=self._make_env, writer=writer, budget=budget,
-            client=self._clients.get(spec.model.id),
-            count_tokens=counter.count if counter is not None else None,
-            tools_tokens=tools_tokens,
-            calibration=None if spec.model.in_process else self.calibration(spec.model),
-            days=self.config.days, timeout_s=self.config.timeout_s,
-            max_turns=self.config.max_turns, on_progress=on_progress)
-
-    def world_salt_sha256(self) -> str | None:
-        """The SHA-256 of the salt this run's worlds are generated with (None: public)."""
-        return self._probe().summary().get("world_salt_sha256")
-
-    def _probe(self) -> Environment:
-        if self._probe_env is None:
-            self._probe_env = self._make_env(self.config.seeds[0], self.config.world_seeds[0])
-        return self._probe_env
-
     async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter,
                   history: Callable[[str], TrialHistory] | None = None) -> list[TrialOutcome]:
         """Run ``specs``; a spec marked ``resume`` gets its trial's ``history`` (what the
         results file holds of it) when it starts, and continues from there."""
-        self.prepare()
+        self.clients.prepare()
         self._history = history
         processes = plan_processes(self.config)     # checked once already, in ``execute``
         workers = None
@@ -227,7 +120,7 @@ class Scheduler:
             workers = await Workers.start(processes, self.config, self.prices, writer,
                                           self.on_event,
                                           lambda out, started: self._record(writer, out, started))
-            self._limits.clear()     # the workers own the provider limits (and their history)
+            self.clients.limits.clear()     # the workers own the provider limits (and their history)
             self.on_event("workers_started", {"processes": processes})
         try:
             return await self._run(specs, writer, workers)
@@ -265,7 +158,7 @@ class Scheduler:
                         out = await self._run_in_worker(spec, budget, workers, writer)
                     else:
                         self.on_event("trial_started", {"spec": spec})
-                        out = await run_trial(spec, self.trial_context(
+                        out = await run_trial(spec, self.clients.trial_context(
                             spec, budget, writer, lambda o, e: self.on_event(
                                 "trial_progress",
                                 {"outcome": o, "day": e.day,
@@ -298,7 +191,7 @@ class Scheduler:
         segments spent is already in the pool); None if it never will."""
         left = None if spec.budget_usd is None else \
             max(Decimal(0), spec.budget_usd - spec.spent_before)
-        need = left if left is not None else self.first_request_cost(spec.model)
+        need = left if left is not None else self.clients.first_request_cost(spec.model)
         async with self._freed:
             while True:
                 if self.pool.can_cover(need):
@@ -352,7 +245,7 @@ class Scheduler:
 
     def limit_events(self) -> list[LimitEvent]:
         """How each provider's limits moved, here and in the worker processes."""
-        return [e for limit in self._limits.values() for e in limit.events] \
+        return self.clients.limit_events() \
             + self._worker_events
 
     def provider_events(self, run_id: str) -> list[tuple]:
@@ -376,7 +269,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
         raise ConfigError(f"{', '.join(unpriced)} has no price, so a USD budget cannot "
                           "be enforced for it: give its price or drop the budget")
     scheduler = Scheduler(config, prices=prices, on_event=on_event)
-    scheduler.prepare()
+    scheduler.clients.prepare()
     _check_first_request(scheduler, config)
     plan_processes(config)              # an explicit --processes the run cannot honour
     store = Store(db, read_only=False) if resume is None else _open_existing(db)
@@ -449,7 +342,7 @@ def _stopped(failure: ResultsError, run_id: str, db: str) -> ResultsError:
 
 def _check_same_worlds(run: dict[str, Any], scheduler: Scheduler) -> None:
     """A resumed run must play the worlds it played: the same salt, or none."""
-    stored, current = run.get("world_salt_sha256"), scheduler.world_salt_sha256()
+    stored, current = run.get("world_salt_sha256"), scheduler.clients.world_salt_sha256()
     if stored == current:
         return
     name = scheduler.config.salt_env()
@@ -510,7 +403,7 @@ def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
     for model in config.models:
         if model.in_process:
             continue
-        tokens = scheduler.first_prompt_tokens(model)
+        tokens = scheduler.clients.first_prompt_tokens(model)
         room = model.max_context_tokens - model.max_output_tokens
         if tokens > room:
             raise ConfigError(
@@ -519,7 +412,7 @@ def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
                 f"max_output_tokens leaves {room:,}; raise max_context_tokens or lower "
                 "max_output_tokens")
         budget = config.trial_budget(model)
-        first = scheduler.first_request_cost(model)
+        first = scheduler.clients.first_request_cost(model)
         for scope, cap in (("per-trial", budget), ("total", config.total_budget_usd)):
             if cap is not None and first > cap:
                 raise ConfigError(
@@ -544,7 +437,7 @@ def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Scheduler,
                 prices: dict[str, Price | None]) -> None:
-    env = scheduler._make_env(config.seeds[0], config.world_seeds[0])
+    env = scheduler.clients.make_env(config.seeds[0], config.world_seeds[0])
     begin_run(store, run_id=run_id, name=config.name, scenario=config.scenario,
               days=config.days, config_json=config.model_dump_json(), env=env,
               prices_json=dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),

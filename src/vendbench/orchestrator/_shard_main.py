@@ -23,8 +23,11 @@ from typing import Any
 from ..budgets import Budget
 from ..environment import standing
 from ..errors import ResultsError
-from ..results import Row
+from ..results import Append, Row
+from ._clients import Clients
 from ._link import Link, LinkClosed
+from ._messages import (Ack, Cancel, Close, Finished, Init, LimitEvents, Progress, Ready, Rows,
+                        RunTrial, Started)
 from ._trial import TrialOutcome, TrialSpec, run_trial
 
 log = logging.getLogger("vendbench.worker")
@@ -36,22 +39,22 @@ class LinkWriter:
 
     def __init__(self, link: Link) -> None:
         self._link = link
-        self._items: list[tuple[str, Any]] = []
+        self._items: list[Append | Row] = []
         self._waiting: dict[int, asyncio.Future] = {}
         self._ids = count(1)
 
     def put(self, table: str, rows: list[tuple]) -> None:
         if rows:
-            self._items.append((table, rows))
+            self._items.append(Append(table, rows))
 
     def put_row(self, row: Row) -> None:
-        self._items.append(("__row__", row))
+        self._items.append(row)
 
     async def flush(self) -> None:
         flush_id = next(self._ids)
         done = self._waiting[flush_id] = asyncio.get_running_loop().create_future()
         items, self._items = self._items, []
-        self._link.send("rows", flush_id, items)
+        self._link.send(Rows(flush_id, items))
         await done
 
     def acked(self, flush_id: int, failure: str | None) -> None:
@@ -89,13 +92,13 @@ async def _stdio_link() -> Link:
 
 
 async def serve(link: Link) -> None:
-    from ._scheduler import Scheduler
-
-    kind, config, prices, _index, _count = await link.recv()
-    assert kind == "init", kind
-    scheduler = Scheduler(config, prices=prices)
-    scheduler.warm_up()
-    link.send("ready")
+    init = await link.recv()
+    if not isinstance(init, Init):
+        raise TypeError(f"a worker starts with Init, not {init!r}")
+    prices = init.prices
+    clients = Clients(init.config, prices)
+    clients.warm_up()
+    link.send(Ready())
     writer = LinkWriter(link)
     trials: dict[str, asyncio.Task] = {}
 
@@ -107,20 +110,20 @@ async def serve(link: Link) -> None:
         def progress(o: TrialOutcome, env: Any) -> None:
             if env.day != seen_day[0]:           # a line per simulated day is plenty
                 seen_day[0] = env.day
-                link.send("progress", spec.trial_id,
-                          {"cost": o.cost, "exchanges": o.exchanges,
-                           "tool_calls": o.tool_calls, "days": o.days, "tokens": o.tokens},
-                          env.day, standing(env))
+                link.send(Progress(spec.trial_id,
+                                   {"cost": o.cost, "exchanges": o.exchanges,
+                                    "tool_calls": o.tool_calls, "days": o.days,
+                                    "tokens": o.tokens}, env.day, standing(env)))
 
-        link.send("started", spec.trial_id)
+        link.send(Started(spec.trial_id))
         try:
-            await run_trial(spec, scheduler.trial_context(spec, budget, writer, progress), out)
+            await run_trial(spec, clients.trial_context(spec, budget, writer, progress), out)
         except asyncio.CancelledError:
             pass                                 # recorded ``interrupted`` by run_trial
         finally:
             try:
                 await writer.flush()
-                link.send("finished", spec.trial_id, out)
+                link.send(Finished(spec.trial_id, out))
             except (LinkClosed, ResultsError):
                 pass
             trials.pop(spec.trial_id, None)
@@ -137,18 +140,19 @@ async def serve(link: Link) -> None:
         nonlocal abort
         try:
             while True:
-                message = await link.recv()
-                if message[0] == "trial":
-                    spec, limit = message[1], message[2]
-                    trials[spec.trial_id] = asyncio.create_task(run_one(spec, limit))
-                elif message[0] == "ack":
-                    writer.acked(message[1], message[2])
-                elif message[0] == "cancel":
-                    task = trials.get(message[1])
-                    if task is not None:
-                        task.cancel()
-                elif message[0] == "close":
-                    closing.set()
+                match await link.recv():
+                    case RunTrial(spec, limit):
+                        trials[spec.trial_id] = asyncio.create_task(run_one(spec, limit))
+                    case Ack(flush_id, failure):
+                        writer.acked(flush_id, failure)
+                    case Cancel(trial_id):
+                        task = trials.get(trial_id)
+                        if task is not None:
+                            task.cancel()
+                    case Close():
+                        closing.set()
+                    case other:
+                        raise TypeError(f"unknown message {other!r}")
         except LinkClosed:
             abort = True
             writer.fail_all("the scheduler has gone")
@@ -163,7 +167,7 @@ async def serve(link: Link) -> None:
     if trials:
         await asyncio.wait(list(trials.values()), timeout=30)
     try:
-        link.send("limit_events", scheduler.limit_events())
+        link.send(LimitEvents(clients.limit_events()))
     except LinkClosed:
         pass
     reader.cancel()

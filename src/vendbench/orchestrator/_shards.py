@@ -7,12 +7,12 @@ must stay single: the run's budget pool, the one results writer, the progress di
 and the signals.
 
     parent (scheduler)                        worker i  (python -m ..._shard_main)
-      earmark trial budget   --"trial"-->     run_trial with a local Budget(limit)
-      writer.put + flush     <--"rows"---     rows at each durability point
-                             ----"ack"-->     … then the next request is sent
-      progress display       <-"progress"-
-      budget.charge(cost)    <-"finished"-    the outcome
-      Ctrl-C / SIGTERM       --"cancel"->     trial recorded ``interrupted``
+      earmark trial budget   --RunTrial-->    run_trial with a local Budget(limit)
+      writer.put + flush     <---Rows----     rows at each durability point
+                             ----Ack---->     … then the next request is sent
+      progress display       <--Progress-
+      budget.charge(cost)    <--Finished-    the outcome
+      Ctrl-C / SIGTERM       ---Cancel-->    trial recorded ``interrupted``
 
 Budgets stay exact: a worker only runs trials whose budget is self-contained (a
 per-trial budget earmarked from the pool before the trial starts, or no pool cap at
@@ -36,9 +36,11 @@ from typing import Any
 from ..budgets import Budget, Price
 from ..errors import ConfigError
 from ..providers import LimitEvent
-from ..results import TrialStatus
+from ..results import Append, TrialStatus
 from ._config import ModelConfig, RunConfig
 from ._link import Link, LinkClosed
+from ._messages import (Ack, Cancel, Close, Finished, FromWorker, Init, LimitEvents, Progress,
+                        Ready, Rows, RunTrial, Started)
 from ._trial import TrialOutcome, TrialSpec
 
 log = logging.getLogger(__name__)
@@ -123,7 +125,7 @@ class _Running:
     # a progress report waits for the worker's next rows: the rows it counts were still
     # queued in the worker when it was sent (they go with the next flush, and a worker
     # that dies before that flush never had them committed)
-    pending: tuple[dict[str, Any], int, float] | None = None
+    pending: Progress | None = None
 
 
 class Worker:
@@ -153,7 +155,7 @@ class Worker:
         self.running[spec.trial_id] = entry
         try:
             try:
-                self.link.send("trial", spec, budget.limit)
+                self.link.send(RunTrial(spec, budget.limit))
             except LinkClosed:
                 raise WorkerDied(f"worker process {self.index + 1} is not running",
                                  entry.outcome) from None
@@ -162,7 +164,7 @@ class Worker:
             except asyncio.CancelledError:
                 if not entry.done.done():
                     try:
-                        self.link.send("cancel", spec.trial_id)
+                        self.link.send(Cancel(spec.trial_id))
                         await asyncio.wait_for(asyncio.shield(entry.done), CANCEL_GRACE_S)
                     except (LinkClosed, asyncio.TimeoutError, WorkerDied):
                         pass
@@ -194,47 +196,44 @@ class Worker:
         if not self.closed.done():
             self.closed.set_result(code)
 
-    def _handle(self, message: tuple) -> None:
-        kind = message[0]
-        if kind == "rows":
-            _, flush_id, items = message
-            for table, payload in items:
-                if table == "__row__":
-                    self.writer.put_row(payload)
-                else:
-                    self.writer.put(table, payload)
-            if flush_id is not None:
-                task = asyncio.create_task(self._ack(flush_id))
-                self._acks.add(task)
-                task.add_done_callback(self._acks.discard)
-            for entry in self.running.values():        # now covered by received rows
-                if entry.pending is not None:
-                    fields, day, net_assets = entry.pending
-                    entry.pending = None
-                    for name, value in fields.items():
-                        setattr(entry.outcome, name, value)
-                    self.on_event("trial_progress", {"outcome": entry.outcome, "day": day,
-                                                     "net_assets": net_assets})
-        elif kind == "started":
-            entry = self.running.get(message[1])
-            if entry is not None:
-                entry.began = True
-                self.on_event("trial_started", {"spec": entry.spec})
-        elif kind == "progress":
-            _, trial_id, fields, day, net_assets = message
-            entry = self.running.get(trial_id)
-            if entry is not None:
-                entry.pending = (fields, day, net_assets)
-        elif kind == "finished":
-            _, trial_id, outcome = message
-            entry = self.running.get(trial_id)
-            if entry is not None and not entry.done.done():
-                outcome.spec = entry.spec
-                entry.done.set_result(outcome)
-        elif kind == "limit_events":
-            self.events.extend(message[1])
-        else:
-            raise ValueError(f"unknown message {kind!r}")
+    def _handle(self, message: FromWorker) -> None:
+        match message:
+            case Rows(flush_id, items):
+                for item in items:
+                    if isinstance(item, Append):
+                        self.writer.put(item.table, item.rows)
+                    else:
+                        self.writer.put_row(item)
+                if flush_id is not None:
+                    task = asyncio.create_task(self._ack(flush_id))
+                    self._acks.add(task)
+                    task.add_done_callback(self._acks.discard)
+                for entry in self.running.values():        # now covered by received rows
+                    if entry.pending is not None:
+                        report, entry.pending = entry.pending, None
+                        for name, value in report.fields.items():
+                            setattr(entry.outcome, name, value)
+                        self.on_event("trial_progress", {"outcome": entry.outcome,
+                                                         "day": report.day,
+                                                         "net_assets": report.net_assets})
+            case Started(trial_id):
+                entry = self.running.get(trial_id)
+                if entry is not None:
+                    entry.began = True
+                    self.on_event("trial_started", {"spec": entry.spec})
+            case Progress(trial_id):
+                entry = self.running.get(trial_id)
+                if entry is not None:
+                    entry.pending = message
+            case Finished(trial_id, outcome):
+                entry = self.running.get(trial_id)
+                if entry is not None and not entry.done.done():
+                    outcome.spec = entry.spec
+                    entry.done.set_result(outcome)
+            case LimitEvents(events):
+                self.events.extend(events)
+            case _:
+                raise TypeError(f"unknown message {message!r}")
 
     async def _ack(self, flush_id: int) -> None:
         try:
@@ -243,14 +242,14 @@ class Worker:
         except Exception as exc:
             failure = f"{type(exc).__name__}: {exc}"
         try:
-            self.link.send("ack", flush_id, failure)
+            self.link.send(Ack(flush_id, failure))
         except LinkClosed:
             pass
 
     async def close(self) -> None:
         """Ask the worker to finish and exit; kill it if it does not."""
         try:
-            self.link.send("close")
+            self.link.send(Close())
         except LinkClosed:
             pass
         try:
@@ -284,7 +283,7 @@ class Workers:
                 limit=2**24)
             assert proc.stdin is not None and proc.stdout is not None
             link = Link(proc.stdout, proc.stdin)
-            link.send("init", shard_config(config, i, n), prices, i, n)
+            link.send(Init(shard_config(config, i, n), prices))
             links.append((proc, link))
         # trials are handed out only once every worker is ready (litellm imported, its
         # tokenizer loaded), so that the scheduler's staggered starts stay staggered
@@ -298,7 +297,8 @@ class Workers:
                         other.kill()
                 raise ConfigError(f"worker process {i + 1} could not start (exit code "
                                   f"{code}; its error is printed above)") from None
-            assert message == ("ready",), message
+            if not isinstance(message, Ready):
+                raise TypeError(f"worker {i + 1} sent {message!r} before it was ready")
             workers.append(Worker(i, proc, link, writer, on_event, record))
         return cls(workers)
 

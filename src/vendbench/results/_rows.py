@@ -157,3 +157,11 @@ class RunEnded:
 
 Row = (TrialRow | SegmentStarted | SegmentEnded | SegmentReplayed | RunWarning | RunEnded
        | RunRecord)
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Rows appended to ``table``, as tuples in ``COLUMNS[table]`` order."""
+
+    table: str
+    rows: list[tuple]

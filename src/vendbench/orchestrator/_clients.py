@@ -1,0 +1,137 @@
+"""What a process needs to run a run's trials: each model's client, token counter and
+calibration, and the run's worlds. The scheduler holds one; so does each worker
+process, which needs nothing else of the scheduler."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from ..budgets import Budget, Price
+from ..environment import Environment, make
+from ..errors import ConfigError
+from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
+                         make_provider)
+from ._calibration import Calibration
+from ._config import ModelConfig, RunConfig
+from ._trial import TrialContext, TrialOutcome, TrialSpec
+
+
+class Clients:
+    """A run's per-model plumbing, built on first use."""
+
+    def __init__(self, config: RunConfig, prices: dict[str, Price | None]) -> None:
+        self.config, self.prices = config, prices
+        self._salt = config.world_salt()       # from the environment; never stored
+        self.limits: dict[str, AdaptiveLimit] = {}
+        self._clients: dict[str, ModelClient] = {}
+        self._token_counters: dict[str, tuple[TokenCounter, int]] = {}
+        self._calibrations: dict[str, Calibration] = {}
+        self._first_prompt: dict[str, int] = {}
+        self._probe_env: Environment | None = None
+
+    def client(self, model: ModelConfig) -> ModelClient | None:
+        if model.in_process:
+            return None
+        if model.id not in self._clients:
+            api_key = None
+            if model.api_key_env:
+                api_key = os.environ.get(model.api_key_env)
+                if not api_key:
+                    raise ConfigError(f"{model.id}: environment variable {model.api_key_env} "
+                                      "(api_key_env) is not set")
+            provider = make_provider(model.id, api_key)
+            missing = provider.missing_keys(model.id, model.api_base)
+            if missing:
+                raise ConfigError(
+                    f"{model.id} needs {' or '.join(missing)} in the environment (for a local "
+                    "OpenAI-compatible server any non-empty value works), or api_key_env in "
+                    "the panel file naming the variable that holds the key")
+            key = model.api_base or model.id.split("/", 1)[0]
+            limit = self.limits.setdefault(key, AdaptiveLimit(key, model.max_concurrency))
+            limit.ceiling = max(limit.ceiling, model.max_concurrency)
+            self._clients[model.id] = ModelClient(
+                provider, self.prices.get(model.id), limit, RateLimits(model.rpm, model.tpm),
+                max_attempts=self.config.max_attempts, backoff_s=self.config.retry_backoff_s)
+        return self._clients[model.id]
+
+    def counter(self, model: ModelConfig) -> tuple[TokenCounter, int]:
+        """The model's token counter, and the tokens of the tool schemas."""
+        if model.id not in self._token_counters:
+            counter = TokenCounter(model.id)
+            self._token_counters[model.id] = (counter, counter.tools(self.probe().tools))
+        return self._token_counters[model.id]
+
+    def calibration(self, model: ModelConfig) -> Calibration:
+        """The model's token calibration, shared by its trials in this process."""
+        if model.id not in self._calibrations:
+            _, tools_tokens = self.counter(model)
+            self._calibrations[model.id] = Calibration(model.max_context_tokens, tools_tokens)
+        return self._calibrations[model.id]
+
+    def first_prompt_tokens(self, model: ModelConfig) -> int:
+        """Our count of a trial's first request: tool schemas, system prompt, day 1."""
+        if model.id not in self._first_prompt:
+            counter, tools_tokens = self.counter(model)
+            env = self.probe()
+            self._first_prompt[model.id] = tools_tokens + sum(counter.count_now(
+                [{"role": "system", "content": env.instructions},
+                 {"role": "user", "content": env.observe()}]))
+        return self._first_prompt[model.id]
+
+    def make_env(self, seed: int, world_seed: int) -> Environment:
+        kwargs: dict[str, Any] = {"seed": seed, "days": self.config.days,
+                                  "world_seed": world_seed}
+        if self._salt:
+            kwargs["world_salt"] = self._salt
+        return make(self.config.scenario, **kwargs)
+
+    def first_request_cost(self, model: ModelConfig) -> Decimal:
+        """What a trial's first request reserves (0 for an in-process policy)."""
+        client = self._clients.get(model.id)
+        if client is None:
+            return Decimal(0)
+        tokens = self.calibration(model).scale(self.first_prompt_tokens(model))
+        return client.reservation(tokens, model.max_output_tokens)
+
+    def prepare(self) -> None:
+        """Build every model's client (and fail early on a missing API key variable)."""
+        for model in self.config.models:
+            self.client(model)
+
+    def warm_up(self) -> None:
+        """Everything a first trial would otherwise load: clients, tokenizers, a world."""
+        self.prepare()
+        for model in self.config.models:
+            if not model.in_process:
+                self.counter(model)
+
+    def trial_context(self, spec: TrialSpec, budget: Budget, writer: Any,
+                      on_progress: Callable[[TrialOutcome, Environment], None]
+                      ) -> TrialContext:
+        """What ``run_trial`` needs for ``spec``: this scheduler's client and counter."""
+        counter, tools_tokens = (None, 0) if spec.model.in_process else \
+            self.counter(spec.model)
+        return TrialContext(
+            make_env=self.make_env, writer=writer, budget=budget,
+            client=self._clients.get(spec.model.id),
+            count_tokens=counter.count if counter is not None else None,
+            tools_tokens=tools_tokens,
+            calibration=None if spec.model.in_process else self.calibration(spec.model),
+            days=self.config.days, timeout_s=self.config.timeout_s,
+            max_turns=self.config.max_turns, on_progress=on_progress)
+
+    def world_salt_sha256(self) -> str | None:
+        """The SHA-256 of the salt this run's worlds are generated with (None: public)."""
+        return self.probe().summary().get("world_salt_sha256")
+
+    def probe(self) -> Environment:
+        if self._probe_env is None:
+            self._probe_env = self.make_env(self.config.seeds[0], self.config.world_seeds[0])
+        return self._probe_env
+
+    def limit_events(self) -> list[LimitEvent]:
+        """How each provider's limits moved in this process."""
+        return [e for limit in self.limits.values() for e in limit.events]
