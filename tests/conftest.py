@@ -72,7 +72,7 @@ class Ledger:
         assert census["transit"] + census["warehouse"] + census["shelves"] + census["sold"] \
             + census["discarded"] + census["written_off"] == biz.units.ordered
         for m in range(len(biz.shelves)):
-            assert biz.on_shelf[m] == biz.count_shelf(m) <= 200
+            assert biz.on_shelf[m] == biz.stock.count_shelf(m) <= 200
             assert len(biz.shelves[m]) <= 40
             for lst in biz.shelves[m].values():   # each listing: units = its batches, which
                 keys = [(b.expiry, b.arrived) for b in lst.batches]   # are distinct, in order
@@ -80,7 +80,7 @@ class Ledger:
                 assert keys == sorted(set(keys)) and all(b.units > 0 for b in lst.batches)
         assert all(b.units > 0 for bs in biz.warehouse.values() for b in bs)
         # the figures the day cycle keeps without a scan agree with a recount
-        wh_units, expiring, value = biz._stock_pass()
+        wh_units, expiring, value = biz.stock.recount(biz.day)
         assert biz.wh_units == wh_units == census["warehouse"]
         wh = {"units": 0, "value": 0, "soon": 0, "expired": 0}
         for k, batches in biz.warehouse.items():
@@ -92,9 +92,10 @@ class Ledger:
                     wh["value"] += b.units * biz.cost[k]
                     wh["soon"] += b.units if b.expiry <= biz.day + 7 else 0
         assert biz.warehouse_summary() == tuple(wh.values())
-        by_expiry = biz._expiry_cost
+        by_expiry = biz.stock.expiry_costs()
         assert by_expiry.get(biz.day, 0) == expiring
         assert sum(c for e, c in by_expiry.items() if e > biz.day) == value
+        assert biz.stock.value_on(biz.day) == (expiring, value)
 
 
 def play_checked(env: AutoVendEnv, play_day: Callable[[Callable[..., Any], str], None]) -> Ledger:

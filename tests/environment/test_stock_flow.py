@@ -192,3 +192,35 @@ def test_net_assets_value_unexpired_stock_at_cost(env):
     biz = env.business
     assert biz.net_assets() == biz.cash + 30 * biz.cost[0] - 0
     assert env.summary()["net_assets"] == biz.net_assets() / 100
+
+
+def test_stock_keeps_its_own_indices_through_every_move():
+    """``Stock`` alone (no business around it): after each move, the figures it keeps
+    without a scan equal a recount of its batches."""
+    from vendbench.environment.autovend._stock import Listing, Stock
+
+    stock = Stock(cost=[100, 250], machines=2)
+
+    def check(day):
+        wh_units, expiring, value = stock.recount(day)
+        assert stock.wh_units == wh_units
+        assert stock.value_on(day) == (expiring, value)
+        assert [stock.count_shelf(m) for m in range(2)] == stock.on_shelf
+
+    stock.receive(0, expiry=5, day=1, units=10)
+    stock.receive(0, expiry=9, day=2, units=4)
+    stock.receive(1, expiry=3, day=2, units=6)
+    check(2)
+    listing = stock.shelves[0][0] = Listing(price=300)
+    stock.restock(0, 0, listing, 12, day=2)
+    assert [(b.expiry, b.units) for b in listing.batches] == [(5, 10), (9, 2)]
+    check(2)
+    assert [(b.expiry, b.units) for b in stock.unshelve(0, 0, 3)] == [(5, 3)]
+    check(2)
+    assert stock.fresh(1, day=3, enough=100) == 0          # expired on day 3
+    assert [(b.expiry, b.units) for b in stock.discard(1, 4, day=3)] == [(3, 4)]
+    check(3)
+    fresh, stale = stock.delist(0, 0, day=5)                # the day-5 units expired
+    assert [(b.expiry, b.units) for b in fresh] == [(9, 2)]
+    assert [(b.expiry, b.units) for b in stale] == [(5, 7)] and 0 not in stock.shelves[0]
+    check(5)

@@ -7,8 +7,8 @@ before the first mutation, so a rejected item leaves no trace (and triggers no v
 from __future__ import annotations
 
 from ...errors import ToolError
-from ._state import (LEAD_TIME, Business, Listing, Order, batch_order, put_back,
-                     take_oldest)
+from ._state import LEAD_TIME, Business, Order
+from ._stock import Listing
 from ._world import MACHINE_CAPACITY, MAX_LISTINGS
 from . import _demand as demand
 
@@ -82,18 +82,12 @@ def set_price(biz: Business, m: int, k: int, price: float) -> dict:
 
 
 def discard(biz: Business, k: int, quantity: int) -> dict:
-    batches = biz.warehouse.get(k, [])
-    have = sum(b.units for b in batches)
+    have = sum(b.units for b in biz.warehouse.get(k, ()))
     if quantity > have:
         raise ToolError(f"only {have} units of {biz.world.products[k].id} in the warehouse")
-    expired_first = sorted(batches, key=lambda b: (b.expiry > biz.day, b.expiry))
-    batches[:] = expired_first
-    taken = take_oldest(batches, quantity)
+    taken = biz.stock.discard(k, quantity, biz.day)
     # expired units were written off the day they expired; unexpired ones are wasted now
     waste = sum(biz.cost[k] * b.units for b in taken if b.expiry > biz.day)
-    batches.sort(key=batch_order)
-    biz.out_of_warehouse(k, taken)
-    biz.stock_out(k, taken)
     biz.today.waste += waste
     biz.units.discarded += quantity
     return {"discarded": quantity, "expired": sum(b.units for b in taken if b.expiry <= biz.day),
@@ -101,13 +95,8 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
 
 
 def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
-    shelf, day = biz.shelves[m], biz.day
-    fresh = 0
-    for b in biz.warehouse.get(k, ()):
-        if b.expiry > day:
-            fresh += b.units
-            if fresh >= quantity:
-                break
+    shelf = biz.shelves[m]
+    fresh = biz.stock.fresh(k, biz.day, quantity)
     if quantity > fresh:
         raise ToolError(f"only {fresh} unexpired units of {biz.world.products[k].id} "
                         "in the warehouse")
@@ -122,8 +111,7 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     new = listing is None
     if new:
         listing = shelf[k] = Listing(price=int(biz.ref_price[k]), listed_day=biz.day)
-    biz.to_shelf(k, listing, quantity)
-    biz.on_shelf[m] += quantity
+    biz.stock.restock(m, k, listing, quantity, biz.day)
     biz.visited.add(m)
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,
             "price": fen(listing.price)}
@@ -135,10 +123,7 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
     if quantity > have:
         raise ToolError(f"{biz.world.machines[m].id} holds only {have} units of "
                         f"{biz.world.products[k].id}")
-    taken = listing.take(quantity)
-    put_back(biz.warehouse.setdefault(k, []), taken)
-    biz.into_warehouse(k, taken)
-    biz.on_shelf[m] -= quantity
+    taken = biz.stock.unshelve(m, k, quantity)
     biz.visited.add(m)
     return {"removed": quantity, "expired_removed": sum(b.units for b in taken
                                                         if b.expiry <= biz.day),
@@ -146,18 +131,10 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
 
 
 def delist(biz: Business, m: int, k: int) -> dict:
-    listing = biz.shelves[m].get(k)
-    if listing is None:
+    if k not in biz.shelves[m]:
         raise ToolError(f"{biz.world.products[k].id} is not listed on {biz.world.machines[m].id}")
-    fresh = [b for b in listing.batches if b.expiry > biz.day]
-    stale = [b for b in listing.batches if b.expiry <= biz.day]
+    fresh, stale = biz.stock.delist(m, k, biz.day)
     expired = sum(b.units for b in stale)
-    if fresh:
-        put_back(biz.warehouse.setdefault(k, []), fresh)
-        biz.into_warehouse(k, fresh)
-    biz.stock_out(k, stale)
     biz.units.written_off += expired
-    biz.on_shelf[m] -= listing.units
-    del biz.shelves[m][k]
     biz.visited.add(m)
     return {"returned_to_warehouse": sum(b.units for b in fresh), "expired_written_off": expired}

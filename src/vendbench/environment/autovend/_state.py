@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import _demand as demand
 from ._calendar import DayInfo, day_info
+from ._stock import Listing, Stock
 from ._world import World
 
 FIXED_FEE = 8_000            # fen per day
@@ -28,30 +29,6 @@ LEAD_TIME = 3
 SALES_COLUMNS = ("day", "machine", "product", "price", "units_on_shelf", "units_sold",
                  "revenue", "cogs")
 BANKRUPT_AFTER = 10
-
-
-@dataclass(slots=True)
-class Batch:
-    """Units of one product that share an expiry day. ``arrived`` is the warehouse arrival day."""
-
-    expiry: int
-    arrived: int
-    units: int
-
-
-@dataclass(slots=True)
-class Listing:
-    """A product listed on a machine. Its batches and ``units`` change together: through
-    ``take``, ``Business.to_shelf`` and the day's sales (the daily checks recount them)."""
-
-    price: int                                   # fen
-    listed_day: int = 0
-    batches: list[Batch] = field(default_factory=list)   # oldest (earliest expiry) first
-    units: int = 0                                       # kept equal to the batches' sum
-
-    def take(self, units: int) -> list[Batch]:
-        self.units -= units
-        return take_oldest(self.batches, units)
 
 
 @dataclass(slots=True)
@@ -93,51 +70,6 @@ class UnitCounts:
     written_off: int = 0
 
 
-def take_oldest(batches: list[Batch], units: int) -> list[Batch]:
-    """Remove ``units`` from the front of ``batches`` (earliest expiry first), return them."""
-    taken: list[Batch] = []
-    while units:
-        b = batches[0]
-        n = units if units < b.units else b.units
-        b.units -= n
-        units -= n
-        if n:
-            taken.append(Batch(b.expiry, b.arrived, n))
-        if not b.units:
-            del batches[0]
-    return taken
-
-
-def put_back(batches: list[Batch], new: list[Batch]) -> None:
-    """Merge batches into a list kept sorted by (expiry, arrival), merging equal ones."""
-    for nb in new:
-        put_batch(batches, nb.expiry, nb.arrived, nb.units)
-
-
-def put_batch(batches: list[Batch], expiry: int, arrived: int, units: int) -> None:
-    """Add ``units`` that expire and arrived on these days to a list kept sorted by
-    (expiry, arrival), merging them into an equal batch."""
-    key = (expiry, arrived)
-    if batches:
-        last = batches[-1]
-        if (last.expiry, last.arrived) == key:          # the usual places: the end
-            last.units += units
-            return
-        if (last.expiry, last.arrived) > key:
-            for i, b in enumerate(batches):
-                if (b.expiry, b.arrived) == key:
-                    b.units += units
-                    return
-                if (b.expiry, b.arrived) > key:
-                    batches.insert(i, Batch(expiry, arrived, units))
-                    return
-    batches.append(Batch(expiry, arrived, units))
-
-
-def batch_order(b: Batch) -> tuple[int, int]:
-    return b.expiry, b.arrived
-
-
 class Business:
     """State and day-cycle mechanics of one trial. Tools validate; this class executes."""
 
@@ -155,11 +87,10 @@ class Business:
         self.day = 0
         self.status = "running"
         self.days_below_zero = 0
-        self.warehouse: dict[int, list[Batch]] = {}
-        self.wh_units = 0     # warehouse units (expired ones too), kept by every move
-        self._wh_expiry: dict[int, list[int]] = {}   # warehouse [units, cost] by expiry day
-        self._expiry_cost: dict[int, int] = {}   # cost of units in stock, by expiry day
-        self.shelves: list[dict[int, Listing]] = [{} for _ in world.machines]
+        self.stock = Stock(self.cost, len(world.machines))
+        # the stock's own structures, read everywhere (only the stock's moves change them)
+        self.warehouse, self.shelves = self.stock.warehouse, self.stock.shelves
+        self.on_shelf = self.stock.on_shelf
         self.orders: list[Order] = []
         self._first_open_order = 0     # orders before this index have all arrived
         self._day_value = 0            # stock value after this morning's expiries
@@ -175,7 +106,6 @@ class Business:
         # units sold per (machine, product) over the last 7 and 30 finished days
         shape = (len(world.machines), len(world.products))
         self.sold_7d, self.sold_30d = np.zeros(shape, np.int64), np.zeros(shape, np.int64)
-        self.on_shelf = [0] * len(world.machines)   # units per machine, kept by every move
         self._arrivals = demand.Arrivals(seed, world.hidden)
         self.attempts_log: list[np.ndarray] = []
         self.info: DayInfo = day_info(start)
@@ -220,19 +150,14 @@ class Business:
             if order.arrived is None and order.due <= self.day:
                 order.arrived = day = self.day
                 for k, n in order.items:
-                    expiry = day + self.world.products[k].shelf_life
-                    put_batch(self.warehouse.setdefault(k, []), expiry, day, n)
-                    self.into_warehouse(k, [Batch(expiry, day, n)])
-                    self.stock_in(k, expiry, n)
+                    self.stock.receive(k, day + self.world.products[k].shelf_life, day, n)
         while self._first_open_order < len(self.orders) and \
                 self.orders[self._first_open_order].arrived is not None:
             self._first_open_order += 1
-        day, by_expiry = self.day, self._expiry_cost
-        expiring = by_expiry.get(day, 0)
-        value = sum(c for e, c in by_expiry.items() if e > day)
+        expiring, value = self.stock.value_on(self.day)
         self._day_value, self._expiring_today = value + self._transit_value(), expiring
         self.today.fees = FIXED_FEE + MACHINE_RENT * len(self.shelves) \
-            + WAREHOUSE_RENT * self.wh_units
+            + WAREHOUSE_RENT * self.stock.wh_units
         self.cash -= self.today.fees
         self.today.waste += expiring
 
@@ -286,44 +211,15 @@ class Business:
             sold = demand.day_sales(self.world.hidden, ms, ks, units, prices.astype(float),
                                     self.ref_price_f[ks], heat, attempts, draws)
             cogs = sold * self.unit_cost[ks]
-            hit = np.flatnonzero(sold)
-            by_expiry, cost = self._expiry_cost, self.cost
-            for i, k, n in zip(hit.tolist(), ks[hit].tolist(), sold[hit].tolist()):
-                lst = stocked[i]
-                lst.units -= n
-                batches, c = lst.batches, cost[k]
-                first = batches[0]
-                if first.units >= n and first.expiry > day:     # the common case
-                    first.units -= n
-                    if not first.units:
-                        del batches[0]
-                    by_expiry[first.expiry] -= c * n
-                    continue
-                # into an expired or exhausted oldest batch: oldest first, batch by batch
-                cost_of_sold = 0
-                while n:
-                    b = batches[0]
-                    take = n if n < b.units else b.units
-                    b.units -= take
-                    n -= take
-                    by_expiry[b.expiry] = by_expiry.get(b.expiry, 0) - c * take
-                    if b.expiry <= day:
-                        t.expired_sold += take
-                        t.fines += EXPIRED_SALE_FINE * take
-                    else:
-                        cost_of_sold += c * take
-                    if not b.units:
-                        del batches[0]
-                cogs[i] = cost_of_sold
+            expired = self.stock.sell(stocked, ks, ms, sold, cogs, day)
+            t.expired_sold += expired
+            t.fines += EXPIRED_SALE_FINE * expired
             rows[on, 5], rows[on, 6], rows[on, 7] = sold, sold * prices, cogs
             n_sold = int(sold.sum())
             t.revenue += int(rows[on, 6].sum())
             t.cogs += int(cogs.sum())
             t.units_sold += n_sold
             self.units.sold += n_sold
-            for m, n in enumerate(np.bincount(ms, weights=sold, minlength=len(self.shelves))
-                                  .astype(np.int64).tolist()):
-                self.on_shelf[m] -= n
         self.sales.append(rows)
         self.sales_offsets.append(np.cumsum([0] + per_machine))
         for window, sold_in in ((7, self.sold_7d), (30, self.sold_30d)):
@@ -335,102 +231,16 @@ class Business:
         self.cash += t.revenue - t.fines
 
     # ------------------------------------------------------------------ valuation
-    def stock_in(self, k: int, expiry: int, units: int) -> None:
-        """Units of product ``k`` entered stock (they arrived)."""
-        self._expiry_cost[expiry] = self._expiry_cost.get(expiry, 0) + self.cost[k] * units
-
-    def into_warehouse(self, k: int, batches: list[Batch]) -> None:
-        """Units of product ``k`` entered the warehouse (arrived, or came off a shelf)."""
-        self._warehouse_move(k, batches, 1)
-
-    def out_of_warehouse(self, k: int, batches: list[Batch]) -> None:
-        """Units of product ``k`` left the warehouse (restocked or discarded)."""
-        self._warehouse_move(k, batches, -1)
-
-    def to_shelf(self, k: int, listing: Listing, units: int) -> None:
-        """Move ``units`` of product ``k`` from the warehouse onto ``listing``, earliest
-        unexpired expiry first (the caller has checked that there are enough)."""
-        stock, shelf, day, c = self.warehouse[k], listing.batches, self.day, self.cost[k]
-        listing.units += units
-        self.wh_units -= units
-        i = 0
-        while units:
-            b = stock[i]
-            if b.expiry <= day:           # expired units stay in the warehouse
-                i += 1
-                continue
-            n = units if units < b.units else b.units
-            b.units -= n
-            units -= n
-            put_batch(shelf, b.expiry, b.arrived, n)
-            units_cost = self._wh_expiry[b.expiry]
-            units_cost[0] -= n
-            units_cost[1] -= n * c
-            if b.units:
-                i += 1
-            else:
-                del stock[i]
-
-    def _warehouse_move(self, k: int, batches: list[Batch], sign: int) -> None:
-        by_expiry, c = self._wh_expiry, self.cost[k]
-        for b in batches:
-            units_cost = by_expiry.get(b.expiry)
-            if units_cost is None:
-                units_cost = by_expiry[b.expiry] = [0, 0]
-            units_cost[0] += sign * b.units
-            units_cost[1] += sign * b.units * c
-            self.wh_units += sign * b.units
+    @property
+    def wh_units(self) -> int:
+        return self.stock.wh_units
 
     def warehouse_summary(self) -> tuple[int, int, int, int]:
         """(units, cost of unexpired units, units expiring within 7 days, expired units)."""
-        day = self.day
-        value = soon = expired = 0
-        for expiry, (units, cost) in self._wh_expiry.items():
-            if expiry <= day:
-                expired += units
-            else:
-                value += cost
-                if expiry <= day + 7:
-                    soon += units
-        return self.wh_units, value, soon, expired
-
-    def stock_out(self, k: int, batches: list[Batch]) -> None:
-        """Units of product ``k`` left stock (sold, discarded or written off)."""
-        for b in batches:
-            self._expiry_cost[b.expiry] = self._expiry_cost.get(b.expiry, 0) \
-                - self.cost[k] * b.units
+        return self.stock.warehouse_summary(self.day)
 
     def shelf_units(self, m: int) -> int:
         return self.on_shelf[m]
-
-    def count_shelf(self, m: int) -> int:
-        """Recount a machine's units from its batches (checks ``on_shelf``)."""
-        return sum(b.units for lst in self.shelves[m].values() for b in lst.batches)
-
-    def _stock_pass(self) -> tuple[int, int, int]:
-        """One pass over all stock: (warehouse units, cost of units expiring today,
-        cost of unexpired units on shelves and in the warehouse). The day cycle keeps
-        these without a scan (``wh_units``, ``stock_in``/``stock_out``); this recount is
-        what the invariant checks compare them with."""
-        day, cost = self.day, self.cost
-        wh_units = expiring = value = 0
-        for k, batches in self.warehouse.items():
-            c = cost[k]
-            for b in batches:
-                wh_units += b.units
-                if b.expiry > day:
-                    value += c * b.units
-                elif b.expiry == day:
-                    expiring += c * b.units
-        for shelf in self.shelves:
-            for k, listing in shelf.items():
-                c = cost[k]
-                for b in listing.batches:
-                    if b.expiry > day:
-                        value += c * b.units
-                    elif b.expiry == day:
-                        expiring += c * b.units
-        return wh_units, expiring, value
 
     def inventory_value(self) -> int:
         """Cost value of unexpired units on shelves, in the warehouse and in transit (fen).
@@ -443,7 +253,7 @@ class Business:
 
     def recount_inventory_value(self) -> int:
         """``inventory_value`` recomputed from every batch (for invariant checks)."""
-        return self._stock_pass()[2] + self._transit_value()
+        return self.stock.recount(self.day)[2] + self._transit_value()
 
     def _transit_value(self) -> int:
         """Cost value of units ordered and not yet arrived (fen)."""
@@ -461,7 +271,7 @@ class Business:
         return {
             "transit": sum(n for o in self.orders if o.arrived is None for _, n in o.items),
             "warehouse": sum(b.units for bs in self.warehouse.values() for b in bs),
-            "shelves": sum(self.count_shelf(m) for m in range(len(self.shelves))),
+            "shelves": sum(self.stock.count_shelf(m) for m in range(len(self.shelves))),
             "sold": self.units.sold,
             "discarded": self.units.discarded,
             "written_off": self.units.written_off,
