@@ -10,6 +10,7 @@ import pytest
 
 from vendbench.budgets import Price, parse_price_flag
 from vendbench.errors import UnknownPriceError
+from vendbench.providers import litellm_price
 
 M = D(1_000_000)
 
@@ -21,8 +22,6 @@ def test_defaults_bill_no_cache_and_no_reasoning_tokens():
 
 def test_litellms_price_map_gives_every_rate_it_has():
     import os
-
-    from vendbench.budgets._prices import litellm_price
 
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     sonnet = litellm_price("anthropic/claude-sonnet-4-5")
@@ -38,22 +37,24 @@ def test_resolving_prices_field_by_field_and_failing_closed():
 
     free = Price(D("0"), D("0"), source="in-process")
     table = resolve_prices(["baseline/oracle", "openai/x", "baseline/order-up-to"],
-                           {"openai/x": {"input": D("1"), "output": D("2")}})
+                           {"openai/x": {"input": D("1"), "output": D("2")}},
+                           lookup=litellm_price)
     assert table == {"baseline/oracle": free, "openai/x": Price(D("1"), D("2")),
                      "baseline/order-up-to": free}
     # all four rates given: the map is not consulted, even for a model it knows
     given = {"input": D("2"), "output": D("9"), "cache_read": D("0.2"), "cache_write": D("2.5")}
     assert resolve_prices(["anthropic/claude-sonnet-4-5"],
-                          {"anthropic/claude-sonnet-4-5": given})[
+                          {"anthropic/claude-sonnet-4-5": given}, lookup=litellm_price)[
         "anthropic/claude-sonnet-4-5"] == Price(**given, source="config")
     with pytest.raises(UnknownPriceError) as err:
-        resolve_prices(["openai/a", "baseline/oracle", "openai/b"], {})
+        resolve_prices(["openai/a", "baseline/oracle", "openai/b"], {}, lookup=litellm_price)
     assert str(err.value) == (
         "no price known for openai/a, openai/b: give USD per million tokens with --price "
         "openai/a=IN,OUT --price openai/b=IN,OUT (or input_usd_per_mtok/output_usd_per_mtok "
         "in the panel file), or pass --allow-unpriced to run without costs (no API "
         "efficiency, no USD budget)")
-    assert resolve_prices(["openai/a", "openai/b"], {}, allow_unpriced=True) == \
+    assert resolve_prices(["openai/a", "openai/b"], {}, lookup=litellm_price,
+                          allow_unpriced=True) == \
         {"openai/a": None, "openai/b": None}
 
 

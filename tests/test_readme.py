@@ -40,10 +40,11 @@ def test_lock_file_pins_everything_and_excludes_compromised_litellm():
 def test_example_panel_is_valid_and_priced():
     from vendbench.budgets import resolve_prices
     from vendbench.orchestrator import load_panel
+    from vendbench.providers import litellm_price
 
     config = load_panel(ROOT / "examples" / "nightly.toml")
     assert config.total_budget_usd == 300 and len(config.models) == 4
-    prices = resolve_prices([m.id for m in config.models], {})
+    prices = resolve_prices([m.id for m in config.models], {}, lookup=litellm_price)
     assert all(p is not None for p in prices.values())
 
 

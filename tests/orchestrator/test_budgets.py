@@ -10,6 +10,7 @@ import pytest
 
 from vendbench.budgets import Budget, Price, parse_price_flag, resolve_prices
 from vendbench.errors import BudgetExceeded, ConfigError, UnknownPriceError
+from vendbench.providers import litellm_price
 
 from ..fakellm import Reply
 from .conftest import model, query, run
@@ -86,7 +87,8 @@ def test_given_prices_override_the_price_map_field_by_field():
     table = resolve_prices(["anthropic/claude-sonnet-4-5", "openai/gpt-4.1-mini", "openai/own"],
                            {"anthropic/claude-sonnet-4-5": {"input": D("2"), "output": D("10")},
                             "openai/gpt-4.1-mini": {"cache_read": D("0.05")},
-                            "openai/own": {"input": D("1"), "output": D("2")}})
+                            "openai/own": {"input": D("1"), "output": D("2")}},
+                           lookup=litellm_price)
     sonnet = table["anthropic/claude-sonnet-4-5"]
     assert (sonnet.input, sonnet.output) == (D("2"), D("10"))
     assert (sonnet.cache_read, sonnet.cache_write) == (D("0.3"), D("3.75"))   # from the map
@@ -99,13 +101,14 @@ def test_given_prices_override_the_price_map_field_by_field():
 
 
 def test_prices_fail_closed_and_come_from_litellm_when_known():
-    table = resolve_prices(["openai/gpt-4.1-mini", "baseline/oracle"], {})
+    table = resolve_prices(["openai/gpt-4.1-mini", "baseline/oracle"], {}, lookup=litellm_price)
     assert table["openai/gpt-4.1-mini"].input == D("0.4")
     assert table["openai/gpt-4.1-mini"].source == "litellm"
     assert table["baseline/oracle"].input == 0
     with pytest.raises(UnknownPriceError, match="--price openai/no-such-model=IN,OUT"):
-        resolve_prices(["openai/no-such-model"], {})
-    assert resolve_prices(["openai/no-such-model"], {}, allow_unpriced=True) == \
+        resolve_prices(["openai/no-such-model"], {}, lookup=litellm_price)
+    assert resolve_prices(["openai/no-such-model"], {}, lookup=litellm_price,
+                          allow_unpriced=True) == \
         {"openai/no-such-model": None}
 
 

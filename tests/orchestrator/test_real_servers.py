@@ -12,7 +12,7 @@ import pytest
 
 from vendbench.leaderboard import build
 from vendbench.orchestrator import build_config, execute
-from vendbench.providers import TokenCounter
+from vendbench.providers import TokenCounter, rebuild_request
 from vendbench.providers._litellm import context_limit
 from vendbench.results import Store
 
@@ -162,7 +162,7 @@ def test_the_rebuilt_body_posted_again_is_the_request_byte_for_byte(llm, tmp_pat
     assert len(received) == len(llm.raw)                    # no two requests alike
     with Store(db, read_only=True) as store:
         rows = store.con.execute("SELECT trial_id, seq FROM exchanges").fetchall()
-        rebuilt = [store.rebuild_request(t, s) for t, s in rows]
+        rebuilt = [rebuild_request(store, t, s) for t, s in rows]
     assert len(rebuilt) == len(llm.raw) and len({r["model"] for r in rebuilt}) == 2
     matched = set()
     for body in rebuilt:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from vendbench.providers import rebuild_request
 from vendbench.results import Store
 
 from .conftest import model, query, run
@@ -44,7 +45,7 @@ def test_each_request_can_be_rebuilt_exactly(llm, tmp_path):
         trial = store.con.execute("SELECT trial_id FROM trials").fetchone()[0]
         n = store.con.execute("SELECT count(*) FROM exchanges").fetchone()[0]
         for seq, sent in zip(range(1, n + 1), llm.requests):
-            rebuilt = store.rebuild_request(trial, seq)
+            rebuilt = rebuild_request(store, trial, seq)
             assert rebuilt["messages"] == sent["messages"]
             assert rebuilt["max_tokens"] == sent["max_tokens"] == 512
 

@@ -8,6 +8,7 @@ cost is computed from them, so a run's costs can be re-derived from its stored t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
 
@@ -95,35 +96,17 @@ def parse_price_flag(text: str) -> tuple[str, dict[str, Decimal]]:
     return model, dict(zip(FIELDS, values))
 
 
-def litellm_price(model: str) -> Price | None:
-    """The price in litellm's (local, offline) price map, or None when it has none."""
-    from ..providers._litellm import import_litellm
-
-    litellm = import_litellm()
-    try:
-        info = litellm.get_model_info(model)
-    except Exception:      # litellm raises bare Exception subclasses for unmapped models
-        return None
-    inp, out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if inp is None or out is None:
-        return None
-
-    def per_m(v: float | None) -> Decimal | None:
-        return None if v is None else (Decimal(str(v)) * MILLION).normalize()
-
-    return Price(per_m(inp), per_m(out), cache_read=per_m(info.get("cache_read_input_token_cost")),
-                 cache_write=per_m(info.get("cache_creation_input_token_cost")),
-                 reasoning=per_m(info.get("output_cost_per_reasoning_token")), source="litellm")
-
-
 def resolve_prices(models: list[str], given: dict[str, dict[str, Decimal]], *,
+                   lookup: Callable[[str], Price | None],
                    allow_unpriced: bool = False) -> dict[str, Price | None]:
     """Price every model, or fail closed naming the models without one and the fix.
 
     ``given`` holds the fields the user set per model (``input``, ``output``,
     ``cache_read``, ``cache_write``, ``reasoning``; from ``--price`` or the panel). They
     override litellm's price map field by field; a cache price given nowhere is billed
-    as plain input. In-process policies (``baseline/...``) cost nothing.
+    as plain input. ``lookup`` gives a model's price in a price map (litellm's: see
+    ``providers.litellm_price``), or None. In-process policies (``baseline/...``) cost
+    nothing.
     """
     table: dict[str, Price | None] = {}
     missing = []
@@ -133,7 +116,7 @@ def resolve_prices(models: list[str], given: dict[str, dict[str, Decimal]], *,
             continue
         fields = {k: v for k, v in given.get(model, {}).items() if v is not None}
         complete = {"input", "output", "cache_read", "cache_write"} <= fields.keys()
-        mapped = None if complete else litellm_price(model)
+        mapped = None if complete else lookup(model)
         if mapped is None and not {"input", "output"} <= fields.keys():
             if not allow_unpriced:
                 missing.append(model)

@@ -14,7 +14,7 @@ from ._board import BASELINE, ORACLE
 from ._render import ops_for
 
 if TYPE_CHECKING:
-    from . import Board
+    from ._build import Board
     from ._trend import Trend
 
 # what difference in a metric is worth a colour: ("abs", points as a fraction) for

@@ -11,7 +11,7 @@ from ..environment import display_columns
 from ..results import TrialStatus
 
 if TYPE_CHECKING:
-    from . import Board
+    from ._build import Board
 
 def ops_for(scenario: str) -> list[tuple[str, str, float, int]]:
     """The operational columns of a scenario's leaderboard, as its metrics module
@@ -154,15 +154,11 @@ def _flat(rank: int, data: dict) -> dict:
     return out
 
 
-def render(board: Board, fmt: str = "table", wide: bool = False) -> str:
+def text(board: Board, fmt: str = "table", wide: bool = False) -> str:
     """The leaderboard as text: table (80 columns; every column with ``wide``), markdown,
-    csv or json (html: see ``html_report``)."""
+    csv or json."""
     if fmt == "json":
         return json.dumps(board.as_json(), default=str)
-    if fmt == "html":
-        from ._report import html_report
-
-        return html_report(board)
     headers, rows = table_rows(board, wide=wide or fmt != "table")
     if fmt == "csv":
         out = io.StringIO()

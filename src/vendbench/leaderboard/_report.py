@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ._render import _footer, table_rows
 
 if TYPE_CHECKING:
-    from . import Board
+    from ._build import Board
     from ._trend import Trend
 
 # Sorting: numbers as numbers, text as text, a blank ("—" or empty) always last, either

@@ -17,9 +17,8 @@ from typing import Any
 
 from ..environment import currency, score_name
 from ..errors import ResultsError
-from ..results import Store
+from ..results import SET_APART, Store
 from ._board import bootstrap_ci, model_rows, score
-from ..results import SET_APART
 from ._data import Filters, run_cohorts, select
 
 FAILED_JUMP = 0.2         # a rise in the failed share this large is flagged

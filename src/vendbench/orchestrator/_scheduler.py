@@ -23,7 +23,7 @@ from typing import Any
 from ..budgets import Budget, Price, resolve_prices
 from ..environment import standing
 from ..errors import ConfigError, ResultsError
-from ..providers import LimitEvent
+from ..providers import LimitEvent, litellm_price
 from ..results import (FINISHED, ResultsWriter, RunEnded, Store, TrialHistory, TrialKey,
                        TrialStatus, begin_run, cached_share, dumps, latest_attempts,
                        new_run_id)
@@ -262,7 +262,8 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     """
     models = [m.id for m in config.models]
     given = {m.id: m.price_fields() for m in config.models}
-    prices = resolve_prices(models, given, allow_unpriced=config.allow_unpriced)
+    prices = resolve_prices(models, given, lookup=litellm_price,
+                            allow_unpriced=config.allow_unpriced)
     unpriced = [m for m, p in prices.items() if p is None]
     if unpriced and (config.total_budget_usd or config.budget_usd or
                      any(m.budget_usd for m in config.models)):

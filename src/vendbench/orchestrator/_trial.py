@@ -347,7 +347,7 @@ def _request(spec: TrialSpec, env: Environment, window: Window) -> CompletionReq
 
 def request_log(request: CompletionRequest, window: Window) -> dict[str, Any]:
     """What the log keeps of a request: its parameters and the ids of its messages (each
-    message is stored once); the tool schemas are the run's. ``Store.rebuild_request``
+    message is stored once); the tool schemas are the run's. ``providers.rebuild_request``
     turns it back into the body that was sent."""
     return {"model": request.model, "message_ids": [msg.id for msg in window.messages],
             "tools": "run", "max_tokens": request.max_tokens,

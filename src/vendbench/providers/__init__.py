@@ -14,6 +14,7 @@ from ._base import (Completion, CompletionRequest, ContextLimit, Failure, Provid
 from ._client import Attempt, ContextLengthExceeded, ModelClient
 from ._limits import AdaptiveLimit, LimitEvent, RateLimits
 from ._litellm import context_limit
+from ._price_map import litellm_price
 from ._tokens import TokenCounter
 
 
@@ -33,7 +34,17 @@ def render_body(stored: dict[str, Any]) -> dict[str, Any]:
     return make_provider(request.model).render_body(request)
 
 
+def rebuild_request(store: Any, trial_id: str, seq: int, attempt: int = 1
+                    ) -> dict[str, Any]:
+    """The JSON body attempt ``attempt`` of exchange ``seq`` of ``trial_id`` sent, from
+    a results ``Store``: its messages as stored (with any
+    cache markers), tool schemas and parameters. Posting it again to the provider's
+    endpoint reproduces the request. litellm renders it with the same transformation
+    that sent it (nothing is sent here)."""
+    return render_body(store.stored_request(trial_id, seq, attempt))
+
+
 __all__ = ["AdaptiveLimit", "Attempt", "Completion", "CompletionRequest", "ContextLengthExceeded",
            "ContextLimit", "Failure", "LimitEvent", "ModelClient", "Provider", "RateLimits",
-           "RetryKind", "TokenCounter", "Usage", "context_limit", "make_provider",
-           "render_body"]
+           "RetryKind", "TokenCounter", "Usage", "context_limit", "litellm_price",
+           "make_provider", "render_body", "rebuild_request"]

@@ -2,7 +2,7 @@
 
 Messages are stored once per trial; an exchange's ``request_json`` lists the ids of the
 messages it sent (plus its parameters), so a long trial's log grows linearly with its
-length, yet every request can be rebuilt exactly (``Store.rebuild_request``).
+length, yet every request can be rebuilt exactly (``providers.rebuild_request``).
 
 A ``reservations`` row is committed before its request is sent, with everything the
 trial queued before it: a request that has a reservation but no ``exchanges`` row was in

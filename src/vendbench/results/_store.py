@@ -378,12 +378,3 @@ class Store:
         if request.get("tools") == "run":
             request["tools"] = json.loads(row[1])
         return request
-
-    def rebuild_request(self, trial_id: str, seq: int, attempt: int = 1) -> dict[str, Any]:
-        """The JSON body an exchange sent, as its provider received it: model, messages
-        (with any cache markers), tool schemas and parameters. Posting it again to the
-        provider's endpoint reproduces the request. litellm renders it from the stored
-        request with the same transformation that sent it (nothing is sent here)."""
-        from ..providers import render_body
-
-        return render_body(self.stored_request(trial_id, seq, attempt))

@@ -1,0 +1,89 @@
+"""A leaderboard built from a results file: the ranked rows and what the charts need."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..environment import (SALT_ENV, currency, metric_directions, score_column, score_name,
+                           trial_metrics)
+from ..results import Store
+from ._board import ModelRow, model_rows, score
+from ._data import Filters, Selection, select
+
+
+@dataclass
+class Board:
+    rows: list[ModelRow]
+    selection: Selection
+    trajectories: dict[str, list[list[float]]] = field(default_factory=dict)
+    directions: dict[str, str] = field(default_factory=dict)
+    points: list[dict[str, Any]] = field(default_factory=list)   # per trial: score, cost
+    chart_notes: dict[str, str] = field(default_factory=dict)    # charts not drawn, and why
+
+    @property
+    def currency(self) -> str:
+        return currency(self.selection.cohort["scenario"])
+
+    @property
+    def score_name(self) -> str:
+        return score_name(self.selection.cohort["scenario"])
+
+    def as_json(self) -> dict[str, Any]:
+        s = self.selection
+        harnesses = sorted({r.harness for r in self.rows})
+        return {"rows": [r.as_json() for r in self.rows],
+                "cohort": {**s.cohort, "harnesses": harnesses}, "runs": s.runs,
+                "refused": s.refused, "set_apart": s.set_apart, "other_cohorts": s.others,
+                "notes": ["unfinished trials score 0; harness errors are set apart",
+                          "each model's latest attempt per world, seed and repeat is used",
+                          "comparisons with the reference policies pair trials by world, "
+                          "seed and repeat", *s.notes]}
+
+
+def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
+    """Compute the leaderboard of ``run`` ("latest", "all" or a run id) in ``db``, among
+    the runs ``filters`` admits (a horizon, a scenario)."""
+    with Store(db, read_only=True) as store:
+        selection = select(store, run, filters)
+        scenario = selection.cohort["scenario"]
+        private = selection.cohort.get("world_salt_sha256")
+        salt = _salt_for(store, selection) if private else None
+        if private and salt is None:
+            selection.notes.append(
+                "private worlds: pricing regret and assortment need the worlds' salt (set "
+                "VENDBENCH_WORLD_SALT, or the run's world_salt_env, to compute them)")
+        operations, trajectories, points = {}, {}, []
+        column = score_column(scenario)          # the score's own quantity, day by day
+        for t in selection.trials:
+            rows = store.trial_records(t["trial_id"])
+            operations[t["trial_id"]] = trial_metrics(
+                scenario, rows["days"], rows["sales"], rows["tool_calls"], t["world_seed"],
+                world_salt=salt, private=bool(private))
+            trajectories.setdefault(t["model"], []).append(
+                [float(d[column]) for d in rows["days"]])
+            points.append({"model": t["model"], "seed": t["seed"], "score": score(t),
+                           "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
+                           else None, "status": t["status"]})
+    return Board(model_rows(selection.trials, operations), selection, trajectories,
+                 metric_directions(scenario), points)
+
+
+def _salt_for(store: Store, selection: Selection) -> str | None:
+    """The salt of the cohort's private worlds, if this environment has it (checked
+    against the stored SHA-256; never stored itself)."""
+    import hashlib
+    import os
+
+    names = {SALT_ENV}
+    for run_id in selection.runs:
+        name = json.loads(store.run(run_id)["config_json"]).get("world_salt_env")
+        if name:
+            names.add(name)
+    for name in sorted(names):
+        salt = os.environ.get(name)
+        if salt and hashlib.sha256(salt.encode()).hexdigest() == \
+                selection.cohort["world_salt_sha256"]:
+            return salt
+    return None

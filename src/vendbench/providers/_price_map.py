@@ -1,0 +1,28 @@
+"""Prices from litellm's price map (local, offline): the lookup ``budgets.resolve_prices``
+falls back to for a model whose price the user did not give in full."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from ..budgets import MILLION, Price
+from ._litellm import import_litellm
+
+
+def litellm_price(model: str) -> Price | None:
+    """The price in litellm's (local, offline) price map, or None when it has none."""
+    litellm = import_litellm()
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:      # litellm raises bare Exception subclasses for unmapped models
+        return None
+    inp, out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if inp is None or out is None:
+        return None
+
+    def per_m(v: float | None) -> Decimal | None:
+        return None if v is None else (Decimal(str(v)) * MILLION).normalize()
+
+    return Price(per_m(inp), per_m(out), cache_read=per_m(info.get("cache_read_input_token_cost")),
+                 cache_write=per_m(info.get("cache_creation_input_token_cost")),
+                 reasoning=per_m(info.get("output_cost_per_reasoning_token")), source="litellm")
