@@ -63,7 +63,7 @@ MODELS = {"openai": "openai/gpt-5", "anthropic": "anthropic/claude-sonnet-4-5"}
 def record(seed: int, days: int) -> tuple[list[list[tuple[str, str]]], float]:
     """The policy's tool calls, day by day, and the episode's final net assets."""
     from vendbench.environment import make
-    from vendbench.providers.policies import make_policy
+    from vendbench.environment import make_policy
 
     env = make("autovend", seed=seed, days=days)
     policy = make_policy("baseline/order-up-to", env)

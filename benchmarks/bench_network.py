@@ -15,7 +15,7 @@ import statistics
 import time
 
 from vendbench.environment import make
-from vendbench.providers.policies import make_policy, run_policy
+from vendbench.environment import make_policy, run_policy
 
 
 def episode(policy: str, seed: int, days: int) -> tuple[float, float, int, float]:

@@ -16,7 +16,7 @@ import time
 from collections import defaultdict
 
 from vendbench.environment import make
-from vendbench.providers.policies import make_policy
+from vendbench.environment import make_policy
 
 
 def episode(policy: str, seed: int, days: int) -> dict:

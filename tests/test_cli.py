@@ -44,7 +44,8 @@ def test_baseline_table_output(capsys):
 @pytest.mark.parametrize("args,message", [
     (["baseline", "--days", "0"], "days must be 1-365"),
     (["baseline", "--days", "many"], "whole number"),
-    (["baseline", "--policy", "greedy"], "invalid choice"),
+    (["baseline", "--policy", "greedy"], "unknown autovend policy 'greedy'"),
+    (["baseline", "--scenario", "network", "--policy", "orcle"], "Did you mean: oracle"),
     (["baseline", "--seed", "-3"], "non-negative"),
     (["baseline", "--scenario", "prosus"], "unknown scenario"),
     (["baseline", "--seed", "1", "--seeds", "2"], "not allowed"),

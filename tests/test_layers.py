@@ -1,4 +1,5 @@
-"""Where things live (SPEC §14): SQL against the results schema only in ``results/``."""
+"""Where things live (SPEC §14): SQL against the results schema only in ``results/``;
+packages import only the layers below them, and no modules import each other in a loop."""
 
 from __future__ import annotations
 
@@ -6,14 +7,16 @@ import ast
 import re
 from pathlib import Path
 
+from vendbench.environment import REGISTRY, record_tables
 from vendbench.results import COLUMNS
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "vendbench"
 STATEMENT = re.compile(r"^\s*(SELECT\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|"
                        r"DELETE\s+FROM\s|CREATE\s|DROP\s|ALTER\s|"
                        r"WITH\s+(RECURSIVE\s+)?\w+\s*(\(|AS\b))")
-TABLES = re.compile(r"\b(" + "|".join(sorted({*COLUMNS, "runs", "trials", "run_warnings",
-                                              "segments", "meta"})) + r")\b")
+RECORDED = {t.name for name in REGISTRY for t in record_tables(name)}
+TABLES = re.compile(r"\b(" + "|".join(sorted({*COLUMNS, *RECORDED, "runs", "trials",
+                                              "run_warnings", "segments", "meta"})) + r")\b")
 # the agent's query_sql sandbox: its own in-memory database, not the results file
 ELSEWHERE = {SRC / "environment" / "autovend" / "_sql.py"}
 
@@ -44,3 +47,106 @@ def test_the_check_finds_sql_where_it_should_not_be(tmp_path, monkeypatch):
         assert any("_stray_sql_probe.py:1" in f for f in sql_outside_results())
     finally:
         stray.unlink()
+
+
+# each package, and the packages it may import (its own modules aside): lower layers only
+LAYERS = {
+    "errors": set(), "_secrets": set(),
+    "environment": {"errors"},
+    "budgets": {"errors"},
+    "results": {"errors", "_secrets", "environment", ""},
+    "providers": {"errors", "_secrets", "budgets"},
+    "orchestrator": {"errors", "_secrets", "environment", "budgets", "results", "providers"},
+    "leaderboard": {"errors", "environment", "results"},
+    "serve": {"errors", "environment", "results", ""},
+    "ui": {"environment"},
+}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every vendbench module and the vendbench modules it imports, at the top or inside
+    a function (a lazy import is still a dependency)."""
+    modules = {}
+    for path in SRC.rglob("*.py"):
+        parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")[:len(package.split(".")) - node.level + 1] \
+                    if node.level else []
+                target = ".".join([*base, node.module] if node.module else base) \
+                    if node.level else node.module
+                subs = {f"{target}.{a.name}" for a in node.names} & modules.keys()
+                deps |= subs if len(subs) == len(node.names) else {target, *subs}
+        graph[name] = {d for d in deps if d in modules and d != name}
+    return graph
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    def top(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else ""
+
+    return sorted(f"{m} imports {d}" for m, deps in graph.items() for d in deps
+                  if top(m) in LAYERS and top(d) != top(m) and top(d) not in LAYERS[top(m)])
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Groups of modules that import each other, directly or through others (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_packages_import_only_the_layers_below_them():
+    assert upward_imports(import_graph()) == []
+
+
+def test_no_modules_import_each_other_in_a_loop():
+    assert cycles(import_graph()) == []
+
+
+def test_serve_imports_nothing_of_the_orchestrator():
+    graph = import_graph()
+    assert not {d for m, deps in graph.items() if m.startswith("vendbench.serve")
+                for d in deps if d.startswith("vendbench.orchestrator")}
+
+
+def test_the_checks_find_an_upward_import_and_a_loop():
+    graph = {"vendbench.results._x": {"vendbench.orchestrator._y"},
+             "vendbench.orchestrator._y": {"vendbench.results._x"}}
+    assert upward_imports(graph) == ["vendbench.results._x imports vendbench.orchestrator._y"]
+    assert cycles(graph) == [["vendbench.orchestrator._y", "vendbench.results._x"]]

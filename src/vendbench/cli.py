@@ -116,9 +116,10 @@ def _parser() -> argparse.ArgumentParser:
                     "inventory control and sees only what an agent sees; 'oracle' plans "
                     "with the hidden demand parameters (an upper reference).",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    base.add_argument("--policy", default="order-up-to",
-                      choices=["order-up-to", "oracle", "all"],
-                      help="which policy to run; 'all' runs both (default: order-up-to)")
+    base.add_argument("--policy", default="order-up-to", metavar="NAME",
+                      help="which of the scenario's reference policies to run (autovend's "
+                           "and network's: order-up-to, oracle); 'all' runs each "
+                           "(default: order-up-to)")
     seeds = base.add_mutually_exclusive_group()
     seeds.add_argument("--seed", type=_non_negative, default=None, metavar="N",
                        help="trial seed: weather, demand noise, delivery delays (default 1)")
@@ -487,12 +488,18 @@ def _days(text: str) -> int:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from .environment import SALT_ENV, currency, scenario, score_name
-    from .providers.policies import evaluate_policy
+    from .environment import (SALT_ENV, currency, evaluate_policy, policy_names, scenario,
+                              score_name)
+    from .errors import ConfigError, unknown_name
     from .ui import DayProgress, print_table
 
     args.days = args.days or scenario(args.scenario).default_days   # a clear error, too
-    policies = ["order-up-to", "oracle"] if args.policy == "all" else [args.policy]
+    known = policy_names(args.scenario)
+    if args.policy != "all" and args.policy.removeprefix("baseline/") not in known:
+        raise ConfigError(unknown_name(f"{args.scenario} policy", args.policy,
+                                       (*known, "all")))
+    policies = list(known) if args.policy == "all" else \
+        [args.policy.removeprefix("baseline/")]
     seeds = args.seeds or [1 if args.seed is None else args.seed]
     worlds = args.world_seeds or [args.world_seed]
     salt = os.environ.get(SALT_ENV) or None       # never printed

@@ -10,7 +10,7 @@ import sys
 SCRIPT = """
 import hashlib, json
 from vendbench.environment import make
-from vendbench.providers.policies import make_policy, run_policy
+from vendbench.environment import make_policy, run_policy
 env = make("autovend", seed=5, days=60)
 run_policy(env, make_policy("order-up-to", env))
 rows = json.dumps(env.business.history, sort_keys=True)

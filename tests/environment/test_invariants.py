@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from vendbench.environment import make
-from vendbench.providers.policies import make_policy
+from vendbench.environment import make_policy
 
 from ..conftest import play_checked
 

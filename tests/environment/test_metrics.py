@@ -107,7 +107,7 @@ def test_trial_metrics_counts_rejected_items_and_tool_calls():
                                        '{}]}'},
              {"day": 2, "result_json": '{"ok": true, "accepted": [{}, {}, {}, {}]}'},
              {"day": 2, "result_json": '{"ok": true, "machines": []}'}]
-    out = trial_metrics("autovend", days, [], calls)
+    out = trial_metrics("autovend", {"days": days, "sales": []}, calls)
     assert out["rejected_item_rate"] == pytest.approx(3 / 8)
     assert out["tool_calls_per_day"] == 1.5
     assert out["waste_rate"] == pytest.approx(10 / 200)
@@ -128,7 +128,7 @@ def test_empty_shelves_and_utilisation_from_sales_rows():
         {"day": 2, "machine_id": m1, "product_id": "P0001", "price": 2.0,
          "units_on_shelf": 40, "units_sold": 0, "revenue": 0.0, "cogs": 0.0},
     ]
-    out = trial_metrics("autovend", days, sales, [])
+    out = trial_metrics("autovend", {"days": days, "sales": sales}, [])
     machine_days = 20 * 2
     assert out["empty_machine_rate"] == pytest.approx((machine_days - 2) / machine_days)
     assert out["stockout_rate"] == pytest.approx(1 / 4)     # one listed product-day of four
@@ -141,8 +141,9 @@ def test_calls_per_day_count_the_day_a_trial_stopped_in():
     days = [{"cogs": 0.0, "waste_cost": 0.0, "revenue": 0.0, "net_assets": 1.0,
              "cash": 1.0}]
     calls = [{"day": 1 + (i >= 40), "result_json": '{"ok": true}'} for i in range(60)]
-    assert trial_metrics("autovend", days, [], calls)["tool_calls_per_day"] == 30.0
-    assert trial_metrics("autovend", days, [], calls[:40])["tool_calls_per_day"] == 40.0
+    records = {"days": days, "sales": []}
+    assert trial_metrics("autovend", records, calls)["tool_calls_per_day"] == 30.0
+    assert trial_metrics("autovend", records, calls[:40])["tool_calls_per_day"] == 40.0
 
 
 def test_a_private_world_needs_its_salt_for_the_hidden_model_metrics():
@@ -151,11 +152,12 @@ def test_a_private_world_needs_its_salt_for_the_hidden_model_metrics():
              "price": p.ref_price / 100, "units_on_shelf": 10, "units_sold": 0,
              "revenue": 0.0, "cogs": 0.0} for p in salted.products[:10]]
     days = [{"cogs": 0.0, "waste_cost": 0.0, "revenue": 0.0, "net_assets": 1.0, "cash": 1.0}]
-    blind = trial_metrics("autovend", days, rows, [], 2026, private=True)
+    blind = trial_metrics("autovend", {"days": days, "sales": rows}, [], 2026, private=True)
     assert blind["pricing_regret"] is None and blind["assortment_score"] is None
     assert blind["stockout_rate"] == 0.0                  # the rest needs no hidden model
-    seen = trial_metrics("autovend", days, rows, [], 2026, world_salt="s3cret-salt",
+    seen = trial_metrics("autovend", {"days": days, "sales": rows}, [], 2026,
+                         world_salt="s3cret-salt",
                          private=True)
-    public = trial_metrics("autovend", days, rows, [], 2026)
+    public = trial_metrics("autovend", {"days": days, "sales": rows}, [], 2026)
     assert seen["assortment_score"] is not None
     assert seen["assortment_score"] != public["assortment_score"]   # its own world

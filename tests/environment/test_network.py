@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from vendbench.environment import make
 from vendbench.environment.network import NetworkEnv
 from vendbench.environment.network._config import load
-from vendbench.providers.policies import make_policy
+from vendbench.environment import make_policy
 
 ECO = load()
 DAY_MINUTES = ECO["clock"]["close"] - ECO["clock"]["open"]

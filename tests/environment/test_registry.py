@@ -15,7 +15,8 @@ from vendbench.orchestrator import build_config
 
 @pytest.fixture
 def toy():
-    register(Scenario("toy", "tests.environment.toy_scenario", "ToyEnv", None, "a toy"))
+    register(Scenario("toy", "tests.environment.toy_scenario", "ToyEnv", None,
+                      "a lemonade stand", currency="USD", default_days=5))
     yield
     REGISTRY.pop("toy")
 
@@ -23,8 +24,9 @@ def toy():
 def test_a_registered_scenario_is_made_measured_and_accepted_by_a_run(toy):
     env = make("toy", seed=3, days=2)
     assert env.call("end_day")["ok"] and env.call("end_day")["ok"] and env.done
-    assert trial_metrics("toy", [], [], [{}, {}, {}]) == {"calls": 3.0}
-    assert metric_directions("toy") == {"calls": "lower"}
+    assert trial_metrics("toy", {"days": [], "toy_prices": []}, [{}, {}, {}]) == \
+        {"cups_per_day": None, "calls": 3.0}
+    assert metric_directions("toy") == {"cups_per_day": "higher", "calls": "lower"}
     assert build_config({"scenario": "toy", "models": [{"id": "baseline/order-up-to"}]}
                         ).scenario == "toy"
 

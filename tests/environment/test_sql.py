@@ -74,7 +74,7 @@ def test_every_view_says_what_the_tools_say(env):
 def test_the_sales_view_is_the_sales_records_row_for_row():
     """Twelve days of the baseline (many machines and products, varied prices): the view
     against the per-listing rows the environment hands to the results store."""
-    from vendbench.providers.policies import make_policy
+    from vendbench.environment import make_policy
 
     env = make("autovend", seed=2, days=30)
     policy = make_policy("order-up-to", env)

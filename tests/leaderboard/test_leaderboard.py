@@ -19,6 +19,9 @@ T0 = dt.datetime(2026, 11, 1)
 
 
 def add_run(store, run_id, *, days=30, created=T0, prompt="p", tools="t", scenario="autovend"):
+    from vendbench.environment import record_tables
+
+    store.ensure_records(record_tables(scenario))        # as a run's start does
     store.con.execute(
         "INSERT INTO runs (run_id, name, created_at, scenario, days, config_json, prompt_sha256,"
         " tools_sha256, status) VALUES (?, 'test', ?, ?, ?, '{}', ?, ?, 'completed')",

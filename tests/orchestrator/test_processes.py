@@ -336,7 +336,7 @@ def test_a_progress_report_counts_only_once_the_rows_it_counts_have_arrived():
         def __init__(self):
             self.rows = []
 
-        def put(self, table, rows):
+        def put(self, table, rows, columns=None):
             self.rows.extend(rows)
 
         def put_row(self, row):

@@ -156,7 +156,7 @@ def test_the_leaderboard_pairs_by_world_and_refuses_other_worlds(tmp_path, capsy
 
 
 def test_hidden_model_metrics_use_each_trials_own_world(tmp_path):
-    from vendbench.environment import trial_metrics
+    from vendbench.environment import record_tables, trial_metrics
     from vendbench.leaderboard import build
 
     db = str(tmp_path / "r.duckdb")
@@ -167,9 +167,9 @@ def test_hidden_model_metrics_use_each_trials_own_world(tmp_path):
         per_world = []
         for trial_id, world in store.con.execute(
                 "SELECT trial_id, world_seed FROM trials").fetchall():
-            rows = store.trial_records(trial_id)
-            own = trial_metrics("autovend", rows["days"], rows["sales"], rows["tool_calls"], world)
-            other = trial_metrics("autovend", rows["days"], rows["sales"], rows["tool_calls"],
+            rows = store.trial_records(trial_id, record_tables("autovend"))
+            own = trial_metrics("autovend", rows, rows["tool_calls"], world)
+            other = trial_metrics("autovend", rows, rows["tool_calls"],
                                   15 - world)
             assert own["assortment_score"] != other["assortment_score"]
             per_world.append(own["assortment_score"])

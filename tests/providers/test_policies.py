@@ -9,7 +9,8 @@ import pytest
 from vendbench.environment import make
 from vendbench.environment.autovend._tools import TOOLS
 from vendbench.errors import ConfigError
-from vendbench.providers.policies import OrderUpToPolicy, evaluate_policy, make_policy, run_policy
+from vendbench.environment import evaluate_policy, make_policy, run_policy
+from vendbench.environment.autovend.policies import OrderUpToPolicy
 
 
 def test_baseline_acts_only_through_the_agent_tools():

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..environment import (SALT_ENV, currency, metric_directions, score_column, score_name,
-                           trial_metrics)
+from ..environment import (SALT_ENV, currency, metric_directions, record_tables,
+                           score_column, score_name, trial_metrics)
 from ..results import Store
 from ._board import ModelRow, model_rows, score
 from ._data import Filters, Selection, select
@@ -56,11 +56,12 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
                 "VENDBENCH_WORLD_SALT, or the run's world_salt_env, to compute them)")
         operations, trajectories, points = {}, {}, []
         column = score_column(scenario)          # the score's own quantity, day by day
+        tables = record_tables(scenario)
         for t in selection.trials:
-            rows = store.trial_records(t["trial_id"])
+            rows = store.trial_records(t["trial_id"], tables)
             operations[t["trial_id"]] = trial_metrics(
-                scenario, rows["days"], rows["sales"], rows["tool_calls"], t["world_seed"],
-                world_salt=salt, private=bool(private))
+                scenario, rows, rows["tool_calls"], t["world_seed"], world_salt=salt,
+                private=bool(private))
             trajectories.setdefault(t["model"], []).append(
                 [float(d[column]) for d in rows["days"]])
             points.append({"model": t["model"], "seed": t["seed"], "score": score(t),

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..budgets import Budget, Price
-from ..environment import Environment, make
+from ..environment import Environment, make, record_tables
 from ..errors import ConfigError
 from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
                          make_provider)
@@ -121,7 +121,8 @@ class Clients:
             tools_tokens=tools_tokens,
             calibration=None if spec.model.in_process else self.calibration(spec.model),
             days=self.config.days, timeout_s=self.config.timeout_s,
-            max_turns=self.config.max_turns, on_progress=on_progress)
+            max_turns=self.config.max_turns, on_progress=on_progress,
+            records=record_tables(self.config.scenario))
 
     def world_salt_sha256(self) -> str | None:
         """The SHA-256 of the salt this run's worlds are generated with (None: public)."""

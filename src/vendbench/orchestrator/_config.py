@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..environment import REGISTRY, SALT_ENV
+from ..environment import REGISTRY, SALT_ENV, policy_names
 from ..errors import ConfigError
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
@@ -64,13 +64,7 @@ class ModelConfig(BaseModel):
     @field_validator("id")
     @classmethod
     def _known_shape(cls, value: str) -> str:
-        if value.startswith("baseline/"):
-            from ..providers.policies import POLICIES
-
-            if value.removeprefix("baseline/") not in POLICIES:
-                raise ValueError(f"unknown reference policy {value!r}; available: "
-                                 + ", ".join(f"baseline/{p}" for p in POLICIES))
-        elif "/" not in value:
+        if "/" not in value:
             raise ValueError(f"{value!r} is not a litellm model string: use provider/model, "
                              "e.g. openai/gpt-4.1-mini, anthropic/claude-sonnet-4-5")
         return value
@@ -209,6 +203,11 @@ class RunConfig(BaseModel):
         ids = [m.id for m in self.models]
         if len(set(ids)) != len(ids):
             raise ValueError(f"a model is listed twice: {ids}")
+        policies = policy_names(self.scenario)           # the scenario's own
+        for model in self.models:
+            if model.in_process and model.id.removeprefix("baseline/") not in policies:
+                raise ValueError(f"unknown reference policy {model.id!r} for {self.scenario}; "
+                                 "available: " + ", ".join(f"baseline/{p}" for p in policies))
         return self
 
     def trial_budget(self, model: ModelConfig) -> Decimal | None:

@@ -21,7 +21,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..budgets import Budget, Price, resolve_prices
-from ..environment import standing
+from ..environment import record_tables, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import LimitEvent, litellm_price
 from ..results import (FINISHED, ResultsWriter, RunEnded, Store, TrialHistory, TrialKey,
@@ -369,6 +369,7 @@ def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
                  "reservations", run_id, settled)
     pool.spent = store.run_spend(run_id)
     latest = latest_attempts(store.trials(run_id))
+    tables = record_tables(store.run(run_id)["scenario"])
     kept, rerun = [], []
     for spec in specs:
         last = latest.get(TrialKey(spec.model.id, spec.world_seed, spec.seed, spec.repeat))
@@ -383,7 +384,7 @@ def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
         else:
             trial_id = last["trial_id"]
             if spec.model.in_process:          # free to run again: from day 1, same id
-                store.forget_progress(trial_id)
+                store.forget_progress(trial_id, tables)
             rerun.append(replace(
                 spec, trial_id=trial_id, attempt=last["attempt"],
                 segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,

@@ -43,9 +43,10 @@ class LinkWriter:
         self._waiting: dict[int, asyncio.Future] = {}
         self._ids = count(1)
 
-    def put(self, table: str, rows: list[tuple]) -> None:
+    def put(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None = None
+            ) -> None:
         if rows:
-            self._items.append(Append(table, rows))
+            self._items.append(Append(table, rows, columns))
 
     def put_row(self, row: Row) -> None:
         self._items.append(row)

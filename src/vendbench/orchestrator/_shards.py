@@ -201,7 +201,7 @@ class Worker:
             case Rows(flush_id, items):
                 for item in items:
                     if isinstance(item, Append):
-                        self.writer.put(item.table, item.rows)
+                        self.writer.put(item.table, item.rows, item.columns)
                     else:
                         self.writer.put_row(item)
                 if flush_id is not None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .._secrets import redact
 from ..budgets import Budget
-from ..environment import Environment, Kept, RecordingSession
+from ..environment import Environment, Kept, RecordingSession, RecordTable
 from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
@@ -93,6 +93,7 @@ class TrialContext:
     timeout_s: float | None
     max_turns: int | None
     on_progress: Callable[[TrialOutcome, Environment], None] = lambda o, e: None
+    records: tuple[RecordTable, ...] = ()  # the tables the world's day rows go to
 
 
 async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None = None
@@ -101,7 +102,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
     is filled in as the trial goes, so a caller still has it after a cancellation)."""
     if out is None:
         out = TrialOutcome(spec, priced=ctx.client is None or ctx.client.price is not None)
-    tlog = ExchangeLog(ctx.writer, spec.trial_id, spec.model.id)
+    tlog = ExchangeLog(ctx.writer, spec.trial_id, spec.model.id, ctx.records)
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     started = (spec.history.started_at if spec.history is not None else None) or now
     env: Environment | None = None
@@ -174,7 +175,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
 async def _play_policy(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: ExchangeLog,
                        out: TrialOutcome) -> None:
     """An in-process policy: same environment, tools and logging, no LLM exchanges."""
-    from ..providers.policies import make_policy, play_day
+    from ..environment import make_policy, play_day
 
     policy = make_policy(spec.model.id, env)
     kept = Kept()                   # the policy plays in a thread; the log is the loop's

@@ -8,10 +8,9 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from .._secrets import redact
-from ..environment import ToolCall
+from ..environment import RecordTable, ToolCall
 from ._rows import (Row, RunWarning, SegmentEnded, SegmentReplayed, SegmentStarted,
                     TrialRow)
-from ._schema import COLUMNS
 from ._writer import dumps
 
 
@@ -19,7 +18,8 @@ class Sink(Protocol):
     """What a log writes through: the run's ``ResultsWriter``, or ``serve``'s direct
     writer."""
 
-    def put(self, table: str, rows: list[tuple]) -> None: ...
+    def put(self, table: str, rows: list[tuple],
+            columns: tuple[str, ...] | None = None) -> None: ...
 
     def put_row(self, row: Row) -> None: ...
 
@@ -30,10 +30,13 @@ def now() -> dt.datetime:
 
 
 class TrialLog:
-    """Turns a trial's events into rows; the recorder of its recording session."""
+    """Turns a trial's events into rows; the recorder of its recording session.
+    ``records`` are the tables its scenario records (day rows of others are dropped)."""
 
-    def __init__(self, writer: Sink, trial_id: str, model: str) -> None:
+    def __init__(self, writer: Sink, trial_id: str, model: str,
+                 records: tuple[RecordTable, ...] = ()) -> None:
         self.writer, self.trial_id, self.model = writer, trial_id, model
+        self.tables = {t.name: t.names for t in records}
 
     def tool_call(self, call: ToolCall) -> None:
         args = call.arguments
@@ -44,11 +47,12 @@ class TrialLog:
 
     def records(self, records: dict[str, list[dict[str, Any]]]) -> None:
         for table, rows in records.items():
-            columns = COLUMNS.get(table)
+            columns = self.tables.get(table)
             if columns is None or not rows:
                 continue
             self.writer.put(table, [
-                (self.trial_id, *[_cell(c, r.get(c)) for c in columns[1:]]) for r in rows])
+                (self.trial_id, *[_cell(c, r.get(c)) for c in columns[1:]]) for r in rows],
+                columns)
 
     def segment_started(self, segment: int, at: dt.datetime) -> None:
         """One run of the trial begins (the first, then each resume)."""

@@ -161,7 +161,9 @@ Row = (TrialRow | SegmentStarted | SegmentEnded | SegmentReplayed | RunWarning |
 
 @dataclass(frozen=True, slots=True)
 class Append:
-    """Rows appended to ``table``, as tuples in ``COLUMNS[table]`` order."""
+    """Rows appended to ``table``, as tuples in ``columns`` order (None: the order of
+    ``COLUMNS[table]``, the results file's own tables)."""
 
     table: str
     rows: list[tuple]
+    columns: tuple[str, ...] | None = None

@@ -9,7 +9,7 @@ import secrets
 from typing import Any
 
 from .. import __version__
-from ..environment import Environment, nudge
+from ..environment import Environment, nudge, record_tables
 from ._rows import RunRecord
 from ._store import Store
 from ._trials import TrialStatus
@@ -39,6 +39,7 @@ def begin_run(store: Store, *, run_id: str, name: str | None, scenario: str, day
               total_budget: Any, world_seeds: list[int]) -> None:
     """The run row: what was run, with the prompts and tool schemas (and their SHA-256s,
     which decide with whom the run's trials may be ranked)."""
+    store.ensure_records(record_tables(scenario))
     prompts = {"system": env.instructions, "nudge": nudge(env)}
     # the tool schemas keep their order: rebuilt requests send them as they were sent
     prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)

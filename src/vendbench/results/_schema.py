@@ -8,6 +8,10 @@ A ``reservations`` row is committed before its request is sent, with everything 
 trial queued before it: a request that has a reservation but no ``exchanges`` row was in
 flight when the process died, and is charged its reservation when the run resumes.
 Each run of a trial (the first, then each resume) is a row of ``segments``.
+
+The tables a trial records day by day are its scenario's (``environment.RecordTable``):
+``Store.ensure_records`` creates them, or adds the columns a shared one lacks, when a run
+begins. Every scenario records ``days``, so its core columns are here.
 """
 
 from __future__ import annotations
@@ -51,13 +55,7 @@ CREATE TABLE IF NOT EXISTS tool_calls(
     trial_id VARCHAR, seq INTEGER, exchange_seq INTEGER, day INTEGER, call_id VARCHAR,
     name VARCHAR, args_json VARCHAR, result_json VARCHAR, ok BOOLEAN);
 CREATE TABLE IF NOT EXISTS days(
-    trial_id VARCHAR, day INTEGER, date DATE, cash DOUBLE, net_assets DOUBLE,
-    revenue DOUBLE, cogs DOUBLE, purchases DOUBLE, fees DOUBLE, visit_fees DOUBLE,
-    fines DOUBLE, waste_cost DOUBLE, units_sold INTEGER, expired_units_sold INTEGER,
-    machines_visited INTEGER, net DOUBLE);
-CREATE TABLE IF NOT EXISTS sales(
-    trial_id VARCHAR, day INTEGER, machine_id VARCHAR, product_id VARCHAR, price DOUBLE,
-    units_on_shelf INTEGER, units_sold INTEGER, revenue DOUBLE, cogs DOUBLE);
+    trial_id VARCHAR, day INTEGER, cash DOUBLE, net_assets DOUBLE);
 CREATE TABLE IF NOT EXISTS run_warnings(
     run_id VARCHAR, model VARCHAR, kind VARCHAR, message VARCHAR, warned_at TIMESTAMP,
     PRIMARY KEY (run_id, model, kind));
@@ -66,7 +64,6 @@ CREATE TABLE IF NOT EXISTS provider_events(
     concurrency DOUBLE, retry_after DOUBLE);
 """
 
-# columns per table, in order (the writer appends rows as tuples in this order)
 # A file of an older schema is brought up to this one in place when it is opened: the
 # tables added since are created by DDL, and these statements add the columns (before
 # schema 5 every trial of a run played the run's one world: its world_seed, else 2026).
@@ -81,6 +78,8 @@ UPDATE trials SET world_seed = (SELECT json_extract_string(r.world_seeds, '$[0]'
     FROM runs r WHERE r.run_id = trials.run_id) WHERE world_seed IS NULL;
 """
 
+# columns per table, in order (the writer appends rows as tuples in this order); a record
+# table's come with its rows (``Append.columns``)
 COLUMNS: dict[str, tuple[str, ...]] = {
     "messages": ("trial_id", "msg_id", "role", "content_json", "tokens"),
     "exchanges": ("trial_id", "seq", "day", "attempt", "model", "request_json",
@@ -91,11 +90,6 @@ COLUMNS: dict[str, tuple[str, ...]] = {
                      "reserved_at"),
     "tool_calls": ("trial_id", "seq", "exchange_seq", "day", "call_id", "name", "args_json",
                    "result_json", "ok"),
-    "days": ("trial_id", "day", "date", "cash", "net_assets", "revenue", "cogs", "purchases",
-             "fees", "visit_fees", "fines", "waste_cost", "units_sold", "expired_units_sold",
-             "machines_visited", "net"),
-    "sales": ("trial_id", "day", "machine_id", "product_id", "price", "units_on_shelf",
-              "units_sold", "revenue", "cogs"),
     "provider_events": ("run_id", "provider", "at_seconds", "event", "concurrency",
                         "retry_after"),
 }

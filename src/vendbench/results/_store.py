@@ -14,6 +14,7 @@ from typing import Any
 
 import duckdb
 
+from ..environment import RecordTable
 from ..errors import ResultsError
 from . import _live
 from ._rows import Row, RunRecord
@@ -212,15 +213,26 @@ class Store:
             "SELECT run_id, any_value(initial_cash) FROM trials WHERE initial_cash IS NOT "
             "NULL GROUP BY run_id").fetchall())
 
-    def trial_records(self, trial_id: str) -> dict[str, list[dict[str, Any]]]:
-        """A trial's days, sales and tool calls, as plain rows, in order."""
+    def ensure_records(self, tables: tuple[RecordTable, ...]) -> None:
+        """Create a scenario's record tables, or add the columns a table shared with
+        another scenario lacks (a column's first type stands)."""
+        for table in tables:
+            self.con.execute(f"CREATE TABLE IF NOT EXISTS {table.name}(trial_id VARCHAR)")
+            for column, kind in table.columns:
+                self.con.execute(f"ALTER TABLE {table.name} ADD COLUMN IF NOT EXISTS "
+                                 f"{column} {kind}")
+
+    def trial_records(self, trial_id: str, tables: tuple[RecordTable, ...]
+                      ) -> dict[str, list[dict[str, Any]]]:
+        """A trial's rows of its scenario's record ``tables`` (by day) and its tool calls
+        (by number), as plain rows, in order."""
         out = {}
-        for table, cols in (("days", "*"), ("sales", "*"),
-                            ("tool_calls", "day, name, ok, result_json")):
-            cur = self.con.execute(f"SELECT {cols} FROM {table} WHERE trial_id = ? ORDER BY "
-                                   f"{'seq' if table == 'tool_calls' else 'day'}", [trial_id])
-            names = [d[0] for d in cur.description]
-            out[table] = [dict(zip(names, r)) for r in cur.fetchall()]
+        reads = [(t.name, t.names[1:], "day") for t in tables]
+        for table, cols, order in [*reads, ("tool_calls", ("day", "name", "ok",
+                                                           "result_json"), "seq")]:
+            cur = self.con.execute(f"SELECT {', '.join(cols)} FROM {table} WHERE trial_id = ? "
+                                   f"ORDER BY {order}", [trial_id])
+            out[table] = [dict(zip(cols, r)) for r in cur.fetchall()]
         return out
 
     def runs(self) -> list[dict[str, Any]]:
@@ -322,10 +334,10 @@ class Store:
         return self.con.execute("SELECT count(*) FROM segments WHERE trial_id = ?",
                                 [trial_id]).fetchone()[0]
 
-    def forget_progress(self, trial_id: str) -> None:
-        """Drop a trial's days, sales and tool calls, before it runs again from day 1
+    def forget_progress(self, trial_id: str, tables: tuple[RecordTable, ...]) -> None:
+        """Drop a trial's record rows and tool calls, before it runs again from day 1
         under the same id (an in-process policy: it costs nothing to run again)."""
-        for table in ("days", "sales", "tool_calls"):
+        for table in (*(t.name for t in tables), "tool_calls"):
             self.con.execute(f"DELETE FROM {table} WHERE trial_id = ?", [trial_id])
 
     def in_flight(self, trial_id: str) -> list[dict[str, Any]]:

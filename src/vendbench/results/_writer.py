@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 
 from ..errors import ResultsError
-from ._rows import Row
+from ._rows import Append, Row
 from ._schema import COLUMNS
 from ._store import Store
 
@@ -64,11 +64,13 @@ class ResultsWriter:
             except asyncio.CancelledError:
                 pass
 
-    def put(self, table: str, rows: list[tuple]) -> None:
-        """Queue rows (tuples in ``COLUMNS[table]`` order) without waiting. After a
-        failed commit nothing more can be written, and ``flush`` says so."""
+    def put(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None = None
+            ) -> None:
+        """Queue rows (tuples in ``columns`` order; by default ``COLUMNS[table]``'s)
+        without waiting. After a failed commit nothing more can be written, and ``flush``
+        says so."""
         if rows and self.failure is None:
-            self._queue.put_nowait((table, rows, None))
+            self._queue.put_nowait(("__append__", Append(table, rows, columns), None))
 
     def put_row(self, row: Row) -> None:
         """Queue one typed row that is not an append (a trial's upsert, a segment's
@@ -118,22 +120,20 @@ class ResultsWriter:
                     _resolve(fut, None)
 
     def _commit(self, batch: list[tuple[str, Any, asyncio.Future | None]]) -> None:
-        tables: dict[str, list[tuple]] = defaultdict(list)
+        tables: dict[tuple[str, tuple[str, ...] | None], list[tuple]] = defaultdict(list)
         statements: list[tuple[str, list[Any]]] = []
         for kind, payload, _ in batch:
-            if kind == "__flush__":
-                continue
             if kind == "__row__":
                 statements.append(payload.statement())
-            else:
-                tables[kind].extend(payload)
+            elif kind == "__append__":
+                tables[payload.table, payload.columns].extend(payload.rows)
         if not tables and not statements:
             return
         con = self._store.con
         con.execute("BEGIN TRANSACTION")
         try:
-            for table, rows in tables.items():
-                append(con, table, rows)
+            for (table, columns), rows in tables.items():
+                append(con, table, rows, columns)
                 self.rows_written += len(rows)
             for sql, params in statements:
                 con.execute(sql, params)
@@ -147,9 +147,11 @@ class ResultsWriter:
             raise
 
 
-def append(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
-    """Rows (tuples in ``COLUMNS[table]`` order) into ``table``, with DuckDB's Appender."""
-    appender = con.appender(table, columns=list(COLUMNS[table]))
+def append(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
+           columns: tuple[str, ...] | None = None) -> None:
+    """Rows (tuples in ``columns`` order, by default ``COLUMNS[table]``'s) into ``table``,
+    with DuckDB's Appender."""
+    appender = con.appender(table, columns=list(columns or COLUMNS[table]))
     appender.append_rows(rows)
     appender.flush()
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import __version__
 from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
-                           score_name)
+                           record_tables, score_name)
 from ..errors import ConfigError
 from ..results import (Row, RunEnded, Store, TrialLog, TrialStatus, append, begin_run, dumps,
                        new_run_id, now)
@@ -91,9 +91,10 @@ class _DirectWriter:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def put(self, table: str, rows: list[tuple]) -> None:
+    def put(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None = None
+            ) -> None:
         if rows:
-            append(self.store.con, table, rows)
+            append(self.store.con, table, rows, columns)
 
     def put_row(self, row: Row) -> None:
         self.store.write(row)
@@ -110,7 +111,8 @@ class Session:
         # the session's number makes the id unique: "x y", "x-y" and "X.Y" share a slug
         self.trial_id = (f"{server.run_id}-mcp{server.next_session()}-{slug}-"
                          f"s{server.config.seed}-r{self.repeat}")
-        self.log = TrialLog(server.writer, self.trial_id, self.model)
+        self.log = TrialLog(server.writer, self.trial_id, self.model,
+                            record_tables(server.config.scenario))
         self.env: Environment | None = server.make_env()
         self.kept = Kept()        # the world plays in a thread; the loop writes its record
         self.world = RecordingSession(self.env, self.kept)

@@ -1,6 +1,7 @@
 """Operational metrics of an AutoVend trial, from its logged rows (SPEC §4).
 
-The leaderboard hands this module a trial's ``days``, ``sales`` and ``tool_calls`` rows;
+The leaderboard hands this module a trial's ``days`` and ``sales`` rows (its ``RECORDS``)
+and its ``tool_calls``;
 it regenerates the frozen world from the run's ``world_seed`` for the two metrics that
 need the hidden demand model:
 
@@ -38,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .._records import RecordTable
 from . import _demand as demand
 from ._calendar import DEFAULT_START, day_info
 from ._world import MACHINE_CAPACITY, build_world
@@ -45,6 +47,20 @@ from ._world import MACHINE_CAPACITY, build_world
 SAMPLE_EVERY = 7
 # metric -> which way is better, for profiles and colours
 # how a leaderboard shows them: (metric, header, scale for display, decimals)
+# what a trial records day by day (``drain_records``), in the results file
+RECORDS = (
+    RecordTable("days", (
+        ("day", "INTEGER"), ("date", "DATE"), ("cash", "DOUBLE"), ("net_assets", "DOUBLE"),
+        ("revenue", "DOUBLE"), ("cogs", "DOUBLE"), ("purchases", "DOUBLE"),
+        ("fees", "DOUBLE"), ("visit_fees", "DOUBLE"), ("fines", "DOUBLE"),
+        ("waste_cost", "DOUBLE"), ("units_sold", "INTEGER"),
+        ("expired_units_sold", "INTEGER"), ("machines_visited", "INTEGER"),
+        ("net", "DOUBLE"))),
+    RecordTable("sales", (
+        ("day", "INTEGER"), ("machine_id", "VARCHAR"), ("product_id", "VARCHAR"),
+        ("price", "DOUBLE"), ("units_on_shelf", "INTEGER"), ("units_sold", "INTEGER"),
+        ("revenue", "DOUBLE"), ("cogs", "DOUBLE"))),
+)
 DISPLAY = [("waste_rate", "waste %", 100, 2), ("stockout_rate", "stock-outs %", 100, 1),
            ("shelf_utilisation", "util %", 100, 1),
            ("pricing_regret_share", "regret %", 100, 1),
@@ -59,12 +75,12 @@ DIRECTIONS = {"waste_rate": "lower", "stockout_rate": "lower", "empty_machine_ra
 PRICE_GRID = np.linspace(0.5, 2.0, 16)
 
 
-def trial_metrics(days: list[dict[str, Any]], sales: list[dict[str, Any]],
-                  tool_calls: list[dict[str, Any]], world_seed: int | None = None,
-                  world_salt: str | None = None, private: bool = False
-                  ) -> dict[str, float | None]:
+def trial_metrics(records: dict[str, list[dict[str, Any]]], tool_calls: list[dict[str, Any]],
+                  world_seed: int | None = None, world_salt: str | None = None,
+                  private: bool = False) -> dict[str, float | None]:
     """Every operational metric of one trial; None where a metric is undefined. A trial
     of a ``private`` world gets its hidden-model metrics only with ``world_salt``."""
+    days, sales = records.get("days", []), records.get("sales", [])
     kwargs = {} if world_seed is None else {"world_seed": world_seed}
     world = build_world(**kwargs, salt=world_salt)
     hidden_known = not private or world_salt is not None

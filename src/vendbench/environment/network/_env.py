@@ -347,9 +347,7 @@ class NetworkEnv:
             "net_assets": _euros(self.net_worth()), "revenue": _euros(revenue),
             "cogs": _euros(cogs), "purchases": _euros(self._today.purchases),
             "fees": _euros(self._today.rent + self._today.marketing + self._today.refunds),
-            "visit_fees": 0.0, "fines": 0.0, "waste_cost": 0.0, "units_sold": sold,
-            "expired_units_sold": 0, "machines_visited": 0,
-            "net": _euros(self.bank - self._day_start_bank)})
+            "units_sold": sold, "net": _euros(self.bank - self._day_start_bank)})
         self._today, self._day_start_bank = Ledger(), self.bank
         self._day += 1
         self._morning()

@@ -5,8 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._records import RecordTable
 from ._config import load
 
+# what a trial records day by day (``drain_records``): the days and sales tables AutoVend
+# also records, with the network's own columns (the others stay empty for its trials)
+RECORDS = (
+    RecordTable("days", (
+        ("day", "INTEGER"), ("date", "DATE"), ("cash", "DOUBLE"), ("net_assets", "DOUBLE"),
+        ("revenue", "DOUBLE"), ("cogs", "DOUBLE"), ("purchases", "DOUBLE"),
+        ("fees", "DOUBLE"), ("units_sold", "INTEGER"), ("net", "DOUBLE"))),
+    RecordTable("sales", (
+        ("day", "INTEGER"), ("machine_id", "VARCHAR"), ("product_id", "VARCHAR"),
+        ("price", "DOUBLE"), ("units_on_shelf", "INTEGER"), ("units_sold", "INTEGER"),
+        ("revenue", "DOUBLE"), ("cogs", "DOUBLE"))),
+)
 # how a leaderboard shows them: (metric, header, scale for display, decimals)
 DISPLAY = [("profit", "profit", 1, 0), ("stockout_rate", "sold out %", 100, 1),
            ("marketing_spend", "marketing", 1, 2), ("refunds", "refunds", 1, 2),
@@ -18,10 +31,10 @@ DIRECTIONS = {"profit": "higher", "stockout_rate": "lower", "marketing_spend": "
               "tool_calls_per_day": "lower", "rejected_call_rate": "lower"}
 
 
-def trial_metrics(days: list[dict[str, Any]], sales: list[dict[str, Any]],
-                  tool_calls: list[dict[str, Any]], world_seed: int | None = None,
-                  world_salt: str | None = None, private: bool = False
-                  ) -> dict[str, float | None]:
+def trial_metrics(records: dict[str, list[dict[str, Any]]], tool_calls: list[dict[str, Any]],
+                  world_seed: int | None = None, world_salt: str | None = None,
+                  private: bool = False) -> dict[str, float | None]:
+    days, sales = records.get("days", []), records.get("sales", [])
     eco = load()
     start = eco["economy"]["start_cash"] / 100
     played = len(days)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...environment.network import _demand as demand
+from .. import _demand as demand
 
 Call = Callable[[str, dict], dict]
 PRICE_STEPS = [round(0.50 + 0.02 * i, 2) for i in range(76)]   # ×0.50 … ×2.00 reference

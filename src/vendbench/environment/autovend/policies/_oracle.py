@@ -14,9 +14,9 @@ import datetime as dt
 
 import numpy as np
 
-from ...environment.autovend import _demand as demand
-from ...environment.autovend._calendar import CLIMATE, day_info
-from ...environment.autovend._world import World
+from .. import _demand as demand
+from .._calendar import CLIMATE, day_info
+from .._world import World
 from ._books import Call
 from ._replenish import CAPACITY, MAX_CYCLE, MAX_LISTINGS, MachineView, ReplenishmentPolicy
 

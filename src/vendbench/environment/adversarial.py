@@ -18,11 +18,9 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from ._baseline import OrderUpToPolicy
-from ._books import Call
-from ._network import NetworkOracle
-from ._network_baseline import Knobs, NetworkOrderUpTo
-from ._oracle import OraclePolicy
+from .autovend.policies import OraclePolicy, OrderUpToPolicy
+from .autovend.policies._books import Call
+from .network.policies import Knobs, NetworkOracle, NetworkOrderUpTo
 
 LOCATIONS = ("AI-LOUNGE", "AI-HOUSE", "MAIN-LOUNGE")
 SWEEP = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0, 10.0, 20.0, 50.0)   # × cost (network)

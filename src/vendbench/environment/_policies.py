@@ -1,17 +1,39 @@
-"""Drive an environment with an in-process policy, day by day."""
+"""In-process policies (the "models" named ``baseline/...``): each scenario's reference
+policies, built by name, and played day by day through a recording session."""
 
 from __future__ import annotations
 
 import time
 from typing import Any, Callable, Protocol
 
-from ...environment import Environment, RecordingSession, make, scenario_class, score_name
+from ..errors import ConfigError, unknown_name
+from ._protocol import Environment
+from ._registry import make, scenario_class, score_name
+from ._registry import scenario as registered
+from ._session import RecordingSession
 
 
 class InProcessPolicy(Protocol):
     name: str
 
     def play_day(self, call: Callable[[str, dict], dict], observation: str) -> None: ...
+
+
+def policy_names(scenario: str) -> tuple[str, ...]:
+    """The reference policies scenario ``scenario`` declares (without ``baseline/``)."""
+    declared = registered(scenario)
+    return tuple(declared.load(declared.policies).POLICIES)
+
+
+def make_policy(name: str, env: Environment) -> InProcessPolicy:
+    """Build ``env``'s scenario's reference policy ``name`` (with or without the
+    ``baseline/`` prefix); ConfigError naming the ones it has otherwise."""
+    declared = registered(env.scenario)
+    policies = declared.load(declared.policies).POLICIES
+    short = name.removeprefix("baseline/")
+    if short not in policies:
+        raise ConfigError(unknown_name("policy", name, tuple(policies)))
+    return policies[short](env)
 
 
 def run_policy(env: Environment, policy: InProcessPolicy,
@@ -49,8 +71,6 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
                     on_day: Callable[[Environment], None] | None = None) -> dict[str, Any]:
     """Run one reference-policy episode and return the ``baseline --json`` record (a
     private world's salt is not in it; its SHA-256 is)."""
-    from . import make_policy
-
     kwargs: dict[str, Any] = {"seed": seed, "days": days}
     if world_seed is not None:
         kwargs["world_seed"] = world_seed

@@ -1,0 +1,138 @@
+"""The scenario registry: one descriptor per world, its package loaded on first use."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError, unknown_name
+from ._protocol import Environment
+from ._records import RecordTable
+
+# where a private world's secret salt is read from by default (never stored; see _world)
+SALT_ENV = "VENDBENCH_WORLD_SALT"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A world behind the Environment protocol. Its package is named, not imported: it
+    is loaded on first use, so choosing one scenario never imports another."""
+
+    name: str
+    package: str          # ".autovend" (relative to this package) or an absolute module
+    env_class: str        # the Environment class in ``package``
+    metrics: str | None   # its module with ``trial_metrics``, ``DIRECTIONS``, ``DISPLAY``
+                          # and ``RECORDS`` (None: the package itself)
+    summary: str
+    currency: str = "CNY"  # what its amounts are in
+    score_name: str = "net assets"   # what a completed trial scores, named once
+    default_days: int = 180          # the horizon when none is given
+    score_column: str = "net_assets"  # the score's quantity day by day: a ``days`` column
+                                      # (and ``summary()`` key) whose last value it is
+    policies: str = "policies"       # its module with ``POLICIES``: name -> builder(env)
+
+    def load(self, module: str | None = None) -> Any:
+        return importlib.import_module(f"{self.package}{'.' + module if module else ''}",
+                                       __package__)
+
+
+REGISTRY: dict[str, Scenario] = {}
+
+
+def register(scenario: Scenario) -> None:
+    REGISTRY[scenario.name] = scenario
+
+
+register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
+                  "AutoVend: 20 machines of five site types, one warehouse, 180 days"))
+register(Scenario("network", ".network", "NetworkEnv", "_metrics",
+                  "Prosus-style network: six machines at three locations, suppliers by "
+                  "search and e-mail, marketing, a working day; 30 days", "EUR",
+                  "final bank balance", 30, "cash"))
+
+
+def scenario(name: str) -> Scenario:
+    """The registered scenario ``name`` (ConfigError naming the others otherwise)."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ConfigError(unknown_name("scenario", name, tuple(REGISTRY))) from None
+
+
+def currency(name: str) -> str:
+    """The currency of scenario ``name``'s amounts (CNY for an unknown one, as stored
+    runs of an older vendbench are autovend's)."""
+    entry = REGISTRY.get(name)
+    return entry.currency if entry is not None else "CNY"
+
+
+def default_days(name: str) -> int:
+    """Scenario ``name``'s horizon when none is given."""
+    return scenario(name).default_days
+
+
+def score_name(name: str) -> str:
+    """What scenario ``name``'s trials score ("net assets", "reward")."""
+    entry = REGISTRY.get(name)
+    return entry.score_name if entry is not None else "net assets"
+
+
+def score_column(name: str) -> str:
+    """The ``days`` column that holds scenario ``name``'s score quantity day by day."""
+    entry = REGISTRY.get(name)
+    return entry.score_column if entry is not None else "net_assets"
+
+
+def standing(env: Environment) -> float:
+    """What ``env``'s trial would score on its score's quantity now (net assets for
+    AutoVend, the bank balance for the network), for progress displays."""
+    column = score_column(getattr(env, "scenario", ""))
+    value = env.summary().get(column) if hasattr(env, "summary") else None
+    return float(value) if value is not None else env.final_state()["final_net_assets"]
+
+
+def scenario_class(name: str) -> type:
+    """The environment class of scenario ``name``; its package is imported on first use."""
+    entry = scenario(name)
+    return getattr(entry.load(), entry.env_class)
+
+
+def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
+    """Create a fresh environment of ``scenario`` (keyword arguments go to its constructor)."""
+    cls = scenario_class(scenario)
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"{scenario}: {exc}") from None
+
+
+def trial_metrics(scenario_name: str, records: dict[str, list[dict[str, Any]]],
+                  tool_calls: list[dict[str, Any]], world_seed: int | None = None,
+                  world_salt: str | None = None, private: bool = False
+                  ) -> dict[str, float | None]:
+    """A scenario's operational metrics for one trial, from its logged rows: its record
+    tables' (``records``, by table) and its tool calls (``private``: the world was salted;
+    metrics of its hidden model need ``world_salt``)."""
+    entry = scenario(scenario_name)
+    return entry.load(entry.metrics).trial_metrics(records, tool_calls, world_seed,
+                                                    world_salt, private)
+
+
+def record_tables(scenario_name: str) -> tuple[RecordTable, ...]:
+    """The tables scenario ``scenario_name``'s trials record (``days`` among them)."""
+    entry = scenario(scenario_name)
+    return tuple(entry.load(entry.metrics).RECORDS)
+
+
+def display_columns(scenario_name: str) -> tuple[tuple[str, str, float, int], ...]:
+    """How a leaderboard shows the scenario's metrics: (metric, header, scale,
+    decimals), in order."""
+    entry = scenario(scenario_name)
+    return tuple(entry.load(entry.metrics).DISPLAY)
+
+
+def metric_directions(scenario_name: str) -> dict[str, str]:
+    """Which way each operational metric is better ("higher" or "lower")."""
+    entry = scenario(scenario_name)
+    return dict(entry.load(entry.metrics).DIRECTIONS)
