@@ -63,9 +63,19 @@ LAYERS = {
 }
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node but those under ``if TYPE_CHECKING:`` (names for annotations only,
+    never imported when the code runs)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Every vendbench module and the vendbench modules it imports, at the top or inside
-    a function (a lazy import is still a dependency)."""
+    """Every vendbench module and the vendbench modules it imports when it runs, at the
+    top or inside a function (a lazy import is still a dependency)."""
     modules = {}
     for path in SRC.rglob("*.py"):
         parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
@@ -76,7 +86,7 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps = set()
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _runtime_nodes(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names if a.name in modules}
             elif isinstance(node, ast.ImportFrom):

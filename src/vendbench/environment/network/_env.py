@@ -11,9 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import re
-import zlib
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -22,80 +19,12 @@ from pydantic import ValidationError
 
 from . import _demand
 from ._config import Economy, load
+from ._handlers import HANDLERS, status_report
+from ._state import Complaint, Email, Ledger, Shipment, Slot, _euros, _stream
 from ._tools import TOOLS, schemas
 
 START = dt.date(2026, 3, 2)          # a Monday
 WORLD = 2026                         # its one world: the economy file
-KINDS = {"snack": ("small", "large"), "drinks": ("can",)}
-
-
-def _stream(seed: int, *key: Any) -> np.random.Generator:
-    words = [seed & 0xFFFFFFFF] + [zlib.crc32(str(k).encode()) for k in key]
-    return np.random.default_rng(np.random.SeedSequence(words))
-
-
-def _euros(cents: int) -> float:
-    return round(cents / 100, 2)
-
-
-def _cents(euros: float) -> int | None:
-    """Exact cents of an amount in euros, or None if it has more than two decimals."""
-    cents = round(euros * 100)
-    return cents if abs(euros * 100 - cents) < 1e-6 else None
-
-
-@dataclass
-class Slot:
-    id: str
-    machine: str              # e.g. AI-HOUSE:SNACK
-    kind: str                 # "snack" or "drinks"
-    size: str                 # "small", "large", "can"
-    capacity: int
-    product: str | None = None
-    units: int = 0
-    price: int = 0            # cents
-
-
-@dataclass
-class Shipment:
-    order_id: str
-    supplier: str
-    product: str
-    quantity: int             # units that will arrive
-    ordered: int              # units paid for
-    unit_cost: int
-    arrives: int | None       # day; None: never (the supplier went insolvent)
-
-
-@dataclass
-class Email:
-    id: str
-    day: int
-    sender: str
-    subject: str
-    body: str
-    read: bool = False
-
-
-@dataclass
-class Complaint:
-    id: str
-    day: int
-    customer: str
-    amount: int
-    resolved: bool = False
-
-
-@dataclass
-class Ledger:
-    """What moved the bank, by cause (cents): the daily invariant checks this."""
-
-    sales_cash: int = 0
-    sales_card: int = 0
-    purchases: int = 0
-    rent: int = 0
-    marketing: int = 0
-    refunds: int = 0
 
 
 class NetworkEnv:
@@ -164,7 +93,7 @@ class NetworkEnv:
         return self._status
 
     def observe(self) -> str:
-        return json.dumps(self._status_report(), indent=1)
+        return json.dumps(status_report(self), indent=1)
 
     def call(self, name: str, arguments: dict | str | None = None) -> dict[str, Any]:
         if self.done:
@@ -185,7 +114,7 @@ class NetworkEnv:
         self.minute += minutes
         if error is not None:
             return {"ok": False, "error": error}
-        return getattr(self, f"_t_{name}")(args)
+        return HANDLERS[name](self, args)
 
     @staticmethod
     def _parse(name: str, arguments: dict | str | None) -> tuple[Any, str | None]:
@@ -421,307 +350,6 @@ class NetworkEnv:
             self._ids["email"] += 1
             e.id = f"E{self._ids['email']:04d}"
             self.emails.append(e)
-
-    # -- tools -------------------------------------------------------------------------
-    def _status_report(self) -> dict[str, Any]:
-        return {"ok": True, "day": self._day, "of_days": self.days,
-                "date": self.date().isoformat(), "time": self._time(),
-                "bank": _euros(self.bank), "card_receipts_pending": _euros(self.card_pending),
-                "reputation": round(self.reputation, 3),
-                "unread_emails": sum(not e.read for e in self.emails),
-                "open_complaints": [c.id for c in self.complaints if not c.resolved],
-                "reminders_today": [t for day, t in self.reminders if day == self._day],
-                "missed_rent_payments": self.missed_rent,
-                "rent_owed": _euros(self.rent_owed)}
-
-    def _t_get_status(self, a: Any) -> dict[str, Any]:
-        return self._status_report()
-
-    def _t_get_sales_report(self, a: Any) -> dict[str, Any]:
-        rows: dict[tuple[str, str], int] = {}
-        for r in self.sales_log:
-            if r["day"] > self._day - 1 - a.days:
-                key = (r["machine"], r["product"])
-                rows[key] = rows.get(key, 0) + r["units"]
-        return {"ok": True, "days": a.days, "rows": [
-            {"machine": m, "product_id": p, "units": n} for (m, p), n in sorted(rows.items())]}
-
-    def _t_get_machine_inventory(self, a: Any) -> dict[str, Any]:
-        ids = {loc.id for loc in self.eco.locations}
-        if a.location is not None and a.location not in ids:
-            return {"ok": False, "error": f"no location {a.location!r}; locations: "
-                                          + ", ".join(sorted(ids))}
-        return {"ok": True, "slots": [
-            {"slot_id": s.id, "size": s.size, "capacity": s.capacity, "product_id": s.product,
-             "units": s.units, "price": _euros(s.price) if s.product else None}
-            for s in self.slots.values()
-            if a.location is None or s.machine.startswith(a.location + ":")]}
-
-    def _t_get_storage_inventory(self, a: Any) -> dict[str, Any]:
-        return {"ok": True, "depot": dict(sorted(self.depot.items())), "in_transit": [
-            {"order_id": s.order_id, "supplier_id": s.supplier, "product_id": s.product,
-             "units": s.ordered, "expected_day": None if s.arrives is None else
-             max(s.arrives, self._day)} for s in self.shipments]}
-
-    def _t_search_web(self, a: Any) -> dict[str, Any]:
-        words = set(re.findall(r"[a-z]+", a.query.lower()))
-        found = [s for s in self.eco.suppliers.values()
-                 if words & set(" ".join((*s.keywords, s.name.lower())).split())]
-        for s in found:
-            self.known_suppliers.add(s.id)
-        return {"ok": True, "results": [
-            {"supplier_id": s.id, "name": s.name, "email": s.email,
-             "about": f"{s.name}: {', '.join(s.keywords)}"} for s in found]}
-
-    def _t_list_emails(self, a: Any) -> dict[str, Any]:
-        return {"ok": True, "emails": [
-            {"email_id": e.id, "day": e.day, "from": e.sender, "subject": e.subject,
-             "read": e.read} for e in reversed(self.emails)]}
-
-    def _t_read_email(self, a: Any) -> dict[str, Any]:
-        for e in self.emails:
-            if e.id == a.email_id:
-                e.read = True
-                return {"ok": True, "email_id": e.id, "day": e.day, "from": e.sender,
-                        "subject": e.subject, "body": e.body}
-        return {"ok": False, "error": f"no e-mail {a.email_id!r}; list_emails shows them"}
-
-    def _t_send_email(self, a: Any) -> dict[str, Any]:
-        sup = next((s for s in self.eco.suppliers.values() if s.email == a.to.lower()), None)
-        if sup is None:
-            if any(c.customer == a.to.lower() for c in self.complaints):
-                return {"ok": True, "message": "sent"}
-            return {"ok": False, "error": f"no known address {a.to!r}; search_web finds "
-                                          "suppliers' addresses"}
-        self.known_suppliers.add(sup.id)
-        text = f"{a.subject} {a.body}".lower()
-        neg = self.eco["negotiation"]
-        d = self._day
-        if sup.vanishes_on is not None and d >= sup.vanishes_on:
-            return {"ok": True, "message": "sent"}                       # no one answers
-        if sup.insolvent_on is not None and d >= sup.insolvent_on:
-            reply = "We regret to inform you that we have ceased trading."
-        elif any(k in text for k in neg["keywords_negotiate"]):
-            step = self.negotiated.get(sup.id, 0)
-            if step < len(neg["concessions"]):
-                self.negotiated[sup.id] = step + 1               # in force from tomorrow
-                total = 1 - math.prod(1 - c for c in neg["concessions"][:step + 1])
-                reply = (f"For a valued customer we can take {total:.0%} off our list prices "
-                         "from tomorrow.")
-            else:
-                reply = "These are our best terms; we cannot go lower."
-        elif any(k in text for k in neg["keywords_catalogue"]):
-            lines = [f"- {p}: EUR {_euros(self.unit_price(sup.id, p, 1, d + 1)):.2f}"
-                     for p in sup.products]
-            reply = "Our catalogue (unit prices at quantity 1):\n" + "\n".join(lines)
-        else:
-            reply = "Thank you for your message. Ask for our catalogue, or for better terms."
-        self.outbox.append((d + 1, Email("", d + 1, sup.email, f"Re: {a.subject}"[:200], reply)))
-        return {"ok": True, "message": "sent; replies arrive overnight"}
-
-    def _supplier(self, sid: str) -> tuple[Any, str | None]:
-        sup = self.eco.suppliers.get(sid)
-        if sup is None or sid not in self.known_suppliers:
-            return None, f"no supplier {sid!r} found yet; search_web finds suppliers"
-        if sup.vanishes_on is not None and self._day >= sup.vanishes_on:
-            return None, f"{sid} does not answer any more"
-        return sup, None
-
-    def _t_check_offers(self, a: Any) -> dict[str, Any]:
-        sup, err = self._supplier(a.supplier_id)
-        if err:
-            return {"ok": False, "error": err}
-        return {"ok": True, "supplier_id": sup.id, "quantity": a.quantity,
-                "valid_day": self._day, "offers": [
-                    {"product_id": p, "fits": self._fits_text(p),
-                     "unit_price": _euros(self.unit_price(sup.id, p, a.quantity))}
-                    for p in sup.products]}
-
-    def _fits_text(self, pid: str) -> str:
-        prod = self.eco.products[pid]
-        if prod.machine == "none":
-            return "no slot of these machines (a specialty item)"
-        return (f"{prod.machine} machine, {prod.size} slots" if prod.machine == "snack"
-                else "drinks machine")
-
-    def _t_order_goods(self, a: Any) -> dict[str, Any]:
-        sup, err = self._supplier(a.supplier_id)
-        if err:
-            return {"ok": False, "error": err}
-        bad = [f"item {i}: {it.product_id} is not sold by {sup.id}"
-               for i, it in enumerate(a.items) if it.product_id not in sup.products]
-        if bad:
-            return {"ok": False, "error": "; ".join(bad) + "; nothing was ordered"}
-        lines = [(it.product_id, it.quantity, self.unit_price(sup.id, it.product_id,
-                                                              it.quantity)) for it in a.items]
-        total = sum(q * u for _, q, u in lines)
-        if total > self.bank:
-            return {"ok": False, "error": "not enough money in the bank for this order; "
-                                          "nothing was ordered"}
-        self.bank -= total
-        self.ledger.purchases += total
-        self._today.purchases += total
-        self._ids["order"] += 1
-        oid = f"O{self._ids['order']:04d}"
-        rng = _stream(self.seed, "shipment", sup.id, self._day, self._ids["order"])
-        insolvent = sup.insolvent_on is not None and self._day >= sup.insolvent_on
-        receipt = []
-        for p, q, u in lines:
-            delay = int(rng.integers(1, 3)) if rng.random() < sup.delay_chance else 0
-            short = rng.random() < sup.short_chance
-            arrive_q = max(1, int(q * rng.uniform(0.5, 0.9))) if short else q
-            self.shipments.append(Shipment(oid, sup.id, p, 0 if insolvent else arrive_q, q, u,
-                                           None if insolvent else
-                                           self._day + sup.lead_days + delay))
-            self.units_ordered += q
-            self.units_lost += q if insolvent else q - arrive_q
-            receipt.append({"product_id": p, "quantity": q, "unit_price": _euros(u)})
-        return {"ok": True, "order_id": oid, "paid": _euros(total), "receipt": receipt}
-
-    def _slot(self, sid: str) -> tuple[Slot | None, str | None]:
-        slot = self.slots.get(sid)
-        if slot is None:
-            return None, (f"no slot {sid!r}; slot ids look like AI-HOUSE:DRINKS:A1 "
-                          "(get_machine_inventory lists them)")
-        return slot, None
-
-    def _fits(self, slot: Slot, pid: str) -> str | None:
-        prod = self.eco.products.get(pid)
-        if prod is None:
-            return f"no product {pid!r}"
-        if prod.machine != slot.kind or prod.size != slot.size:
-            return (f"{pid} ({prod.machine}, {prod.size}) does not fit {slot.id} "
-                    f"({slot.kind}, {slot.size})")
-        return None
-
-    def _t_restock_machine(self, a: Any) -> dict[str, Any]:
-        slot, err = self._slot(a.slot_id)
-        err = err or self._fits(slot, a.product_id)
-        if err:
-            return {"ok": False, "error": err}
-        if slot.product not in (None, a.product_id) and slot.units > 0:
-            return {"ok": False, "error": f"{slot.id} holds {slot.product}; swap_item or "
-                                          "clear_slot first"}
-        room = slot.capacity - (slot.units if slot.product == a.product_id else 0)
-        have = self.depot.get(a.product_id, 0)
-        if a.quantity > room or a.quantity > have:
-            return {"ok": False, "error": f"{slot.id} has room for {room} and the depot "
-                                          f"holds {have} of {a.product_id}"}
-        if slot.product != a.product_id:                 # another product: its own price
-            slot.product, slot.units = a.product_id, 0
-            slot.price = self.eco.products[a.product_id].retail
-        slot.units += a.quantity
-        self.depot[a.product_id] = have - a.quantity
-        return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
-                "units": slot.units, "price": _euros(slot.price)}
-
-    def _t_swap_item(self, a: Any) -> dict[str, Any]:
-        slot, err = self._slot(a.slot_id)
-        err = err or self._fits(slot, a.product_id)
-        if err:
-            return {"ok": False, "error": err}
-        have = self.depot.get(a.product_id, 0)
-        if have == 0:
-            return {"ok": False, "error": f"the depot holds no {a.product_id}"}
-        price = slot.price if slot.product == a.product_id else None   # a refill keeps it
-        self._empty(slot)
-        put = min(slot.capacity, self.depot.get(a.product_id, 0))
-        slot.product, slot.units = a.product_id, put
-        slot.price = price or self.eco.products[a.product_id].retail
-        self.depot[a.product_id] -= put
-        return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
-                "units": put, "price": _euros(slot.price)}
-
-    def _empty(self, slot: Slot) -> None:
-        if slot.product and slot.units:
-            self.depot[slot.product] = self.depot.get(slot.product, 0) + slot.units
-        slot.product, slot.units, slot.price = None, 0, 0
-
-    def _t_clear_slot(self, a: Any) -> dict[str, Any]:
-        slot, err = self._slot(a.slot_id)
-        if err:
-            return {"ok": False, "error": err}
-        if slot.product is None:
-            return {"ok": False, "error": f"{slot.id} is already empty"}
-        back = slot.units
-        self._empty(slot)
-        return {"ok": True, "slot_id": slot.id, "returned_to_depot": back}
-
-    def _t_set_price(self, a: Any) -> dict[str, Any]:
-        slot, err = self._slot(a.slot_id)
-        if err:
-            return {"ok": False, "error": err}
-        if slot.product is None:
-            return {"ok": False, "error": f"{slot.id} is empty; restock it first"}
-        cents = _cents(a.price)
-        if cents is None or cents < 10:
-            return {"ok": False, "error": "a price is at least EUR 0.10, in whole cents"}
-        slot.price = cents
-        return {"ok": True, "slot_id": slot.id, "price": _euros(cents)}
-
-    def _t_send_payment(self, a: Any) -> dict[str, Any]:
-        target = a.to.lower()
-        open_ = [c for c in self.complaints if not c.resolved
-                 and target in (c.id.lower(), c.customer)]
-        if not open_:
-            return {"ok": False, "error": f"no open complaint for {a.to!r}"}
-        c = open_[0]
-        cents = _cents(a.amount)
-        if cents is None or cents < c.amount:
-            return {"ok": False, "error": f"refunds must cover the full amount: {c.id} asks "
-                                          f"EUR {_euros(c.amount):.2f}"}
-        if cents > self.bank:
-            return {"ok": False, "error": "not enough money in the bank"}
-        self.bank -= cents
-        self.ledger.refunds += cents
-        self._today.refunds += cents
-        c.resolved = True
-        return {"ok": True, "complaint_id": c.id, "paid": _euros(cents)}
-
-    def _t_run_marketing(self, a: Any) -> dict[str, Any]:
-        if a.location not in {loc.id for loc in self.eco.locations}:
-            return {"ok": False, "error": f"no location {a.location!r}"}
-        ch = self.eco.channels[a.channel]
-        if ch.cost > self.bank:
-            return {"ok": False, "error": "not enough money in the bank"}
-        self.bank -= ch.cost
-        self.ledger.marketing += ch.cost
-        self._today.marketing += ch.cost
-        self.campaigns.append((self._day, a.location, a.channel, a.message))
-        return {"ok": True, "location": a.location, "channel": a.channel,
-                "paid": _euros(ch.cost),
-                "multiplier_today": round(self.marketing_multiplier(a.location, self._day), 3)}
-
-    def _t_get_marketing_report(self, a: Any) -> dict[str, Any]:
-        return {"ok": True, "channels": [
-            {"channel": c.channel, "cost": _euros(c.cost), "days": c.days, "bonus": c.bonus,
-             "uses_before_fatigue_7d": c.uses, "penalty": c.penalty}
-            for c in self.eco.channels.values()],
-            "recent": [{"day": d, "location": loc, "channel": ch}
-                       for d, loc, ch, _ in self.campaigns if d > self._day - 7],
-            "multipliers": {loc.id: round(self.marketing_multiplier(loc.id, self._day), 3)
-                            for loc in self.eco.locations}}
-
-    def _t_write_note(self, a: Any) -> dict[str, Any]:
-        self.notes = a.text
-        return {"ok": True, "characters": len(a.text)}
-
-    def _t_read_notes(self, a: Any) -> dict[str, Any]:
-        return {"ok": True, "notes": self.notes}
-
-    def _t_set_reminder(self, a: Any) -> dict[str, Any]:
-        if a.day < self._day:
-            return {"ok": False, "error": f"day {a.day} has passed"}
-        self.reminders.append((a.day, a.text))
-        return {"ok": True, "day": a.day}
-
-    def _t_list_reminders(self, a: Any) -> dict[str, Any]:
-        return {"ok": True, "reminders": [{"day": d, "text": t} for d, t in self.reminders
-                                          if d >= self._day]}
-
-    def _t_wait_for_next_day(self, a: Any) -> dict[str, Any]:
-        return self._night()
-
 
 def briefing(eco: Economy, days: int) -> str:
     """The system prompt, generated from the economy file."""

@@ -1,0 +1,366 @@
+"""The network's 22 tools: each takes the world and its validated arguments (``_tools``)
+and returns the result the agent reads. The world charges the working minutes first."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any, Callable
+
+from ._state import Email, Shipment, Slot, _cents, _euros, _stream
+
+if TYPE_CHECKING:
+    from ._env import NetworkEnv
+
+
+def status_report(env: NetworkEnv) -> dict[str, Any]:
+    return {"ok": True, "day": env._day, "of_days": env.days,
+            "date": env.date().isoformat(), "time": env._time(),
+            "bank": _euros(env.bank), "card_receipts_pending": _euros(env.card_pending),
+            "reputation": round(env.reputation, 3),
+            "unread_emails": sum(not e.read for e in env.emails),
+            "open_complaints": [c.id for c in env.complaints if not c.resolved],
+            "reminders_today": [t for day, t in env.reminders if day == env._day],
+            "missed_rent_payments": env.missed_rent,
+            "rent_owed": _euros(env.rent_owed)}
+
+
+def get_status(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    return status_report(env)
+
+
+def get_sales_report(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    rows: dict[tuple[str, str], int] = {}
+    for r in env.sales_log:
+        if r["day"] > env._day - 1 - a.days:
+            key = (r["machine"], r["product"])
+            rows[key] = rows.get(key, 0) + r["units"]
+    return {"ok": True, "days": a.days, "rows": [
+        {"machine": m, "product_id": p, "units": n} for (m, p), n in sorted(rows.items())]}
+
+
+def get_machine_inventory(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    ids = {loc.id for loc in env.eco.locations}
+    if a.location is not None and a.location not in ids:
+        return {"ok": False, "error": f"no location {a.location!r}; locations: "
+                                      + ", ".join(sorted(ids))}
+    return {"ok": True, "slots": [
+        {"slot_id": s.id, "size": s.size, "capacity": s.capacity, "product_id": s.product,
+         "units": s.units, "price": _euros(s.price) if s.product else None}
+        for s in env.slots.values()
+        if a.location is None or s.machine.startswith(a.location + ":")]}
+
+
+def get_storage_inventory(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    return {"ok": True, "depot": dict(sorted(env.depot.items())), "in_transit": [
+        {"order_id": s.order_id, "supplier_id": s.supplier, "product_id": s.product,
+         "units": s.ordered, "expected_day": None if s.arrives is None else
+         max(s.arrives, env._day)} for s in env.shipments]}
+
+
+def search_web(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    words = set(re.findall(r"[a-z]+", a.query.lower()))
+    found = [s for s in env.eco.suppliers.values()
+             if words & set(" ".join((*s.keywords, s.name.lower())).split())]
+    for s in found:
+        env.known_suppliers.add(s.id)
+    return {"ok": True, "results": [
+        {"supplier_id": s.id, "name": s.name, "email": s.email,
+         "about": f"{s.name}: {', '.join(s.keywords)}"} for s in found]}
+
+
+def list_emails(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    return {"ok": True, "emails": [
+        {"email_id": e.id, "day": e.day, "from": e.sender, "subject": e.subject,
+         "read": e.read} for e in reversed(env.emails)]}
+
+
+def read_email(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    for e in env.emails:
+        if e.id == a.email_id:
+            e.read = True
+            return {"ok": True, "email_id": e.id, "day": e.day, "from": e.sender,
+                    "subject": e.subject, "body": e.body}
+    return {"ok": False, "error": f"no e-mail {a.email_id!r}; list_emails shows them"}
+
+
+def send_email(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    sup = next((s for s in env.eco.suppliers.values() if s.email == a.to.lower()), None)
+    if sup is None:
+        if any(c.customer == a.to.lower() for c in env.complaints):
+            return {"ok": True, "message": "sent"}
+        return {"ok": False, "error": f"no known address {a.to!r}; search_web finds "
+                                      "suppliers' addresses"}
+    env.known_suppliers.add(sup.id)
+    text = f"{a.subject} {a.body}".lower()
+    neg = env.eco["negotiation"]
+    d = env._day
+    if sup.vanishes_on is not None and d >= sup.vanishes_on:
+        return {"ok": True, "message": "sent"}                       # no one answers
+    if sup.insolvent_on is not None and d >= sup.insolvent_on:
+        reply = "We regret to inform you that we have ceased trading."
+    elif any(k in text for k in neg["keywords_negotiate"]):
+        step = env.negotiated.get(sup.id, 0)
+        if step < len(neg["concessions"]):
+            env.negotiated[sup.id] = step + 1               # in force from tomorrow
+            total = 1 - math.prod(1 - c for c in neg["concessions"][:step + 1])
+            reply = (f"For a valued customer we can take {total:.0%} off our list prices "
+                     "from tomorrow.")
+        else:
+            reply = "These are our best terms; we cannot go lower."
+    elif any(k in text for k in neg["keywords_catalogue"]):
+        lines = [f"- {p}: EUR {_euros(env.unit_price(sup.id, p, 1, d + 1)):.2f}"
+                 for p in sup.products]
+        reply = "Our catalogue (unit prices at quantity 1):\n" + "\n".join(lines)
+    else:
+        reply = "Thank you for your message. Ask for our catalogue, or for better terms."
+    env.outbox.append((d + 1, Email("", d + 1, sup.email, f"Re: {a.subject}"[:200], reply)))
+    return {"ok": True, "message": "sent; replies arrive overnight"}
+
+
+def _supplier(env: NetworkEnv, sid: str) -> tuple[Any, str | None]:
+    sup = env.eco.suppliers.get(sid)
+    if sup is None or sid not in env.known_suppliers:
+        return None, f"no supplier {sid!r} found yet; search_web finds suppliers"
+    if sup.vanishes_on is not None and env._day >= sup.vanishes_on:
+        return None, f"{sid} does not answer any more"
+    return sup, None
+
+
+def check_offers(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    sup, err = _supplier(env, a.supplier_id)
+    if err:
+        return {"ok": False, "error": err}
+    return {"ok": True, "supplier_id": sup.id, "quantity": a.quantity,
+            "valid_day": env._day, "offers": [
+                {"product_id": p, "fits": _fits_text(env, p),
+                 "unit_price": _euros(env.unit_price(sup.id, p, a.quantity))}
+                for p in sup.products]}
+
+
+def _fits_text(env: NetworkEnv, pid: str) -> str:
+    prod = env.eco.products[pid]
+    if prod.machine == "none":
+        return "no slot of these machines (a specialty item)"
+    return (f"{prod.machine} machine, {prod.size} slots" if prod.machine == "snack"
+            else "drinks machine")
+
+
+def order_goods(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    sup, err = _supplier(env, a.supplier_id)
+    if err:
+        return {"ok": False, "error": err}
+    bad = [f"item {i}: {it.product_id} is not sold by {sup.id}"
+           for i, it in enumerate(a.items) if it.product_id not in sup.products]
+    if bad:
+        return {"ok": False, "error": "; ".join(bad) + "; nothing was ordered"}
+    lines = [(it.product_id, it.quantity, env.unit_price(sup.id, it.product_id,
+                                                          it.quantity)) for it in a.items]
+    total = sum(q * u for _, q, u in lines)
+    if total > env.bank:
+        return {"ok": False, "error": "not enough money in the bank for this order; "
+                                      "nothing was ordered"}
+    env.bank -= total
+    env.ledger.purchases += total
+    env._today.purchases += total
+    env._ids["order"] += 1
+    oid = f"O{env._ids['order']:04d}"
+    rng = _stream(env.seed, "shipment", sup.id, env._day, env._ids["order"])
+    insolvent = sup.insolvent_on is not None and env._day >= sup.insolvent_on
+    receipt = []
+    for p, q, u in lines:
+        delay = int(rng.integers(1, 3)) if rng.random() < sup.delay_chance else 0
+        short = rng.random() < sup.short_chance
+        arrive_q = max(1, int(q * rng.uniform(0.5, 0.9))) if short else q
+        env.shipments.append(Shipment(oid, sup.id, p, 0 if insolvent else arrive_q, q, u,
+                                       None if insolvent else
+                                       env._day + sup.lead_days + delay))
+        env.units_ordered += q
+        env.units_lost += q if insolvent else q - arrive_q
+        receipt.append({"product_id": p, "quantity": q, "unit_price": _euros(u)})
+    return {"ok": True, "order_id": oid, "paid": _euros(total), "receipt": receipt}
+
+
+def _slot(env: NetworkEnv, sid: str) -> tuple[Slot | None, str | None]:
+    slot = env.slots.get(sid)
+    if slot is None:
+        return None, (f"no slot {sid!r}; slot ids look like AI-HOUSE:DRINKS:A1 "
+                      "(get_machine_inventory lists them)")
+    return slot, None
+
+
+def _fits(env: NetworkEnv, slot: Slot, pid: str) -> str | None:
+    prod = env.eco.products.get(pid)
+    if prod is None:
+        return f"no product {pid!r}"
+    if prod.machine != slot.kind or prod.size != slot.size:
+        return (f"{pid} ({prod.machine}, {prod.size}) does not fit {slot.id} "
+                f"({slot.kind}, {slot.size})")
+    return None
+
+
+def restock_machine(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    slot, err = _slot(env, a.slot_id)
+    err = err or _fits(env, slot, a.product_id)
+    if err:
+        return {"ok": False, "error": err}
+    if slot.product not in (None, a.product_id) and slot.units > 0:
+        return {"ok": False, "error": f"{slot.id} holds {slot.product}; swap_item or "
+                                      "clear_slot first"}
+    room = slot.capacity - (slot.units if slot.product == a.product_id else 0)
+    have = env.depot.get(a.product_id, 0)
+    if a.quantity > room or a.quantity > have:
+        return {"ok": False, "error": f"{slot.id} has room for {room} and the depot "
+                                      f"holds {have} of {a.product_id}"}
+    if slot.product != a.product_id:                 # another product: its own price
+        slot.product, slot.units = a.product_id, 0
+        slot.price = env.eco.products[a.product_id].retail
+    slot.units += a.quantity
+    env.depot[a.product_id] = have - a.quantity
+    return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
+            "units": slot.units, "price": _euros(slot.price)}
+
+
+def swap_item(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    slot, err = _slot(env, a.slot_id)
+    err = err or _fits(env, slot, a.product_id)
+    if err:
+        return {"ok": False, "error": err}
+    have = env.depot.get(a.product_id, 0)
+    if have == 0:
+        return {"ok": False, "error": f"the depot holds no {a.product_id}"}
+    price = slot.price if slot.product == a.product_id else None   # a refill keeps it
+    _empty(env, slot)
+    put = min(slot.capacity, env.depot.get(a.product_id, 0))
+    slot.product, slot.units = a.product_id, put
+    slot.price = price or env.eco.products[a.product_id].retail
+    env.depot[a.product_id] -= put
+    return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
+            "units": put, "price": _euros(slot.price)}
+
+
+def _empty(env: NetworkEnv, slot: Slot) -> None:
+    if slot.product and slot.units:
+        env.depot[slot.product] = env.depot.get(slot.product, 0) + slot.units
+    slot.product, slot.units, slot.price = None, 0, 0
+
+
+def clear_slot(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    slot, err = _slot(env, a.slot_id)
+    if err:
+        return {"ok": False, "error": err}
+    if slot.product is None:
+        return {"ok": False, "error": f"{slot.id} is already empty"}
+    back = slot.units
+    _empty(env, slot)
+    return {"ok": True, "slot_id": slot.id, "returned_to_depot": back}
+
+
+def set_price(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    slot, err = _slot(env, a.slot_id)
+    if err:
+        return {"ok": False, "error": err}
+    if slot.product is None:
+        return {"ok": False, "error": f"{slot.id} is empty; restock it first"}
+    cents = _cents(a.price)
+    if cents is None or cents < 10:
+        return {"ok": False, "error": "a price is at least EUR 0.10, in whole cents"}
+    slot.price = cents
+    return {"ok": True, "slot_id": slot.id, "price": _euros(cents)}
+
+
+def send_payment(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    target = a.to.lower()
+    open_ = [c for c in env.complaints if not c.resolved
+             and target in (c.id.lower(), c.customer)]
+    if not open_:
+        return {"ok": False, "error": f"no open complaint for {a.to!r}"}
+    c = open_[0]
+    cents = _cents(a.amount)
+    if cents is None or cents < c.amount:
+        return {"ok": False, "error": f"refunds must cover the full amount: {c.id} asks "
+                                      f"EUR {_euros(c.amount):.2f}"}
+    if cents > env.bank:
+        return {"ok": False, "error": "not enough money in the bank"}
+    env.bank -= cents
+    env.ledger.refunds += cents
+    env._today.refunds += cents
+    c.resolved = True
+    return {"ok": True, "complaint_id": c.id, "paid": _euros(cents)}
+
+
+def run_marketing(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    if a.location not in {loc.id for loc in env.eco.locations}:
+        return {"ok": False, "error": f"no location {a.location!r}"}
+    ch = env.eco.channels[a.channel]
+    if ch.cost > env.bank:
+        return {"ok": False, "error": "not enough money in the bank"}
+    env.bank -= ch.cost
+    env.ledger.marketing += ch.cost
+    env._today.marketing += ch.cost
+    env.campaigns.append((env._day, a.location, a.channel, a.message))
+    return {"ok": True, "location": a.location, "channel": a.channel,
+            "paid": _euros(ch.cost),
+            "multiplier_today": round(env.marketing_multiplier(a.location, env._day), 3)}
+
+
+def get_marketing_report(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    return {"ok": True, "channels": [
+        {"channel": c.channel, "cost": _euros(c.cost), "days": c.days, "bonus": c.bonus,
+         "uses_before_fatigue_7d": c.uses, "penalty": c.penalty}
+        for c in env.eco.channels.values()],
+        "recent": [{"day": d, "location": loc, "channel": ch}
+                   for d, loc, ch, _ in env.campaigns if d > env._day - 7],
+        "multipliers": {loc.id: round(env.marketing_multiplier(loc.id, env._day), 3)
+                        for loc in env.eco.locations}}
+
+
+def write_note(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    env.notes = a.text
+    return {"ok": True, "characters": len(a.text)}
+
+
+def read_notes(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    return {"ok": True, "notes": env.notes}
+
+
+def set_reminder(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    if a.day < env._day:
+        return {"ok": False, "error": f"day {a.day} has passed"}
+    env.reminders.append((a.day, a.text))
+    return {"ok": True, "day": a.day}
+
+
+def list_reminders(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    return {"ok": True, "reminders": [{"day": d, "text": t} for d, t in env.reminders
+                                      if d >= env._day]}
+
+
+def wait_for_next_day(env: NetworkEnv, a: Any) -> dict[str, Any]:
+    return env._night()
+
+
+HANDLERS: dict[str, Callable[[NetworkEnv, Any], dict[str, Any]]] = {
+    "get_status": get_status,
+    "get_sales_report": get_sales_report,
+    "get_machine_inventory": get_machine_inventory,
+    "get_storage_inventory": get_storage_inventory,
+    "search_web": search_web,
+    "list_emails": list_emails,
+    "read_email": read_email,
+    "send_email": send_email,
+    "check_offers": check_offers,
+    "order_goods": order_goods,
+    "restock_machine": restock_machine,
+    "swap_item": swap_item,
+    "clear_slot": clear_slot,
+    "set_price": set_price,
+    "send_payment": send_payment,
+    "run_marketing": run_marketing,
+    "get_marketing_report": get_marketing_report,
+    "write_note": write_note,
+    "read_notes": read_notes,
+    "set_reminder": set_reminder,
+    "list_reminders": list_reminders,
+    "wait_for_next_day": wait_for_next_day,
+}

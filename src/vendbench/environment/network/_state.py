@@ -1,0 +1,79 @@
+"""The network world's records: slots, shipments, e-mails, complaints, the bank's ledger,
+and the helpers every part of it uses (money in cents, seeded random streams)."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def _stream(seed: int, *key: Any) -> np.random.Generator:
+    words = [seed & 0xFFFFFFFF] + [zlib.crc32(str(k).encode()) for k in key]
+    return np.random.default_rng(np.random.SeedSequence(words))
+
+
+def _euros(cents: int) -> float:
+    return round(cents / 100, 2)
+
+
+def _cents(euros: float) -> int | None:
+    """Exact cents of an amount in euros, or None if it has more than two decimals."""
+    cents = round(euros * 100)
+    return cents if abs(euros * 100 - cents) < 1e-6 else None
+
+
+@dataclass
+class Slot:
+    id: str
+    machine: str              # e.g. AI-HOUSE:SNACK
+    kind: str                 # "snack" or "drinks"
+    size: str                 # "small", "large", "can"
+    capacity: int
+    product: str | None = None
+    units: int = 0
+    price: int = 0            # cents
+
+
+@dataclass
+class Shipment:
+    order_id: str
+    supplier: str
+    product: str
+    quantity: int             # units that will arrive
+    ordered: int              # units paid for
+    unit_cost: int
+    arrives: int | None       # day; None: never (the supplier went insolvent)
+
+
+@dataclass
+class Email:
+    id: str
+    day: int
+    sender: str
+    subject: str
+    body: str
+    read: bool = False
+
+
+@dataclass
+class Complaint:
+    id: str
+    day: int
+    customer: str
+    amount: int
+    resolved: bool = False
+
+
+@dataclass
+class Ledger:
+    """What moved the bank, by cause (cents): the daily invariant checks this."""
+
+    sales_cash: int = 0
+    sales_card: int = 0
+    purchases: int = 0
+    rent: int = 0
+    marketing: int = 0
+    refunds: int = 0
