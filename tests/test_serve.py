@@ -194,7 +194,8 @@ def test_the_token_never_comes_from_argv(tmp_path, capsys, monkeypatch):
     assert main([*base, "--token-file", str(token)]) == 2
     err = capsys.readouterr().err
     assert "chmod 600" in err and "file-token" not in err
-    from vendbench.cli import _parser, _serve_token
+    from vendbench.cli import _parser
+    from vendbench.cli.serve import token as _serve_token
 
     token.chmod(0o600)
     args = _parser().parse_args([*base, "--token-file", str(token)])

@@ -1,0 +1,127 @@
+"""The ``vendbench`` command line: parse arguments, call the library, print results.
+One module per command (``add`` its parser, then the command itself).
+
+Heavy imports (numpy, duckdb, litellm) happen inside the commands, so ``--help`` is
+instant and commands that need no LLM never import one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import __version__
+from ..errors import VendbenchError
+
+EPILOG = """\
+examples:
+  vendbench baseline                         # order-up-to policy, seed 1, 180 days
+  vendbench baseline --policy all --seeds 1 2 3 --days 180
+  vendbench run --models openai/gpt-4.1-mini baseline/order-up-to --seeds 1 2 3 \\
+                --budget 2 --total-budget 10
+  vendbench run --panel nightly.toml
+  vendbench runs
+  vendbench leaderboard --run all --charts report/
+  vendbench trend --db nightly.duckdb --fail-on-regression
+  vendbench serve --days 30          # the world over MCP, for an outside agent harness
+
+Amounts are the scenario's (CNY for autovend, EUR for network); budgets and
+prices are USD.
+"""
+
+BOARD_EPILOG = """\
+examples:
+  vendbench leaderboard                               # the newest run
+  vendbench leaderboard --run all --days 180          # every 180-day run of one cohort
+  vendbench leaderboard --wide --db nightly.duckdb    # every column
+  vendbench leaderboard --format json > board.json
+  vendbench leaderboard --charts report/              # PNG + SVG charts, report.html
+"""
+
+TREND_EPILOG = """\
+exit codes: 0, or 4 with --fail-on-regression when a model regressed.
+
+examples:
+  vendbench trend --db nightly.duckdb
+  vendbench trend --db nightly.duckdb --last 7 --model openai/gpt-4.1-mini
+  vendbench trend --db nightly.duckdb --format json --fail-on-regression
+  vendbench trend --db nightly.duckdb --charts trend/
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import baseline, board, run, runs, serve
+
+    parser = argparse.ArgumentParser(
+        prog="vendbench",
+        description="Evaluate LLM agents on long-horizon vending-business operations "
+                    "(the AutoVend world: 20 machines, one warehouse, 180 days).",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    parser.add_argument("--version", action="version", version=f"vendbench {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    baseline.add(sub, EPILOG)
+    run.add(sub)
+    runs.add(sub)
+    board.add(sub)
+    serve.add(sub)
+    return parser
+
+
+class _RedactingFilter(logging.Filter):
+    """No secret reaches a log line, whoever logs it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from .._secrets import redact
+
+        record.msg = redact(record.getMessage())
+        record.args = ()
+        return True
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_RedactingFilter())
+    for noisy in ("LiteLLM", "litellm", "httpx", "httpcore", "openai", "aiohttp"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def _is_duckdb_error(exc: BaseException) -> bool:
+    duckdb = sys.modules.get("duckdb")
+    return duckdb is not None and isinstance(exc, duckdb.Error)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    _setup_logging(args.verbose)
+    try:
+        return args.func(args)
+    except VendbenchError as exc:
+        from .._secrets import redact
+
+        print(f"vendbench: error: {redact(str(exc))}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:             # `vendbench runs | head`: the reader has enough
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:
+        if not _is_duckdb_error(exc):
+            raise
+        from ..results._store import open_error
+
+        # a damaged page can surface only when a query first reads it
+        print(f"vendbench: error: {open_error(getattr(args, 'db', '?'), exc)}",
+              file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("vendbench: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,93 @@
+"""Argument types and flags the commands share."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+
+def wrap(text: str) -> str:
+    import textwrap
+
+    return textwrap.fill(text, 79)
+
+
+def db_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
+                        help="results database (default ./vendbench.duckdb); a file a run "
+                             "is writing is read as committed so far")
+
+
+def cohort_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--days", type=days, metavar="D",
+                        help="only runs of this horizon (the newest such run's cohort)")
+    parser.add_argument("--scenario", metavar="S", help="only runs of this scenario")
+
+
+def non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
+    return value
+
+
+def positive(text: str) -> int:
+    value = non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return value
+
+
+def usd(text: str) -> str:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"expected an amount in USD, got {text!r}") from None
+    if not value.is_finite() or value <= 0:
+        raise argparse.ArgumentTypeError(f"a budget must be a positive amount, got {text}")
+    return text
+
+
+def number(what: str, low: float, high: float, *, above_low: bool = False
+            ) -> Callable[[str], float]:
+    """An argparse type: a number from ``low`` (excluded if ``above_low``) to ``high``."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not (low < value if above_low else low <= value) or not value <= high:
+            raise argparse.ArgumentTypeError(
+                f"expected {what} {'above' if above_low else 'from'} {low:g} up to {high:g}, "
+                f"got {text}")
+        return value
+
+    return parse
+
+
+seconds = number("a number of seconds", 0, 86_400, above_low=True)
+
+
+share = number("a share of the limit", 0.1, 0.9)
+
+
+temperature = number("a temperature", 0, 2)
+
+
+def days(text: str) -> int:
+    value = non_negative(text)
+    if not 1 <= value <= 365:
+        raise argparse.ArgumentTypeError(f"days must be 1-365, got {value}")
+    return value
+
+
+def port(text: str) -> int:
+    value = non_negative(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1-65535, got {value}")
+    return value

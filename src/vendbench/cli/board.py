@@ -1,0 +1,152 @@
+"""``vendbench leaderboard`` and ``vendbench trend``: rankings, charts, regressions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ._args import cohort_flags, db_flag, positive, wrap
+
+BOARD_EPILOG = """\
+examples:
+  vendbench leaderboard                               # the newest run
+  vendbench leaderboard --run all --days 180          # every 180-day run of one cohort
+  vendbench leaderboard --wide --db nightly.duckdb    # every column
+  vendbench leaderboard --format json > board.json
+  vendbench leaderboard --charts report/              # PNG + SVG charts, report.html
+"""
+
+
+TREND_EPILOG = """\
+exit codes: 0, or 4 with --fail-on-regression when a model regressed.
+
+examples:
+  vendbench trend --db nightly.duckdb
+  vendbench trend --db nightly.duckdb --last 7 --model openai/gpt-4.1-mini
+  vendbench trend --db nightly.duckdb --format json --fail-on-regression
+  vendbench trend --db nightly.duckdb --charts trend/
+"""
+
+
+def add(sub: Any) -> None:
+    board = sub.add_parser(
+        "leaderboard", help="rank models from a results database: tables, charts, report",
+        description=wrap("Rank the models of a run: terminal net assets (unfinished trials "
+                          "count 0), growth, CV, API cost and efficiency, against the "
+                          "baselines, and operational metrics, with bootstrap 95% confidence "
+                          "intervals. Horizons, scenarios, worlds, starting cash, prompts and "
+                          "tool sets are never mixed: one ranking is one cohort."),
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=BOARD_EPILOG)
+    db_flag(board)
+    board.add_argument("--run", default="latest", metavar="RUN_ID",
+                       help="a run id, 'latest' (default) or 'all' (each model's latest "
+                            "attempt across the runs of the newest run's cohort; the other "
+                            "cohorts are listed with the command that ranks each)")
+    cohort_flags(board)
+    board.add_argument("--format", default="table",
+                       choices=["table", "markdown", "csv", "json", "html"],
+                       help="output format (html: a self-contained report)")
+    board.add_argument("--wide", action="store_true",
+                       help="table: every column (growth, CV, cached share, CNY/$, oracle "
+                            "share, operations), wider than 80 characters")
+    board.add_argument("--charts", metavar="DIR",
+                       help="also write the charts (PNG and SVG) and report.html into DIR "
+                            "(created if missing; files in it are replaced)")
+    board.set_defaults(func=leaderboard)
+    trend = sub.add_parser(
+        "trend", help="each model's score across runs (nights) of a cohort; regressions",
+        description=wrap("Per model and run of one cohort (the newest run's, or the one "
+                          "--days and --scenario pick): completed/trials, mean net assets "
+                          "with its 95% bootstrap CI, cost and API efficiency. A model "
+                          "regresses when its latest run is worse than its previous one "
+                          "beyond noise (the 95% CI of the differences of trials paired by "
+                          "world, seed and repeat lies below 0; tested from 5 pairs), or its "
+                          "share of failed trials rises by 20 percentage points or more."),
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=TREND_EPILOG)
+    db_flag(trend)
+    trend.add_argument("--model", nargs="+", metavar="M", help="only these models")
+    trend.add_argument("--last", type=positive, metavar="N", help="only the last N runs")
+    cohort_flags(trend)
+    trend.add_argument("--format", default="table",
+                       choices=["table", "markdown", "csv", "json"], help="output format")
+    trend.add_argument("--charts", metavar="DIR",
+                       help="also write trend.png and trend.svg into DIR")
+    trend.add_argument("--fail-on-regression", action="store_true",
+                       help="exit 4 when any model regressed (for cron)")
+    trend.set_defaults(func=trend_command)
+
+
+def leaderboard(args: argparse.Namespace) -> int:
+    from ..leaderboard import Filters, build, render
+
+    filters = Filters(days=args.days, scenario=args.scenario)
+    board = build(args.db, args.run, filters)
+    out = _output_dir(args.charts) if args.charts else None     # before any output
+    print(render(board, args.format, wide=args.wide))
+    if out is not None:
+        from ..leaderboard import build_trend, html_report, write_charts
+
+        trend = build_trend(args.db, filters=filters)
+        files = _writing(out, lambda: write_charts(board, out))
+        report = out / "report.html"
+        _writing(out, lambda: report.write_text(html_report(board, trend)))
+        print(f"\nwrote {len(files)} chart files and {report}", file=sys.stderr)
+    return 0
+
+
+def trend_command(args: argparse.Namespace) -> int:
+    from ..leaderboard import Filters, build_trend, render_trend
+
+    trend = build_trend(args.db, models=args.model, last=args.last,
+                        filters=Filters(days=args.days, scenario=args.scenario))
+    out = _output_dir(args.charts) if args.charts else None
+    print(render_trend(trend, args.format))
+    if out is not None:
+        from ..leaderboard import write_trend_chart
+
+        files = _writing(out, lambda: write_trend_chart(trend, out))
+        print(f"\nwrote {', '.join(str(f) for f in files) or 'no chart (one run)'}",
+              file=sys.stderr)
+    if args.fail_on_regression and trend.regressions:
+        print(f"vendbench: {len(trend.regressions)} regression(s): "
+              + "; ".join(f"{r['model']} ({r['kind']})" for r in trend.regressions),
+              file=sys.stderr)
+        return 4
+    return 0
+
+
+def _output_dir(path: str) -> Any:
+    """A directory for charts, made if missing; a clear error, before anything is
+    printed, when it cannot be (a file by that name, no permission)."""
+    from pathlib import Path
+
+    from ..errors import ConfigError
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--charts {path}: a file by that name exists; pass a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--charts {path}: cannot create it ({exc.strerror})") from None
+    import tempfile
+
+    try:                                    # what access() says is not enough for root
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".vendbench-probe-"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--charts {path}: cannot write there ({exc.strerror}); pass "
+                          "another directory") from None
+    return out
+
+
+def _writing(out: Any, write: Callable[[], Any]) -> Any:
+    from ..errors import ConfigError
+
+    try:
+        return write()
+    except OSError as exc:
+        raise ConfigError(f"--charts {out}: cannot write there "
+                          f"({exc.strerror or exc}): pass another directory") from None

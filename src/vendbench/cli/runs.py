@@ -1,0 +1,132 @@
+"""``vendbench runs``: the runs in a results file and, with --run, one run's trials."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from decimal import Decimal
+from typing import Any
+
+from ._args import db_flag
+
+
+def add(sub: Any) -> None:
+    runs = sub.add_parser("runs", help="list runs and their trials in a results database",
+                          description="List the runs in a results database and, with --run, "
+                                      "the trials of one run.")
+    db_flag(runs)
+    runs.add_argument("--run", metavar="RUN_ID", help="show the trials of this run "
+                      "('latest' for the newest)")
+    runs.add_argument("--json", action="store_true", help="print JSON")
+    runs.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from ..environment import score_name
+    from ..results import Store, cached_share
+    from ..ui import print_table
+
+    with Store(args.db, read_only=True) as store:
+        if args.run:
+            run = _stale([store.run(args.run)], store.live)[0]
+            trials = _stale(store.trials(run["run_id"]), store.live)
+            warnings = store.warnings(run["run_id"])
+            if args.json:
+                print(json.dumps({"run": _jsonable(run, skip=("prompts_json", "tools_json")),
+                                  "trials": [_jsonable(t) for t in trials],
+                                  "warnings": [_jsonable(w) for w in warnings],
+                                  "live": store.live}, default=str))
+                return 0
+            print_table(f"run {run['run_id']} — {run['name']}, {run['scenario']}, "
+                        f"{run['days']} days, {run['status']}",
+                        ["trial", "model", "world", "seed", "rep", "status",
+                         score_name(run["scenario"]),
+                         "cost USD", "cached", "exchanges", "tool calls", "days"],
+                        [[t["trial_id"][len(run["run_id"]) + 1:], t["model"], t["world_seed"],
+                          t["seed"], t["repeat"],
+                          t["status"], _num(t["final_net_assets"]), _num(t["cost_usd"], 4),
+                          share_text(cached_share(t["input_tokens"], t["cache_read_tokens"])),
+                          t["exchanges"], t["tool_calls"], t["days_completed"]]
+                         for t in trials])
+            for w in warnings:
+                print(f"warning: {w['model']}: {w['message']}")
+            _stopped_hint([run], args.db)
+            _live_line(store.live)
+            return 0
+        runs = _stale(store.runs(), store.live)
+        live = store.live
+    if args.json:
+        print(json.dumps([_jsonable(r) for r in runs], default=str))
+        return 0
+    if not runs:
+        print(f"no runs in {args.db}")
+        return 0
+    print_table(f"runs in {args.db}",
+                ["run", "name", "created", "scenario", "days", "status", "trials",
+                 "completed", "cost USD"],
+                [[r["run_id"], r["name"], str(r["created_at"])[:19], r["scenario"], r["days"],
+                  r["status"], r["trials"], r["completed"], _num(r["cost_usd"], 4)]
+                 for r in runs])
+    _stopped_hint(runs, args.db)
+    _live_line(live)
+    return 0
+
+
+def _live_line(live: dict[str, Any] | None) -> None:
+    if live is not None:
+        import datetime as dt
+
+        now = dt.datetime.now().strftime("%H:%M:%S")
+        print(f"live: run {live.get('run_id')} is writing this file (pid {live.get('pid')}); "
+              f"shown as committed at {now}")
+
+
+def served(run: dict[str, Any]) -> bool:
+    """Whether ``run`` was `vendbench serve`'s (MCP sessions, nothing to resume)."""
+    if "harness" in run:
+        return run["harness"] == "mcp"
+    try:
+        return json.loads(run.get("config_json") or "{}").get("harness") == "mcp"
+    except ValueError:
+        return False
+
+
+def _stopped_hint(runs: list[dict[str, Any]], db: str) -> None:
+    for r in runs:
+        if r["status"] != "stopped":
+            continue
+        if served(r):
+            print(f"run {r['run_id']} (vendbench serve) stopped without finishing (its "
+                  "process was killed); its sessions' calls are kept, and a client starts a "
+                  "new world with a new session of vendbench serve")
+        else:
+            print(f"run {r['run_id']} stopped without finishing (its process was killed or "
+                  f"could not write); continue it: vendbench run --resume {r['run_id']} "
+                  f"--db {db}")
+
+
+def _num(value: Any, places: int = 2) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value):,.{places}f}"
+
+
+def _jsonable(row: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {k: (float(v) if isinstance(v, Decimal) else v) for k, v in row.items()
+            if k not in skip}
+
+
+def _stale(rows: list[dict[str, Any]], live: dict[str, Any] | None
+           ) -> list[dict[str, Any]]:
+    """Rows still marked ``running`` that no process is running: every run's but the one
+    that is writing the file now (``live``; a writer holds DuckDB's lock, so nothing else
+    can be writing), whose process stopped without saying so (killed, a full disk).
+    They are shown as ``stopped``."""
+    writing = (live or {}).get("run_id")
+    return [{**r, "status": "stopped"}
+            if r.get("status") == "running" and r.get("run_id") != writing else r
+            for r in rows]
+
+
+def share_text(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
