@@ -160,3 +160,9 @@ def test_the_checks_find_an_upward_import_and_a_loop():
              "vendbench.orchestrator._y": {"vendbench.results._x"}}
     assert upward_imports(graph) == ["vendbench.results._x imports vendbench.orchestrator._y"]
     assert cycles(graph) == [["vendbench.orchestrator._y", "vendbench.results._x"]]
+
+
+def test_no_module_is_over_500_lines():
+    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 500}
+    assert long == {}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vendbench.results import Store, _live
+from vendbench.results import Store, _live, _live_wire
 from vendbench.results._live import LiveError
 
 SLOW = ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 1e12) "
@@ -71,7 +71,7 @@ def test_a_linked_or_foreign_socket_directory_is_refused(tmp_path, tmp_socket_di
     (tmp_path / "elsewhere").mkdir(mode=0o700)
     folder.symlink_to(tmp_path / "elsewhere")
     with pytest.raises(LiveError, match="is not a directory"):
-        _live.private_dir(folder, create=True)
+        _live_wire.private_dir(folder, create=True)
     folder.unlink()
     if os.geteuid() == 0:                      # as root, a directory of another user
         folder.mkdir(mode=0o700)
@@ -86,7 +86,7 @@ def test_a_process_that_answers_in_the_writers_place_is_not_believed(tmp_path,
     run SPOOFED (pid 4242)') is refused: SO_PEERCRED gives the real pid."""
     db = str(tmp_path / "w.duckdb")
     path = _live.socket_path(db)
-    _live.private_dir(path.parent, create=True)
+    _live_wire.private_dir(path.parent, create=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(1)
@@ -94,8 +94,8 @@ def test_a_process_that_answers_in_the_writers_place_is_not_believed(tmp_path,
     def spoof() -> None:
         conn, _ = listener.accept()
         with conn:
-            _live._receive(conn)
-            _live._send(conn, {"about": {"run_id": "SPOOFED", "pid": 4242,
+            _live_wire._receive(conn)
+            _live_wire._send(conn, {"about": {"run_id": "SPOOFED", "pid": 4242,
                                          "db": os.path.realpath(db)}})
             time.sleep(0.5)
 
@@ -139,14 +139,14 @@ def test_a_slow_query_is_interrupted_and_a_huge_answer_refused(writer, monkeypat
 def test_an_oversized_request_and_too_many_readers_are_turned_away(writer):
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(str(_live.socket_path(writer.path)))
-    sock.sendall(_live._HEADER.pack(1 << 30) + b"x" * 1024)     # declares 1 GiB
+    sock.sendall(_live_wire._HEADER.pack(1 << 30) + b"x" * 1024)     # declares 1 GiB
     with pytest.raises(ConnectionError):
-        _live._receive(sock)                   # closed without reading the rest
+        _live_wire._receive(sock)                   # closed without reading the rest
     sock.close()
     readers = [_live.connect(writer.path) for _ in range(_live.MAX_READERS)]
     extra = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     extra.connect(str(_live.socket_path(writer.path)))
-    assert "readers are reading this file already" in _live._receive(extra)["error"]
+    assert "readers are reading this file already" in _live_wire._receive(extra)["error"]
     extra.close()
     for r in readers:
         r.close()

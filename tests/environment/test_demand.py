@@ -58,9 +58,19 @@ def test_choice_probabilities_follow_the_attraction_formula():
     assert p.sum() < 1
 
 
+def sell(draws: np.ndarray, probs: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """One machine's sales, the plain way: each draw picks a listing by its cumulative
+    choice probability (past them all: no purchase); demand beyond stock is lost. The
+    reference ``day_sales`` (all machines at once) must agree with."""
+    if len(draws) == 0 or len(probs) == 0:
+        return np.zeros(len(probs), dtype=np.int64)
+    choice = np.searchsorted(np.cumsum(probs), draws, side="right")
+    return np.minimum(np.bincount(choice, minlength=len(probs) + 1)[:-1], units)
+
+
 def test_sales_never_exceed_stock_and_lost_demand_vanishes():
     draws = np.linspace(0, 0.999, 500)       # 500 customers spread over every option
-    sold = demand.sell(draws, np.array([0.5, 0.3]), np.array([3, 1000]))
+    sold = sell(draws, np.array([0.5, 0.3]), np.array([3, 1000]))
     assert sold[0] == 3                      # 250 wanted it, 3 were on the shelf
     assert 140 <= sold[1] <= 160
 
@@ -89,7 +99,7 @@ def test_one_pass_over_all_machines_sells_what_each_machine_would_alone():
             fill = min(1.0, units[own].sum() / 200)
             probs = demand.choice_probabilities(hidden, m, ks[own], units[own], prices[own],
                                                 refs[own], fill, heat)
-            want.append(demand.sell(draws[at:at + attempts[m]], probs, units[own]))
+            want.append(sell(draws[at:at + attempts[m]], probs, units[own]))
             at, first = at + attempts[m], first + listings[m]
         assert np.array_equal(got, np.concatenate(want)), trial
         assert got.sum() > 0

@@ -151,8 +151,9 @@ def day_sales(
     attempts: np.ndarray,
     draws: np.ndarray,
 ) -> np.ndarray:
-    """Units sold per listing today, for every machine at once (``sell`` of each machine's
-    customers under ``choice_probabilities``, in one pass).
+    """Units sold per listing today, for every machine at once: each machine's customers
+    choose among its listings by ``choice_probabilities`` (a draw past them all buys
+    nothing) and demand beyond the stock is lost; one pass over all machines.
 
     Listings come grouped by machine, in machine order, with stock on the shelf;
     ``draws`` are the day's customer draws in machine order, ``attempts`` per machine.
@@ -184,18 +185,6 @@ def customer_draws(seed: int, day: int, attempts: np.ndarray) -> np.ndarray:
     what they choose depends on the listings they find.
     """
     return stream(seed, _CHOICE, day).random(int(attempts.sum()))
-
-
-def sell(draws: np.ndarray, probs: np.ndarray, units: np.ndarray) -> np.ndarray:
-    """Turn customers' draws into choices (MNL) and return units sold per listing.
-
-    A draw past the listings' cumulative probability is the no-purchase option; demand
-    beyond the shelf stock is lost and never reported.
-    """
-    if len(draws) == 0 or len(probs) == 0:
-        return np.zeros(len(probs), dtype=np.int64)
-    choice = np.searchsorted(np.cumsum(probs), draws, side="right")
-    return np.minimum(np.bincount(choice, minlength=len(probs) + 1)[:-1], units)
 
 
 def delivery_delay(seed: int, order_seq: int) -> int:
