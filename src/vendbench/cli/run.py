@@ -309,7 +309,8 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str, scenario: str) -> No
         print(note)
     spent = payload["total_cost_usd"]
     cap = pool.limit if pool is not None else None
-    print(f"spent ${spent:.4f}" + (f" of ${cap}" if cap is not None else "")
+    print(("spent: unknown (no model priced)" if spent is None else f"spent ${spent:.4f}")
+          + (f" of ${cap}" if cap is not None else "")
           + f"; results in {db}\n(details: vendbench runs --db {db} --run {payload['run_id']})")
     _print_warnings(payload["warnings"])
 

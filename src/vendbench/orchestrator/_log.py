@@ -8,7 +8,7 @@ from typing import Any
 
 from .._secrets import redact
 from ..providers import Attempt
-from ..results import TrialLog, dumps
+from ..results import ExchangeRow, MessageRow, ReservationRow, TrialLog, dumps
 from ..results import now as _now
 from ._context import Message
 
@@ -20,15 +20,15 @@ class ExchangeLog(TrialLog):
 
     def messages(self, messages: list[Message]) -> None:
         # key order kept, so that a rebuilt request serialises as the one sent
-        self.writer.put("messages", [(self.trial_id, m.id, m.body["role"],
-                                      dumps(m.body, sort_keys=False), m.tokens)
-                                     for m in messages])
+        self.writer.add([MessageRow(self.trial_id, m.id, m.body["role"],
+                                    dumps(m.body, sort_keys=False), m.tokens)
+                         for m in messages])
 
     def attempt(self, seq: int, day: int, request: dict[str, Any], attempt: Attempt) -> None:
         c, f = attempt.completion, attempt.failure
         u = c.usage if c else None
         self.last_attempt = attempt.number
-        self.writer.put("exchanges", [(
+        self.writer.add([ExchangeRow(
             self.trial_id, seq, day, attempt.number, self.model, dumps(request),
             dumps(c.raw) if c else None,
             *((u.prompt_tokens, u.completion_tokens, u.cache_read_tokens, u.cache_write_tokens,
@@ -40,5 +40,5 @@ class ExchangeLog(TrialLog):
     def reservation(self, seq: int, attempt: int, day: int, reserved: Decimal,
                     request: dict[str, Any]) -> None:
         """Money held for a request about to be sent (committed before it is)."""
-        self.writer.put("reservations", [(
+        self.writer.add([ReservationRow(
             self.trial_id, seq, attempt, day, reserved, dumps(request), _now())])

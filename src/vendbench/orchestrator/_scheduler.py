@@ -24,11 +24,11 @@ from ..budgets import Budget, Price, resolve_prices
 from ..environment import record_tables, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import LimitEvent, litellm_price
-from ..results import (FINISHED, ResultsWriter, RunEnded, Store, TrialHistory, TrialKey,
-                       TrialStatus, begin_run, cached_share, dumps, latest_attempts,
-                       new_run_id)
-from ._config import RunConfig
+from ..results import (FINISHED, ProviderEventRow, ResultsWriter, RunEnded, Store,
+                       TrialHistory, TrialKey, TrialStatus, begin_run, cached_share, dumps,
+                       latest_attempts, new_run_id)
 from ._clients import Clients
+from ._config import RunConfig
 from ._shards import WorkerDied, Workers, plan_processes
 from ._trial import TrialOutcome, TrialSpec, run_trial
 
@@ -50,7 +50,8 @@ class RunResult:
         trials = [*self.kept, *(o.as_json() for o in self.outcomes)]
         priced = [t["cost_usd"] for t in trials if t.get("cost_usd") is not None]
         return {"run_id": self.run_id, "status": self.status, "trials": trials,
-                "total_cost_usd": float(sum(priced)) if priced else 0.0,
+                # unknown when nothing was priced (an --allow-unpriced run): never $0
+                "total_cost_usd": float(sum(priced)) if priced else None,
                 "warnings": [{"model": w["model"], "kind": w["kind"], "message": w["message"]}
                              for w in self.warnings]}
 
@@ -248,9 +249,9 @@ class Scheduler:
         return self.clients.limit_events() \
             + self._worker_events
 
-    def provider_events(self, run_id: str) -> list[tuple]:
-        return [(run_id, e.provider, e.at_seconds, e.event, e.concurrency, e.retry_after)
-                for e in self.limit_events()]
+    def provider_events(self, run_id: str) -> list[ProviderEventRow]:
+        return [ProviderEventRow(run_id, e.provider, e.at_seconds, e.event, e.concurrency,
+                                 e.retry_after) for e in self.limit_events()]
 
 
 async def execute(config: RunConfig, db: str, *, resume: str | None = None,
@@ -302,7 +303,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                 raise _stopped(writer.failure, run_id, db) from None
             finally:
                 if writer.failure is None:
-                    writer.put("provider_events", scheduler.provider_events(run_id))
+                    writer.add(scheduler.provider_events(run_id))
                     writer.put_row(RunEnded(
                         run_id, result.status if result.status != TrialStatus.RUNNING
                         else TrialStatus.INTERRUPTED,

@@ -23,7 +23,7 @@ from typing import Any
 from ..budgets import Budget
 from ..environment import standing
 from ..errors import ResultsError
-from ..results import Append, Row
+from ..results import Append, AppendRow, Row, as_append
 from ._clients import Clients
 from ._link import Link, LinkClosed
 from ._messages import (Ack, Cancel, Close, Finished, Init, LimitEvents, Progress, Ready, Rows,
@@ -47,6 +47,10 @@ class LinkWriter:
             ) -> None:
         if rows:
             self._items.append(Append(table, rows, columns))
+
+    def add(self, rows: list[AppendRow]) -> None:
+        if rows:
+            self._items.append(as_append(rows))
 
     def put_row(self, row: Row) -> None:
         self._items.append(row)

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 
 from .._secrets import redact
 from ..environment import RecordTable, ToolCall
-from ._rows import (Row, RunWarning, SegmentEnded, SegmentReplayed, SegmentStarted,
-                    TrialRow)
+from ._rows import (AppendRow, Row, RunWarning, SegmentEnded, SegmentReplayed,
+                    SegmentStarted, ToolCallRow, TrialRow)
 from ._writer import dumps
 
 
@@ -20,6 +20,8 @@ class Sink(Protocol):
 
     def put(self, table: str, rows: list[tuple],
             columns: tuple[str, ...] | None = None) -> None: ...
+
+    def add(self, rows: list[AppendRow]) -> None: ...
 
     def put_row(self, row: Row) -> None: ...
 
@@ -40,7 +42,7 @@ class TrialLog:
 
     def tool_call(self, call: ToolCall) -> None:
         args = call.arguments
-        self.writer.put("tool_calls", [(
+        self.writer.add([ToolCallRow(
             self.trial_id, call.seq, call.exchange, call.day, call.call_id,
             str(call.name)[:200], args if isinstance(args, str) else dumps(args),
             dumps(call.result), bool(call.result.get("ok")))])

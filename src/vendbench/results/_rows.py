@@ -1,8 +1,11 @@
-"""The results file's writes that are not plain appends, as typed rows.
+"""The results file's writes, as typed rows.
 
-A trial, the scheduler, a worker process and ``serve`` build these; only ``results``
-turns them into SQL (``statement``). A worker sends them to the scheduler as they are
-(pickled dataclasses), never as SQL strings.
+Appended rows (a message, an exchange, a reservation, a tool call, a provider event)
+name their table and are written in batches (``ResultsWriter.add``); the others
+(a trial's upsert, a segment, a warning, a run) carry their statement. A trial, the
+scheduler, a worker process and ``serve`` build these; only ``results`` turns them into
+SQL. A worker sends them to the scheduler as they are (pickled dataclasses), never as
+SQL strings.
 """
 
 from __future__ import annotations
@@ -10,7 +13,97 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    """A message of a trial's conversation, stored once (its id is its place)."""
+
+    TABLE: ClassVar[str] = "messages"
+    trial_id: str
+    msg_id: int
+    role: str
+    content_json: str
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeRow:
+    """One attempt of one request: what was sent (message ids and parameters), what came
+    back, its tokens, cost, latency and status."""
+
+    TABLE: ClassVar[str] = "exchanges"
+    trial_id: str
+    seq: int
+    day: int
+    attempt: int
+    model: str
+    request_json: str
+    response_json: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    reasoning_tokens: int | None
+    cost_usd: Decimal | None
+    reserved_usd: Decimal | None
+    latency_ms: float
+    status: str
+    error: str | None
+    sent_at: dt.datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationRow:
+    """Money held for a request, committed before the request is sent."""
+
+    TABLE: ClassVar[str] = "reservations"
+    trial_id: str
+    seq: int
+    attempt: int
+    day: int
+    reserved_usd: Decimal
+    request_json: str
+    reserved_at: dt.datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRow:
+    TABLE: ClassVar[str] = "tool_calls"
+    trial_id: str
+    seq: int
+    exchange_seq: int | None
+    day: int
+    call_id: str | None
+    name: str
+    args_json: str
+    result_json: str
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderEventRow:
+    """A provider's limit moved (a 429, a backoff, a raise)."""
+
+    TABLE: ClassVar[str] = "provider_events"
+    run_id: str
+    provider: str
+    at_seconds: float
+    event: str
+    concurrency: float
+    retry_after: float | None
+
+
+AppendRow = MessageRow | ExchangeRow | ReservationRow | ToolCallRow | ProviderEventRow
+APPENDED = (MessageRow, ExchangeRow, ReservationRow, ToolCallRow, ProviderEventRow)
+
+
+def as_append(rows: list[AppendRow]) -> Append:
+    """Rows of one type as one append to their table."""
+    fields = type(rows[0]).__slots__
+    return Append(rows[0].TABLE, [tuple(getattr(r, f) for f in fields) for r in rows],
+                  fields)
+
 
 _TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat",
     attempt, status, reason, initial_cash, final_cash, final_net_assets, cost_usd, budget_usd,

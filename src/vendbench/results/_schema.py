@@ -16,6 +16,8 @@ begins. Every scenario records ``days``, so its core columns are here.
 
 from __future__ import annotations
 
+from ._rows import APPENDED
+
 SCHEMA_VERSION = 5      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed)
@@ -78,18 +80,6 @@ UPDATE trials SET world_seed = (SELECT json_extract_string(r.world_seeds, '$[0]'
     FROM runs r WHERE r.run_id = trials.run_id) WHERE world_seed IS NULL;
 """
 
-# columns per table, in order (the writer appends rows as tuples in this order); a record
-# table's come with its rows (``Append.columns``)
-COLUMNS: dict[str, tuple[str, ...]] = {
-    "messages": ("trial_id", "msg_id", "role", "content_json", "tokens"),
-    "exchanges": ("trial_id", "seq", "day", "attempt", "model", "request_json",
-                  "response_json", "input_tokens", "output_tokens", "cache_read_tokens",
-                  "cache_write_tokens", "reasoning_tokens", "cost_usd", "reserved_usd",
-                  "latency_ms", "status", "error", "sent_at"),
-    "reservations": ("trial_id", "seq", "attempt", "day", "reserved_usd", "request_json",
-                     "reserved_at"),
-    "tool_calls": ("trial_id", "seq", "exchange_seq", "day", "call_id", "name", "args_json",
-                   "result_json", "ok"),
-    "provider_events": ("run_id", "provider", "at_seconds", "event", "concurrency",
-                        "retry_after"),
-}
+# columns per table, in order: the appended rows' fields (``_rows``); a record table's
+# columns come with its rows (``Append.columns``)
+COLUMNS: dict[str, tuple[str, ...]] = {cls.TABLE: cls.__slots__ for cls in APPENDED}

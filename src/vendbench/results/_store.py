@@ -19,6 +19,7 @@ from ..errors import ResultsError
 from . import _live
 from ._rows import Row, RunRecord
 from ._live import LiveError, LiveServer
+from ._reads import RunInfo, RunSummary, TrialInfo
 from ._schema import DDL, SCHEMA_VERSION, UPGRADE, UPGRADE_FROM
 
 log = logging.getLogger(__name__)
@@ -235,17 +236,17 @@ class Store:
             out[table] = [dict(zip(cols, r)) for r in cur.fetchall()]
         return out
 
-    def runs(self) -> list[dict[str, Any]]:
+    def runs(self) -> list[RunSummary]:
         return self._dicts("""
             SELECT r.run_id, r.name, r.created_at, r.scenario, r.days, r.status,
                    json_extract_string(r.config_json, '$.harness') AS harness,
                    count(t.trial_id) AS trials,
                    count(t.trial_id) FILTER (WHERE t.status = 'completed') AS completed,
-                   coalesce(sum(t.cost_usd), 0) AS cost_usd
+                   sum(t.cost_usd) AS cost_usd          -- NULL: no trial priced
             FROM runs r LEFT JOIN trials t USING (run_id)
             GROUP BY ALL ORDER BY r.created_at""")
 
-    def run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str) -> RunInfo:
         if run_id == "latest":
             rows = self._dicts("SELECT * FROM runs ORDER BY created_at DESC LIMIT 1")
         else:
@@ -256,7 +257,7 @@ class Store:
                                f"{', '.join(known) or 'none'}")
         return rows[0]
 
-    def trials(self, run_id: str) -> list[dict[str, Any]]:
+    def trials(self, run_id: str) -> list[TrialInfo]:
         """A run's trials. A trial still running has its row written when it started;
         its days, tool calls, exchanges and cost so far are counted from what it has
         committed since (what a live view shows)."""

@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 
 from ..errors import ResultsError
-from ._rows import Append, Row
+from ._rows import Append, AppendRow, Row, as_append
 from ._schema import COLUMNS
 from ._store import Store
 
@@ -71,6 +71,12 @@ class ResultsWriter:
         says so."""
         if rows and self.failure is None:
             self._queue.put_nowait(("__append__", Append(table, rows, columns), None))
+
+    def add(self, rows: list[AppendRow]) -> None:
+        """Queue typed rows of one table (``MessageRow``, ``ExchangeRow``, ...)."""
+        if rows:
+            append = as_append(rows)
+            self.put(append.table, append.rows, append.columns)
 
     def put_row(self, row: Row) -> None:
         """Queue one typed row that is not an append (a trial's upsert, a segment's

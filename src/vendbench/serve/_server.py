@@ -19,8 +19,8 @@ from .. import __version__
 from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
                            record_tables, score_name)
 from ..errors import ConfigError
-from ..results import (Row, RunEnded, Store, TrialLog, TrialStatus, append, begin_run, dumps,
-                       new_run_id, now)
+from ..results import (AppendRow, Row, RunEnded, Store, TrialLog, TrialStatus, append,
+                       as_append, begin_run, dumps, new_run_id, now)
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,11 @@ class _DirectWriter:
             ) -> None:
         if rows:
             append(self.store.con, table, rows, columns)
+
+    def add(self, rows: list[AppendRow]) -> None:
+        if rows:
+            batch = as_append(rows)
+            self.put(batch.table, batch.rows, batch.columns)
 
     def put_row(self, row: Row) -> None:
         self.store.write(row)
