@@ -7,6 +7,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from vendbench.environment import REGISTRY, record_tables
 from vendbench.results import COLUMNS
 
@@ -166,3 +168,24 @@ def test_no_module_is_over_500_lines():
     long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 500}
     assert long == {}
+
+
+@pytest.mark.parametrize("package", ["environment", "results", "budgets", "providers",
+                                     "orchestrator", "leaderboard", "serve", "cli"])
+def test_each_package_exports_what_its_all_says(package):
+    """A package's ``__all__`` names exactly its public vendbench objects (as httpx's
+    test_exported_members does), so what it offers is written in one place."""
+    import __future__
+    import importlib
+    import inspect
+
+    def offered(name: str, value: object) -> bool:
+        if name.startswith("_") or inspect.ismodule(value) or \
+                isinstance(value, __future__._Feature):
+            return False
+        if inspect.isclass(value) or inspect.isroutine(value):    # its own, not borrowed
+            return value.__module__.startswith(f"vendbench.{package}")
+        return True                                  # constants and type aliases
+
+    module = importlib.import_module(f"vendbench.{package}")
+    assert set(module.__all__) == {n for n, v in vars(module).items() if offered(n, v)}

@@ -8,18 +8,15 @@ instant and commands that need no LLM never import one.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
-import statistics
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from .. import __version__
 from ..errors import VendbenchError
 
-EPILOG = """\
+_EPILOG = """\
 examples:
   vendbench baseline                         # order-up-to policy, seed 1, 180 days
   vendbench baseline --policy all --seeds 1 2 3 --days 180
@@ -35,26 +32,6 @@ Amounts are the scenario's (CNY for autovend, EUR for network); budgets and
 prices are USD.
 """
 
-BOARD_EPILOG = """\
-examples:
-  vendbench leaderboard                               # the newest run
-  vendbench leaderboard --run all --days 180          # every 180-day run of one cohort
-  vendbench leaderboard --wide --db nightly.duckdb    # every column
-  vendbench leaderboard --format json > board.json
-  vendbench leaderboard --charts report/              # PNG + SVG charts, report.html
-"""
-
-TREND_EPILOG = """\
-exit codes: 0, or 4 with --fail-on-regression when a model regressed.
-
-examples:
-  vendbench trend --db nightly.duckdb
-  vendbench trend --db nightly.duckdb --last 7 --model openai/gpt-4.1-mini
-  vendbench trend --db nightly.duckdb --format json --fail-on-regression
-  vendbench trend --db nightly.duckdb --charts trend/
-"""
-
-
 def _parser() -> argparse.ArgumentParser:
     from . import baseline, board, run, runs, serve
 
@@ -62,11 +39,11 @@ def _parser() -> argparse.ArgumentParser:
         prog="vendbench",
         description="Evaluate LLM agents on long-horizon vending-business operations "
                     "(the AutoVend world: 20 machines, one warehouse, 180 days).",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG)
     parser.add_argument("--version", action="version", version=f"vendbench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    baseline.add(sub, EPILOG)
+    baseline.add(sub, _EPILOG)
     run.add(sub)
     runs.add(sub)
     board.add(sub)
@@ -125,3 +102,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("vendbench: interrupted", file=sys.stderr)
         return 130
+
+
+__all__ = ["main"]

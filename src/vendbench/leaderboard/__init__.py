@@ -15,7 +15,7 @@ from ._board import BASELINE, ORACLE, ModelRow, bootstrap_ci, score
 from ._build import Board, build
 from ._charts import write_charts, write_trend_chart
 from ._data import Filters, Selection, select
-from ._render import text
+from ._render import text as _text
 from ._report import html_report
 from ._trend import Trend, build_trend, render_trend
 
@@ -23,7 +23,7 @@ from ._trend import Trend, build_trend, render_trend
 def render(board: Board, fmt: str = "table", wide: bool = False) -> str:
     """The leaderboard as text: table (80 columns; every column with ``wide``), markdown,
     csv, json, or html (``html_report``)."""
-    return html_report(board) if fmt == "html" else text(board, fmt, wide)
+    return html_report(board) if fmt == "html" else _text(board, fmt, wide)
 
 
 __all__ = ["BASELINE", "Board", "Filters", "ModelRow", "ORACLE", "Selection", "Trend",

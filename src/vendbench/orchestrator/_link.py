@@ -1,7 +1,8 @@
 """Framed messages between the scheduler and its worker processes.
 
-A frame is a 4-byte little-endian length and a pickle of one message (``_messages``). Both ends are asyncio streams, so neither side blocks its loop, and
-either side sees the other's death as end-of-stream.
+A frame is a 4-byte little-endian length and a pickle of one message (``_messages``).
+Both ends are asyncio streams, so neither side blocks its loop, and either side sees
+the other's death as end-of-stream.
 """
 
 from __future__ import annotations

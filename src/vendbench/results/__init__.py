@@ -11,10 +11,11 @@ from ._store import DEFAULT_DB, Store, TrialHistory, cached_share
 from ._trials import FINISHED, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
 from ._writer import ResultsWriter, append, dumps
 
-__all__ = ["APPENDED_TYPES", "Append", "AppendRow", "COLUMNS", "DDL", "DEFAULT_DB", "ExchangeRow", "FINISHED",
-           "MessageRow", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
-           "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "RunWarning", "SET_APART", "SegmentEnded",
-           "SegmentReplayed", "SegmentStarted", "Sink", "Store", "ToolCallRow",
-           "TrialHistory", "TrialInfo", "TrialKey", "TrialLog", "TrialRow", "TrialStatus", "append",
-           "as_append", "begin_run", "cached_share", "code_version", "dumps",
-           "latest_attempts", "new_run_id", "now"]
+__all__ = ["Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
+           "cached_share", "code_version", "COLUMNS", "DDL", "DEFAULT_DB", "dumps",
+           "ExchangeRow", "FINISHED", "latest_attempts", "MessageRow", "new_run_id",
+           "now", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
+           "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "RunWarning",
+           "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",
+           "Store", "ToolCallRow", "TrialHistory", "TrialInfo", "TrialKey", "TrialLog",
+           "TrialRow", "TrialStatus"]
