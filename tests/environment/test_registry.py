@@ -7,18 +7,9 @@ import sys
 
 import pytest
 
-from vendbench.environment import (REGISTRY, Scenario, make, metric_directions, register,
-                                   scenario, trial_metrics)
+from vendbench.environment import make, metric_directions, scenario, trial_metrics
 from vendbench.errors import ConfigError
 from vendbench.orchestrator import build_config
-
-
-@pytest.fixture
-def toy():
-    register(Scenario("toy", "tests.environment.toy_scenario", "ToyEnv", None,
-                      "a lemonade stand", currency="USD", default_days=5))
-    yield
-    REGISTRY.pop("toy")
 
 
 def test_a_registered_scenario_is_made_measured_and_accepted_by_a_run(toy):

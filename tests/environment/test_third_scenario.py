@@ -9,18 +9,9 @@ import json
 import pytest
 
 from vendbench.cli import main
-from vendbench.environment import REGISTRY, Scenario, register
 from vendbench.results import Store
 
 from .toy_scenario import COST, START, cups
-
-
-@pytest.fixture
-def toy():
-    register(Scenario("toy", "tests.environment.toy_scenario", "ToyEnv", None,
-                      "a lemonade stand", currency="USD", default_days=5))
-    yield
-    REGISTRY.pop("toy")
 
 
 def expected(price: int, seed: int, days: int = 5) -> float:
