@@ -33,7 +33,7 @@ prices are USD.
 """
 
 def _parser() -> argparse.ArgumentParser:
-    from . import baseline, board, run, runs, serve
+    from . import baseline, board, run, runs, serve, view
 
     parser = argparse.ArgumentParser(
         prog="vendbench",
@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     runs.add(sub)
     board.add(sub)
     serve.add(sub)
+    view.add(sub)
     return parser
 
 

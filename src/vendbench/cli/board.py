@@ -83,7 +83,7 @@ def leaderboard(args: argparse.Namespace) -> int:
 
     filters = Filters(days=args.days, scenario=args.scenario)
     board = build(args.db, args.run, filters)
-    out = _output_dir(args.charts) if args.charts else None     # before any output
+    out = output_dir(args.charts) if args.charts else None     # before any output
     print(render(board, args.format, wide=args.wide))
     if out is not None:
         from ..leaderboard import build_trend, html_report, write_charts
@@ -101,7 +101,7 @@ def trend_command(args: argparse.Namespace) -> int:
 
     trend = build_trend(args.db, models=args.model, last=args.last,
                         filters=Filters(days=args.days, scenario=args.scenario))
-    out = _output_dir(args.charts) if args.charts else None
+    out = output_dir(args.charts) if args.charts else None
     print(render_trend(trend, args.format))
     if out is not None:
         from ..leaderboard import write_trend_chart
@@ -117,7 +117,7 @@ def trend_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _output_dir(path: str) -> Any:
+def output_dir(path: str, flag: str = "--charts") -> Any:
     """A directory for charts, made if missing; a clear error, before anything is
     printed, when it cannot be (a file by that name, no permission)."""
     from pathlib import Path
@@ -126,18 +126,18 @@ def _output_dir(path: str) -> Any:
 
     out = Path(path)
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"--charts {path}: a file by that name exists; pass a directory")
+        raise ConfigError(f"{flag} {path}: a file by that name exists; pass a directory")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(f"--charts {path}: cannot create it ({exc.strerror})") from None
+        raise ConfigError(f"{flag} {path}: cannot create it ({exc.strerror})") from None
     import tempfile
 
     try:                                    # what access() says is not enough for root
         with tempfile.NamedTemporaryFile(dir=out, prefix=".vendbench-probe-"):
             pass
     except OSError as exc:
-        raise ConfigError(f"--charts {path}: cannot write there ({exc.strerror}); pass "
+        raise ConfigError(f"{flag} {path}: cannot write there ({exc.strerror}); pass "
                           "another directory") from None
     return out
 

@@ -31,6 +31,7 @@ class Scenario:
     score_column: str = "net_assets"  # the score's quantity day by day: a ``days`` column
                                       # (and ``summary()`` key) whose last value it is
     policies: str = "policies"       # its module with ``POLICIES``: name -> builder(env)
+    notes_tool: str | None = None    # the tool that writes the agent's notes (its memory)
 
     def load(self, module: str | None = None) -> Any:
         return importlib.import_module(f"{self.package}{'.' + module if module else ''}",
@@ -45,11 +46,12 @@ def register(scenario: Scenario) -> None:
 
 
 register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
-                  "AutoVend: 20 machines of five site types, one warehouse, 180 days"))
+                  "AutoVend: 20 machines of five site types, one warehouse, 180 days",
+                  notes_tool="write_notes"))
 register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   "Prosus-style network: six machines at three locations, suppliers by "
                   "search and e-mail, marketing, a working day; 30 days", "EUR",
-                  "final bank balance", 30, "cash"))
+                  "final bank balance", 30, "cash", notes_tool="write_note"))
 
 
 def scenario(name: str) -> Scenario:

@@ -7,7 +7,6 @@ import contextvars
 import datetime as dt
 import itertools
 import hmac
-import ipaddress
 import json
 import logging
 import re
@@ -18,6 +17,7 @@ from typing import Any
 from .. import __version__
 from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
                            record_tables, score_name)
+from .._localhttp import foreign, loopback, reply
 from ..errors import ConfigError
 from ..results import (AppendRow, Row, RunEnded, Store, TrialLog, TrialStatus, append,
                        as_append, begin_run, dumps, new_run_id, now)
@@ -28,7 +28,6 @@ REPORT_URI = "vendbench://daily-report"
 HARNESS = "mcp"
 IDLE_TIMEOUT_S = 1800.0      # an HTTP session with no request this long ends ``interrupted``
 MAX_SESSIONS = 32            # HTTP sessions at once; more are refused until one ends
-LOCAL_NAMES = ("localhost", "127.0.0.1", "[::1]")
 
 
 @dataclass
@@ -53,7 +52,7 @@ class ServeConfig:
         scenario(self.scenario)
         if self.transport not in ("stdio", "http"):
             raise ConfigError(f"--transport must be stdio or http, got {self.transport!r}")
-        if self.transport == "http" and not _loopback(self.host) and not self.token:
+        if self.transport == "http" and not loopback(self.host) and not self.token:
             raise ConfigError(f"--host {self.host} is reachable from other machines: give a "
                               "token (--token-env NAME or --token-file PATH), and clients "
                               "must send 'Authorization: Bearer <token>' (or bind 127.0.0.1)")
@@ -73,15 +72,6 @@ class ServeConfig:
         out = asdict(self)
         out.pop("token")
         return {**out, "harness": HARNESS}
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _DirectWriter:
@@ -323,15 +313,15 @@ async def _http(world: WorldServer, config: ServeConfig) -> None:
             return
         refused = foreign(scope, config.port, config.allow_origins)
         if refused is not None:                 # DNS rebinding: a web page's request
-            await _reply(send, 403, refused)
+            await reply(send, 403, refused)
             return
         if scope["path"].rstrip("/") != "/mcp":
-            await _reply(send, 404, "not found: the MCP endpoint is /mcp")
+            await reply(send, 404, "not found: the MCP endpoint is /mcp")
             return
         if expected is not None:
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, expected):
-                await _reply(send, 401, "a bearer token is required (Authorization: Bearer "
+                await reply(send, 401, "a bearer token is required (Authorization: Bearer "
                                         "<token>)", {"www-authenticate": "Bearer"})
                 return
         await manager.handle_request(scope, receive, send)
@@ -342,38 +332,6 @@ async def _http(world: WorldServer, config: ServeConfig) -> None:
           f"{world.run_id}, results in {config.db})", file=sys.stderr, flush=True)
     async with manager.run():
         await server.serve()
-
-
-def foreign(scope: dict, port: int, origins: tuple[str, ...] = ()) -> str | None:
-    """Why a request must be refused as coming from elsewhere than this machine's own
-    clients, or None. The Host header must name this machine (localhost, 127.0.0.1 or
-    [::1], with the port or without) or an allowed origin's host, and an Origin header,
-    when a browser sends one, must be one of those origins: a web page that rebinds its
-    own name to 127.0.0.1 sends its own name in both (the MCP specification requires
-    the check)."""
-    headers = {k.decode("latin-1").lower(): v.decode("latin-1")
-               for k, v in scope.get("headers") or []}
-    local = [f"http://{name}:{port}" for name in LOCAL_NAMES]
-    allowed = [*local, *(o.rstrip("/") for o in origins)]
-    hosts = {o.split("://", 1)[1] for o in allowed} | set(LOCAL_NAMES)
-    host = headers.get("host", "")
-    if host not in hosts:
-        return (f"refused: Host {host!r} is not this server's (localhost names only; "
-                "--allow-origin admits another)")
-    origin = headers.get("origin")
-    if origin is not None and origin.rstrip("/") not in allowed:
-        return (f"refused: Origin {origin!r} may not use this server (localhost only; "
-                "--allow-origin admits another)")
-    return None
-
-
-async def _reply(send: Any, status: int, text: str, headers: dict[str, str] | None = None
-                 ) -> None:
-    body = json.dumps({"error": text}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            *((k.encode(), v.encode()) for k, v in (headers or {}).items())]})
-    await send({"type": "http.response.body", "body": body})
 
 
 def serve(config: ServeConfig) -> None:

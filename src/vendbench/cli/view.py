@@ -1,0 +1,67 @@
+"""``vendbench view``: see what an agent did, day by day, without writing SQL."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._args import db_flag, non_negative, wrap
+
+EPILOG = """\
+Pages: runs → a run's trials (status, score, cost, cached share, a sparkline) → a trial
+(its score, cash and API spend by day; each day a link) → a day (the daily report, the
+reasoning and reply of every request with its tokens, cost and latency, each tool call
+with its arguments and result, rejections marked, the notes as they stood) → the window
+a request carried (what it held, what was evicted). Search within a trial; two trials of
+one world and seed side by side, to see where they part. A trial still running refreshes
+as its days arrive. Keys: ← → (or k j) previous/next day, u up, / search.
+
+examples:
+  vendbench view                                  # the runs in ./vendbench.duckdb
+  vendbench view --db nightly.duckdb 20261201-020000-ab12     # open at a run
+  vendbench view --static site/ --db nightly.duckdb           # the pages as files
+"""
+
+
+def add(sub: Any) -> None:
+    view = sub.add_parser(
+        "view", help="see inside trials: days, requests, tool calls, windows (read-only)",
+        description=wrap("Serve a read-only transcript viewer of a results file on this "
+                         "machine and print its URL; or write its pages as files "
+                         "(--static)."),
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    view.add_argument("start", nargs="?", metavar="RUN_ID|TRIAL_ID",
+                      help="open at this run or trial (default: the list of runs)")
+    db_flag(view)
+    view.add_argument("--host", default="127.0.0.1",
+                      help="address to bind (default 127.0.0.1; only loopback addresses: "
+                           "the pages show every prompt and reply)")
+    view.add_argument("--port", type=_port, default=8766,
+                      help="port (default 8766; 0: any free one, printed)")
+    view.add_argument("--static", metavar="DIR",
+                      help="write the pages into DIR instead of serving them (with "
+                           "RUN_ID: that run's only); search and request windows need the "
+                           "server")
+    view.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from ..view import ViewConfig, view, write_static
+
+    if args.static:
+        from .board import output_dir
+
+        out = output_dir(args.static, flag="--static")
+        count = write_static(args.db, out, args.start)
+        print(f"wrote {count} pages into {out} (open {out / 'index.html'})", file=sys.stderr)
+        return 0
+    view(ViewConfig(db=args.db, host=args.host, port=args.port, start=args.start))
+    return 0
+
+
+def _port(text: str) -> int:
+    value = non_negative(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {value}")
+    return value

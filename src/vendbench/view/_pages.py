@@ -1,0 +1,325 @@
+"""The viewer's pages, by path: the server answers a GET with one, ``--static`` writes
+them all. Each page opens the results file read-only for as long as it renders (a run
+writing the file answers through its live reads) and reads a bounded part of it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from ..environment import REGISTRY
+from ..errors import ResultsError
+from ..results import Store, TrialStatus
+from ..results._transcripts import SEARCH_LIMIT, Transcripts
+from ._templates import TEMPLATES
+
+ID = r"[A-Za-z0-9._@+-]+"
+ROUTES = [(re.compile(p), name) for p, name in (
+    (r"(?:index\.html)?", "runs"),
+    (rf"run/({ID})\.html", "run"),
+    (rf"trial/({ID})/(?:index\.html)?", "trial"),
+    (rf"trial/({ID})/day-(\d{{1,4}})\.html", "day"),
+    (rf"trial/({ID})/window-(\d{{1,7}})-(\d{{1,3}})\.html", "window"),
+    (rf"trial/({ID})/message-(\d{{1,8}})\.html", "message"),
+    (rf"trial/({ID})/search\.html", "search"),
+    (rf"trial/({ID})/state\.txt", "trial_state"),
+    (rf"run/({ID})\.state\.txt", "run_state"),
+    (rf"compare/({ID})/({ID})\.html", "compare"),
+)]
+
+
+@dataclass(frozen=True)
+class Page:
+    status: int
+    body: str
+    content_type: str = "text/html; charset=utf-8"
+
+
+class Pages:
+    """Renders the pages of results file ``db``. ``served``: pages may link what only
+    a server answers (search, full messages, live refresh)."""
+
+    def __init__(self, db: str, served: bool = True) -> None:
+        self.db, self.served = db, served
+        self.env = jinja2.Environment(loader=jinja2.DictLoader(TEMPLATES), autoescape=True,
+                                      undefined=jinja2.ChainableUndefined)
+        self.env.globals.update(money=_money, percent=_percent, spark=_spark,
+                                pretty=_pretty, pretty_obj=_pretty_obj, share=_share_of,
+                                share_of=_share_of)
+
+    def get(self, path: str, query: dict[str, str] | None = None) -> Page:
+        path = path.lstrip("/")
+        for pattern, name in ROUTES:
+            match = pattern.fullmatch(path)
+            if match:
+                try:
+                    with Store(self.db, read_only=True) as store:
+                        return getattr(self, f"_{name}")(Transcripts(store), *match.groups(),
+                                                         query=query or {},
+                                                         root="../" * path.count("/"))
+                except ResultsError as exc:
+                    return self._error(503, "The results file cannot be read", str(exc),
+                                       "../" * path.count("/"))
+        return self._error(404, "No such page", f"/{path} is not a page of the viewer", "")
+
+    # -- pages -------------------------------------------------------------------------------
+    def _page(self, template: str, root: str, crumbs: list[tuple[str, str | None]],
+              **values: Any) -> Page:
+        return Page(200, self.env.get_template(template).render(
+            root=root, crumbs=crumbs, served=self.served, db=self.db, **values))
+
+    def _error(self, status: int, title: str, message: str, root: str) -> Page:
+        return Page(status, self.env.get_template("error").render(
+            root=root, crumbs=[], title=title, message=message))
+
+    def _runs(self, tx: Transcripts, *, query: dict, root: str) -> Page:
+        return self._page("runs", root, [("runs", None)], runs=tx.store.runs())
+
+    def _run(self, tx: Transcripts, run_id: str, *, query: dict, root: str) -> Page:
+        try:
+            run = tx.store.run(run_id)
+        except ResultsError as exc:
+            return self._error(404, "No such run", str(exc), root)
+        about = _scenario(run["scenario"])
+        trials = tx.store.trials(run_id)
+        series = tx.series([t["trial_id"] for t in trials], about["score_column"])
+        for t in trials:
+            t["series"] = series.get(t["trial_id"], [])
+            t["cached"] = (t["cache_read_tokens"] or 0) / t["input_tokens"] \
+                if t["input_tokens"] else None
+        return self._page("run", root, [(f"run {run_id}", None)], run=run, trials=trials,
+                          pairs=_pairs(trials), live=self._live_run(tx, run), **about)
+
+    def _trial(self, tx: Transcripts, trial_id: str, *, query: dict, root: str) -> Page:
+        t = tx.trial(trial_id)
+        if t is None:
+            return self._missing(trial_id, root)
+        about = _scenario(t["scenario"])
+        days = tx.days(trial_id)
+        return self._page("trial", root, self._crumbs(t, root), t=t, days=days,
+                          chart=_chart(days, about["score_column"], about["score_name"]),
+                          searchable=self.served, live=self._live_trial(tx, t), **about)
+
+    def _day(self, tx: Transcripts, trial_id: str, day: str, *, query: dict,
+             root: str) -> Page:
+        t = tx.trial(trial_id)
+        if t is None:
+            return self._missing(trial_id, root)
+        n = int(day)
+        about = _scenario(t["scenario"])
+        found = tx.day(trial_id, n)
+        rows = [d for d in tx.days(trial_id) if d["day"] == n]
+        last = max(t["days_completed"] or 0, n if t["status"] == "running" else 0)
+        if n < 1 or (n > last and not found["calls"] and not found["exchanges"]):
+            return self._error(404, "No such day", f"trial {trial_id} has days 1–{last}",
+                               root)
+        by_exchange: dict[int | None, list] = {}
+        for c in found["calls"]:
+            by_exchange.setdefault(c["exchange_seq"], []).append(c)
+        seqs = {e["seq"] for e in found["exchanges"]}
+        loose = [c for c in found["calls"] if c["exchange_seq"] not in seqs]
+        return self._page("day", root, [*self._crumbs(t, root, link=True), (f"day {n}", None)],
+                          t=t, day=n, last=last, row=rows[0] if rows else None,
+                          report=found["report"], exchanges=found["exchanges"], loose=loose,
+                          calls_of=lambda seq: by_exchange.get(seq, []),
+                          notes=tx.notes(trial_id, n, about["notes_tool"]),
+                          live=self._live_trial(tx, t) if n >= last else None, **about)
+
+    def _window(self, tx: Transcripts, trial_id: str, seq: str, attempt: str, *,
+                query: dict, root: str) -> Page:
+        t = tx.trial(trial_id)
+        w = tx.window(trial_id, int(seq), int(attempt)) if t is not None else None
+        if t is None or w is None:
+            return self._error(404, "No such request",
+                               f"trial {trial_id} has no request {seq} (attempt {attempt})",
+                               root)
+        return self._page("window", root, [*self._crumbs(t, root, link=True),
+                                           (f"day {w['day']}", f"day-{w['day']}.html"),
+                                           (f"window {seq}", None)],
+                          t=t, w=w, seq=int(seq), attempt=int(attempt), linked=self.served,
+                          evicted_tokens=sum(m["tokens"] or 0 for m in w["evicted"]))
+
+    def _message(self, tx: Transcripts, trial_id: str, msg_id: str, *, query: dict,
+                 root: str) -> Page:
+        t = tx.trial(trial_id)
+        m = tx.message(trial_id, int(msg_id)) if t is not None else None
+        if t is None or m is None:
+            return self._error(404, "No such message", f"trial {trial_id} has no message "
+                               f"{msg_id}", root)
+        return self._page("message", root, [*self._crumbs(t, root, link=True),
+                                            (f"message {msg_id}", None)], m=m)
+
+    def _search(self, tx: Transcripts, trial_id: str, *, query: dict, root: str) -> Page:
+        t = tx.trial(trial_id)
+        if t is None:
+            return self._missing(trial_id, root)
+        q = (query.get("q") or "").strip()[:200]
+        hits = tx.search(trial_id, q) if q else []
+        return self._page("search", root, [*self._crumbs(t, root, link=True),
+                                           ("search", None)],
+                          t=t, q=q, hits=hits, limit=SEARCH_LIMIT)
+
+    def _compare(self, tx: Transcripts, a_id: str, b_id: str, *, query: dict,
+                 root: str) -> Page:
+        a, b = tx.trial(a_id), tx.trial(b_id)
+        if a is None or b is None:
+            return self._missing(a_id if a is None else b_id, root)
+        about = _scenario(a["scenario"])
+        column = about["score_column"]
+        da = {d["day"]: d for d in tx.days(a_id)}
+        db = {d["day"]: d for d in tx.days(b_id)}
+        rows, diverge = [], None
+        for day in sorted(da.keys() | db.keys()):
+            x, y = da.get(day), db.get(day)
+            diff = (y[column] - x[column]) if x and y and x[column] is not None and \
+                y[column] is not None else None
+            if diverge is None and diff:
+                diverge = day
+            rows.append({"day": day, "a": x, "b": y, "diff": diff})
+        return self._page("compare", root, [(f"run {a['run_id']}", f"{root}run/{a['run_id']}.html"),
+                                            ("side by side", None)],
+                          a=a, b=b, rows=rows, diverge=diverge, **about)
+
+    def _trial_state(self, tx: Transcripts, trial_id: str, *, query: dict,
+                     root: str) -> Page:
+        t = tx.trial(trial_id)
+        return Page(200 if t else 404, _state(t), "text/plain; charset=utf-8")
+
+    def _run_state(self, tx: Transcripts, run_id: str, *, query: dict, root: str) -> Page:
+        trials = tx.store.trials(run_id)
+        return Page(200, ";".join(_state(t) for t in trials), "text/plain; charset=utf-8")
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _crumbs(self, t: dict, root: str, link: bool = False) -> list[tuple[str, str | None]]:
+        return [(f"run {t['run_id']}", f"{root}run/{t['run_id']}.html"),
+                (f"{t['model']} s{t['seed']}", "index.html" if link else None)]
+
+    def _missing(self, trial_id: str, root: str) -> Page:
+        return self._error(404, "No such trial", f"no trial {trial_id} in {self.db}", root)
+
+    def _live_trial(self, tx: Transcripts, t: dict) -> dict | None:
+        if not self.served or t["status"] != TrialStatus.RUNNING:
+            return None
+        return {"url": "state.txt", "seen": _state(t)}
+
+    def _live_run(self, tx: Transcripts, run: dict) -> dict | None:
+        if not self.served or run["status"] != "running":
+            return None
+        return {"url": f"{run['run_id']}.state.txt",
+                "seen": ";".join(_state(t) for t in tx.store.trials(run["run_id"]))}
+
+
+def _state(t: dict | None) -> str:
+    return "" if t is None else f"{t['status']}/{t['days_completed']}/{t['tool_calls']}"
+
+
+def _scenario(name: str) -> dict[str, Any]:
+    entry = REGISTRY.get(name)
+    return {"score_name": entry.score_name if entry else "net assets",
+            "currency": entry.currency if entry else "",
+            "score_column": entry.score_column if entry else "net_assets",
+            "notes_tool": entry.notes_tool if entry else None}
+
+
+def _pairs(trials: list[dict]) -> list[tuple[dict, dict]]:
+    """Trials of different models on the same world, seed and repeat (latest attempts)."""
+    groups: dict[tuple, list[dict]] = {}
+    for t in trials:
+        groups.setdefault((t["world_seed"], t["seed"], t["repeat"]), []).append(t)
+    return [(a, b) for group in groups.values() for i, a in enumerate(group)
+            for b in group[i + 1:] if a["model"] != b["model"]]
+
+
+def _money(value: Any, places: int = 2) -> str:
+    if value is None or isinstance(value, jinja2.Undefined):
+        return "—"
+    return f"{float(value):,.{places}f}"
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None or isinstance(value, jinja2.Undefined) else f"{value:.0%}"
+
+
+def _share_of(row: dict) -> float | None:
+    cached, total = row.get("cache_read_tokens", row.get("cached")), row.get("input_tokens")
+    return (cached or 0) / total if total else None
+
+
+def _pretty(text: str | None) -> str:
+    if not text:
+        return ""
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def _pretty_obj(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _spark(values: list[float], width: int = 120, height: int = 24) -> Markup:
+    if len(values) < 2:
+        return Markup("")
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    points = " ".join(f"{i * width / (len(values) - 1):.1f},"
+                      f"{height - 2 - (v - low) / span * (height - 4):.1f}"
+                      for i, v in enumerate(values))
+    return Markup(
+        f'<svg width="{width}" height="{height}" role="img" aria-label="from '
+        f'{values[0]:,.0f} to {values[-1]:,.0f}"><polyline fill="none" stroke="#0b5cad" '
+        f'stroke-width="1.2" points="{points}"/></svg>')
+
+
+def _chart(days: list[dict], column: str, label: str, width: int = 900,
+           height: int = 220) -> str:
+    """The score's quantity and cash by day, and the API spend by day beneath; each day
+    a link to its page."""
+    if not days:
+        return "<p class='muted'>No day has ended yet.</p>"
+    pad, n = 40, len(days)
+    x = [pad + (i * (width - 2 * pad) / max(n - 1, 1)) for i in range(n)]
+
+    def line(values: list[float | None], color: str, top: int, h: int, dash: str = "",
+             at: float = 4) -> str:
+        known = [v for v in values if v is not None]
+        if not known:
+            return ""
+        low, high = min(known), max(known)
+        span = (high - low) or 1.0
+        pts = " ".join(f"{x[i]:.1f},{top + h - (v - low) / span * h:.1f}"
+                       for i, v in enumerate(values) if v is not None)
+        return (f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
+                f'stroke-dasharray="{dash}" points="{pts}"/>'
+                f'<text x="{at}" y="{top + 8}">{high:,.0f}</text>'
+                f'<text x="{at}" y="{top + h}">{low:,.0f}</text>')
+
+    score = [_num(d.get(column)) for d in days]
+    cash = [_num(d.get("cash")) for d in days]
+    spend = [_num(d.get("cost_usd")) or 0.0 for d in days]
+    links = "".join(
+        f'<a href="day-{d["day"]}.html" aria-label="day {d["day"]}"><rect x="{x[i] - 3:.1f}" '
+        f'y="0" width="6" height="{height}" fill="transparent"/></a>' for i, d in enumerate(days))
+    body = (line(score, "#0b5cad", 10, 120) + (line(cash, "#9a6700", 10, 120, "4 3", width - pad + 4)
+                                               if column != "cash" else "")
+            + line(spend, "#b00020", 150, 50, at=4) + links)
+    legend = (f"<span style='color:#0b5cad'>— {label}</span> "
+              + ("<span style='color:#9a6700'>‐ ‐ cash</span> " if column != "cash" else "")
+              + "<span style='color:#b00020'>— API spend per day ($)</span>")
+    return (f'<figure><svg viewBox="0 0 {width} {height}" width="100%" role="img" '
+            f'aria-label="{label} by day">{body}</svg><figcaption class="meta">{legend}; '
+            "click a day to open it</figcaption></figure>")
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    return float(value) if isinstance(value, (int, float, Decimal)) else None

@@ -1,0 +1,86 @@
+"""The viewer in a real browser: Playwright drives Debian's Chromium (apt's package;
+nothing downloads a browser) through runs → trial → day → a tool call → its window,
+a search, the keys and the side-by-side view, and checks what is on screen.
+
+VENDBENCH_SCREENSHOTS=DIR keeps a screenshot of each page (the README's come from it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium installed (Debian: apt-get install chromium; "
+                             ".ci/run installs it)")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def page():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        tab = browser.new_page(viewport={"width": 1300, "height": 900})
+        tab.set_default_timeout(20_000)
+        yield tab
+        browser.close()
+
+
+def shot(page, name: str) -> None:
+    where = os.environ.get("VENDBENCH_SCREENSHOTS")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(where) / f"view-{name}.png"))
+
+
+def test_runs_to_trial_to_day_to_call_to_window(page, server, results):
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Runs in")
+    page.get_by_role("link", name=results["autovend"]).click()
+    expect(page.get_by_role("link", name=results["llm"])).to_be_visible()
+    shot(page, "run")
+    page.get_by_role("link", name=results["llm"]).click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("openai/fake-model")
+    expect(page.get_by_role("img", name="net assets by day")).to_be_visible()
+    shot(page, "trial")
+    page.get_by_role("link", name="4", exact=True).first.click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Day 4")
+    expect(page.get_by_text("Day 4 of 6")).to_be_visible()            # the daily report
+    call = page.locator(".call").first
+    call.locator("summary", has_text="result").click()               # a folded result
+    expect(call.locator("pre").last).to_be_visible()
+    shot(page, "day")
+    page.keyboard.press("ArrowRight")                                 # keys: the next day
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Day 5")
+    page.keyboard.press("ArrowLeft")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Day 4")
+    page.get_by_role("link", name="the window").first.click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("The window of request")
+    expect(page.get_by_role("cell", name="system", exact=True)).to_be_visible()
+    shot(page, "window")
+
+
+def test_search_and_side_by_side(page, server, results):
+    from playwright.sync_api import expect
+
+    page.goto(f"{server}/trial/{results['llm']}/index.html")
+    page.keyboard.press("/")                                          # focuses the search
+    page.keyboard.type("restock")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("matches of “restock”")).to_be_visible()
+    page.get_by_role("row").nth(1).get_by_role("link").click()        # the first hit's day
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Day")
+    page.goto(f"{server}/run/{results['autovend']}.html")
+    page.get_by_role("link", name="vs").first.click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Side by side")
+    expect(page.get_by_role("columnheader", name="openai/fake-model")).to_be_visible()
+    shot(page, "compare")
