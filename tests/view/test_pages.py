@@ -96,6 +96,12 @@ def test_static_pages_are_the_served_ones_as_files(results, tmp_path, capsys):
     assert "Daily report" in day and 'href="day-4.html"' in day
     assert "search.html" not in (out / "trial" / results["llm"] / "index.html").read_text()
     assert (out / "compare" / results["policy"] / f"{results['llm']}.html").exists()
+    # the leaderboard's report, written beside them, links each row to its trials
+    assert main(["leaderboard", "--db", results["db"], "--run", results["autovend"],
+                 "--charts", str(out)]) == 0
+    report = (out / "report.html").read_text()
+    assert f"href='trial/{results['llm']}/index.html'>s1</a>" in report
+    assert f"href='trial/{results['policy']}/index.html'>s1</a>" in report
 
 
 def test_bad_input_is_one_clear_line(results, capsys):

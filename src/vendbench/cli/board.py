@@ -52,7 +52,9 @@ def add(sub: Any) -> None:
                        help="table: every column (growth, CV, cached share, CNY/$, oracle "
                             "share, operations), wider than 80 characters")
     board.add_argument("--charts", metavar="DIR",
-                       help="also write the charts (PNG and SVG) and report.html into DIR "
+                       help="also write the charts (PNG and SVG) and report.html into DIR; "
+                            "after vendbench view --static DIR, each row of the report "
+                            "links its trials' pages "
                             "(created if missing; files in it are replaced)")
     board.set_defaults(func=leaderboard)
     trend = sub.add_parser(
@@ -91,7 +93,7 @@ def leaderboard(args: argparse.Namespace) -> int:
         trend = build_trend(args.db, filters=filters)
         files = _writing(out, lambda: write_charts(board, out))
         report = out / "report.html"
-        _writing(out, lambda: report.write_text(html_report(board, trend)))
+        _writing(out, lambda: report.write_text(html_report(board, trend, pages=out)))
         print(f"\nwrote {len(files)} chart files and {report}", file=sys.stderr)
     return 0
 

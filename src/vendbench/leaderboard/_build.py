@@ -65,6 +65,7 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
             trajectories.setdefault(t["model"], []).append(
                 [float(d[column]) for d in rows["days"]])
             points.append({"model": t["model"], "seed": t["seed"], "score": score(t),
+                           "trial_id": t["trial_id"], "world_seed": t["world_seed"],
                            "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
                            else None, "status": t["status"]})
     return Board(model_rows(selection.trials, operations), selection, trajectories,

@@ -80,16 +80,22 @@ CAPTIONS = {
 }
 
 
-def html_report(board: Board, trend: Trend | None = None) -> str:
+def html_report(board: Board, trend: Trend | None = None, pages: Path | None = None
+                ) -> str:
     """One HTML file with no external reference: table, notes and SVG charts inline, and
-    a trend section when ``trend`` spans two runs or more."""
+    a trend section when ``trend`` spans two runs or more. With ``pages``, the folder
+    the report is written to, each row links the transcript pages of its trials that
+    ``vendbench view --static`` wrote there."""
     from ._charts import write_charts, write_trend_chart
 
     headers, rows = table_rows(board)
+    links = _transcript_links(board, pages) if pages is not None else None
+    if links is not None:
+        headers = [*headers, "transcripts"]
     cohort = board.selection.cohort
     table = _table(headers, rows, "sortable board",
                    f"Models ranked by mean terminal {board.score_name} ({board.currency}), {cohort['scenario']}, "
-                   f"{cohort['days']} days; click a column to sort") \
+                   f"{cohort['days']} days; click a column to sort", links) \
         if rows else "<p class='note'>No finished trial to rank yet.</p>"
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in _footer(board))
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,10 +123,28 @@ def html_report(board: Board, trend: Trend | None = None) -> str:
             f"{trend_html}<script>{_SCRIPT}</script></body></html>")
 
 
-def _table(headers: list[str], rows: list[list[str]], classes: str, caption: str) -> str:
+def _transcript_links(board: Board, pages: Path) -> list[str] | None:
+    """Per row, links to its trials' pages in ``pages`` (None: none written there)."""
+    cells, found = [], False
+    for row in board.rows:
+        links = []
+        for p in sorted((p for p in board.points if p["model"] == row.model),
+                        key=lambda p: (p["world_seed"], p["seed"])):
+            href = f"trial/{p['trial_id']}/index.html"
+            if (pages / href).exists():
+                found = True
+                links.append(f"<a href='{html.escape(href)}'>s{p['seed']}</a>")
+        cells.append(" ".join(links))
+    return cells if found else None
+
+
+def _table(headers: list[str], rows: list[list[str]], classes: str, caption: str,
+           raw: list[str] | None = None) -> str:
+    """A table of escaped cells; ``raw``: one more cell per row, already HTML."""
     head = "".join(f"<th scope='col'>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-                   for r in rows)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r)
+                   + (f"<td style='text-align:left'>{raw[i]}</td>" if raw else "") + "</tr>"
+                   for i, r in enumerate(rows))
     # the caption stays put while a wide table scrolls under it
     return (f"<figure class='table'><figcaption class='above'>{html.escape(caption)}"
             f"</figcaption><div class='scroll'><table class='{classes}'><thead><tr>{head}"
