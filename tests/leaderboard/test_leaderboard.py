@@ -405,3 +405,43 @@ def test_charts_into_a_file_or_an_unwritable_place_is_one_line_before_any_output
         out, err = capsys.readouterr()
         assert out == "" and message in err and len(err.strip().splitlines()) == 1, err
     assert taken.read_text() == "a file, not a directory"
+
+
+def _trial(model, seed, net, *, world=2026, status="completed", cost="0.5", initial=100.0):
+    return {"trial_id": f"{model}-{world}-{seed}", "model": model, "seed": seed,
+            "repeat": 1, "world_seed": world, "status": status, "final_net_assets": net,
+            "initial_cash": initial, "cost_usd": None if cost is None else D(cost),
+            "input_tokens": 10, "cache_read_tokens": 0}
+
+
+def test_each_row_names_its_harness_and_why_an_efficiency_is_blank():
+    from vendbench.leaderboard._board import harness, model_rows
+
+    assert [harness(m) for m in ("baseline/oracle", "mcp/claude-code", "openai/gpt-5")] == \
+        ["in-process", "mcp", "litellm"]
+    rows = {r.model: r for r in model_rows([
+        _trial("baseline/order-up-to", 1, 150.0, cost="0"),
+        _trial("mcp/claude-code", 1, 160.0, cost=None),
+        _trial("openai/broken", 1, 90.0, status="error"),
+        _trial("openai/good", 1, 200.0)], {})}
+    assert {m: r.harness for m, r in rows.items()} == {
+        "baseline/order-up-to": "in-process", "mcp/claude-code": "mcp",
+        "openai/broken": "litellm", "openai/good": "litellm"}
+    assert {m: r.api_efficiency_note for m, r in rows.items()} == {
+        "baseline/order-up-to": "no API cost", "mcp/claude-code": "unpriced",
+        "openai/broken": "no completed trial", "openai/good": None}
+    assert rows["openai/good"].api_efficiency == pytest.approx((200.0 - 100.0) / 0.5)
+    assert rows["baseline/order-up-to"].vs_baseline_ratio is None      # not against itself
+
+
+def test_comparisons_pair_trials_of_the_same_world_only():
+    """A model's trial on world 8 is compared with the baseline's on world 8, never with
+    the baseline's on world 7 of the same seed."""
+    from vendbench.leaderboard._board import model_rows
+
+    rows = {r.model: r for r in model_rows([
+        _trial("baseline/order-up-to", 1, 100.0, world=7),
+        _trial("baseline/order-up-to", 1, 400.0, world=8),
+        _trial("openai/x", 1, 200.0, world=8)], {})}
+    assert rows["openai/x"].vs_baseline_ratio == pytest.approx(0.5)
+    assert rows["openai/x"].beats_baseline == 0 and rows["openai/x"].baseline_pairs == 1

@@ -148,3 +148,26 @@ def test_until_calibrated_lets_one_request_through_then_everyone():
     # a failed without a reply: b went alone next; once b had answered, c and d together
     assert order[:4] == ["a sent", "a done", "b sent", "b done"]
     assert sorted(order[4:6]) == ["c sent", "d sent"]
+
+
+def test_advice_names_the_servers_context_when_it_is_the_smaller_one():
+    """What a trial that overflowed is told to change: the server's context when the
+    server said (or implied) it is below the configured window, else the window."""
+    cal = Calibration(60_000, tools_tokens=0)
+    assert cal.advice() == ("raise max_context_tokens (and the server's context) or lower "
+                            "max_output_tokens")                       # nothing learned yet
+    cal.overflowed(7000, ContextLimit(context_tokens=8192), 512)
+    assert cal.advice() == ("the server's own context is 8,192 tokens, below the configured "
+                            "max_context_tokens 60,000: start the server with a larger "
+                            "context (llama.cpp: --ctx-size) or lower max_output_tokens")
+    guessed = Calibration(60_000, tools_tokens=0)
+    guessed.observe(1000, 1000)
+    guessed.overflowed(10_000, ContextLimit(), 1000)                  # no number: estimated
+    assert guessed.advice().startswith("the server's own context is about 10,000 tokens, "
+                                       "below the configured max_context_tokens 60,000")
+    wide = Calibration(8192, tools_tokens=0)                          # the window is smaller
+    wide.overflowed(7000, ContextLimit(context_tokens=16_384), 512)
+    assert wide.advice().startswith("raise max_context_tokens")
+    equal = Calibration(8192, tools_tokens=0)                         # the same: the window
+    equal.overflowed(7000, ContextLimit(context_tokens=8192), 512)
+    assert equal.advice().startswith("raise max_context_tokens")
