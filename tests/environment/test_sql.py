@@ -356,3 +356,51 @@ def test_a_result_is_capped_in_bytes_with_a_note(env):
 
     assert wide["truncated"] and len(json.dumps(wide["rows"])) <= 16_000 + 50
     assert "rows cut at 16,000 characters" in wide["note"]
+
+
+def test_results_are_cut_at_their_exact_limits_with_a_note():
+    from vendbench.environment.autovend._sql import (MAX_CELL_CHARS, MAX_RESULT_CHARS,
+                                                    MAX_ROWS, _bounded)
+
+    exact = _bounded(["c"], [("x" * MAX_CELL_CHARS,)])          # at the limit: whole
+    assert exact == {"columns": ["c"], "rows": [["x" * MAX_CELL_CHARS]], "truncated": False}
+    over = _bounded(["c", "d"], [("x" * (MAX_CELL_CHARS + 5), "y" * (MAX_CELL_CHARS + 1))])
+    assert over["rows"][0][0] == "x" * MAX_CELL_CHARS + "…[5 more characters]"
+    assert over["note"] == "2 cell(s) cut at 1,000 characters; select less (substr, LIMIT)"
+    # each row below is 400 characters as JSON: 40 of them are the result's limit exactly
+    row = ("z" * 396,)
+    assert MAX_RESULT_CHARS == 40 * 400
+    full = _bounded(["c"], [row] * 40)
+    assert len(full["rows"]) == 40 and full["truncated"] is False and "note" not in full
+    cut = _bounded(["c"], [row] * 41)
+    assert len(cut["rows"]) == 40 and cut["truncated"] is True
+    assert cut["note"] == ("rows cut at 16,000 characters of result; select fewer columns "
+                           "or rows")
+    many = _bounded(["c"], [(1,)] * (MAX_ROWS + 10))            # cut by rows: no note
+    assert len(many["rows"]) == MAX_ROWS and many["truncated"] is True and "note" not in many
+
+
+def test_a_size_is_a_small_number_written_out_and_nothing_else():
+    from vendbench.environment.autovend._sql import _small_literal
+
+    assert _small_literal({"class": "CONSTANT", "literal": {"text": "1000"}})
+    assert not _small_literal({"class": "CONSTANT", "literal": {"text": "1001"}})
+    assert not _small_literal(None) and not _small_literal(["1"])
+    assert not _small_literal({"class": "CONSTANT", "literal": {}})      # no text
+    assert not _small_literal({"class": "CONSTANT", "literal": {"text": "ten"}})
+    assert not _small_literal({"class": "COLUMN_REF", "literal": {"text": "5"}})
+
+
+def test_the_size_checks_refuse_exactly_what_they_should(env):
+    recursive = sql(env, "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r "
+                         "WHERE n < 3) SELECT * FROM r")
+    assert recursive == {"ok": False, "error": "query_sql: recursive CTEs are not allowed "
+                                               "in query_sql"}
+    wide = sql(env, "SELECT format('{:5000}', 1)")
+    assert wide["error"] == "query_sql: format: a field width over 999 is not allowed"
+    # what merely looks like them runs: a width in a string no formatter reads, a format
+    # whose template is a column, a sized function missing its size (DuckDB's own error)
+    assert sql(env, "SELECT upper('%5000d') AS t")["rows"] == [["%5000D"]]
+    assert sql(env, "SELECT printf(product_id) AS p FROM catalog LIMIT 1")["ok"]
+    missing = sql(env, "SELECT repeat('ab')")
+    assert missing["ok"] is False and "repeat" in missing["error"].lower()

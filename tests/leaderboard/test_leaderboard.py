@@ -442,6 +442,13 @@ def test_comparisons_pair_trials_of_the_same_world_only():
     rows = {r.model: r for r in model_rows([
         _trial("baseline/order-up-to", 1, 100.0, world=7),
         _trial("baseline/order-up-to", 1, 400.0, world=8),
-        _trial("openai/x", 1, 200.0, world=8)], {})}
-    assert rows["openai/x"].vs_baseline_ratio == pytest.approx(0.5)
-    assert rows["openai/x"].beats_baseline == 0 and rows["openai/x"].baseline_pairs == 1
+        _trial("openai/x", 1, 200.0, world=7)], {})}
+    assert rows["openai/x"].vs_baseline_ratio == pytest.approx(2.0)
+    assert rows["openai/x"].beats_baseline == 1 and rows["openai/x"].baseline_pairs == 1
+
+
+def test_growth_counts_from_zero_when_the_starting_cash_is_unknown():
+    from vendbench.leaderboard._board import model_rows
+
+    (row,) = model_rows([_trial("openai/x", 1, 250.0, initial=None)], {})
+    assert row.growth == 250.0
