@@ -95,6 +95,10 @@ def test_static_pages_are_the_served_ones_as_files(results, tmp_path, capsys):
     day = (out / "trial" / results["llm"] / "day-3.html").read_text()
     assert "Daily report" in day and 'href="day-4.html"' in day
     assert "search.html" not in (out / "trial" / results["llm"] / "index.html").read_text()
+    first = (out / "trial" / results["llm"] / "window-1-1.html").read_text()
+    assert "Carried, by message number: 0, 2." in first           # compact, as ranges
+    later = (out / "trial" / results["llm"] / "window-5-1.html").read_text()
+    assert "Carried, by message number: 0, 2–" in later
     assert (out / "compare" / results["policy"] / f"{results['llm']}.html").exists()
     # the leaderboard's report, written beside them, links each row to its trials
     assert main(["leaderboard", "--db", results["db"], "--run", results["autovend"],

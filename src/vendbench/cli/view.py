@@ -41,8 +41,8 @@ def add(sub: Any) -> None:
                       help="port (default 8766; 0: any free one, printed)")
     view.add_argument("--static", metavar="DIR",
                       help="write the pages into DIR instead of serving them (with "
-                           "RUN_ID: that run's only); search and request windows need the "
-                           "server")
+                           "RUN_ID: that run's only); search and each message's full text "
+                           "need the server, and request windows list message numbers")
     view.set_defaults(func=command)
 
 

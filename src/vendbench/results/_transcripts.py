@@ -141,6 +141,12 @@ class Transcripts:
         return {"day": row[1], "status": row[2], "request": request, "carried": carried,
                 "evicted": evicted, "tokens": sum(m["tokens"] or 0 for m in carried)}
 
+    def requests(self, trial_id: str) -> list[tuple[int, int]]:
+        """Every request of the trial: (number, attempt), in order."""
+        return [tuple(r) for r in self.store.con.execute(
+            "SELECT seq, attempt FROM exchanges WHERE trial_id = ? ORDER BY seq, attempt",
+            [trial_id]).fetchall()]
+
     def message(self, trial_id: str, msg_id: int) -> dict[str, Any] | None:
         row = self.store.con.execute(
             "SELECT role, tokens, content_json FROM messages WHERE trial_id = ? AND "

@@ -143,7 +143,7 @@ class Pages:
         return self._page("window", root, [*self._crumbs(t, root, link=True),
                                            (f"day {w['day']}", f"day-{w['day']}.html"),
                                            (f"window {seq}", None)],
-                          t=t, w=w, seq=int(seq), attempt=int(attempt), linked=self.served,
+                          t=t, w=w, seq=int(seq), attempt=int(attempt), ranges=_ranges,
                           evicted_tokens=sum(m["tokens"] or 0 for m in w["evicted"]))
 
     def _message(self, tx: Transcripts, trial_id: str, msg_id: str, *, query: dict,
@@ -214,6 +214,18 @@ class Pages:
             return None
         return {"url": f"{run['run_id']}.state.txt",
                 "seen": ";".join(_state(t) for t in tx.store.trials(run["run_id"]))}
+
+
+def _ranges(messages: list[dict]) -> str:
+    """Message numbers as ranges: 0, 2–18, 40–52."""
+    ids = sorted(m["msg_id"] for m in messages)
+    spans: list[list[int]] = []
+    for i in ids:
+        if spans and i == spans[-1][1] + 1:
+            spans[-1][1] = i
+        else:
+            spans.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
 
 
 def _state(t: dict | None) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..results import Store
+from ..results._transcripts import Transcripts
 from ._pages import Pages, _pairs
 
 
@@ -29,6 +30,8 @@ def write_static(db: str, out: str | Path, run: str | None = None,
                 plan.append(f"trial/{t['trial_id']}/index.html")
                 last = t["days_completed"] or 0
                 plan += [f"trial/{t['trial_id']}/day-{d}.html" for d in range(1, last + 1)]
+                plan += [f"trial/{t['trial_id']}/window-{seq}-{attempt}.html"
+                         for seq, attempt in Transcripts(store).requests(t["trial_id"])]
             plan += [f"compare/{a['trial_id']}/{b['trial_id']}.html"
                      for a, b in _pairs(trials)]
     written = 0
@@ -43,3 +46,4 @@ def write_static(db: str, out: str | Path, run: str | None = None,
         if on_page is not None:
             on_page(path)
     return written
+

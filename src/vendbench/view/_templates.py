@@ -112,7 +112,7 @@ DAY = """{% extends "base" %}{% block title %}day {{ day }} · {{ t.trial_id }}{
 <span class="{{ 'ok' if e.status == 'ok' else 'bad' }}">{{ e.status }}</span> ·
 {{ e.input_tokens or 0 }} in ({{ percent(share_of(e)) }} cached) / {{ e.output_tokens or 0 }} out ·
 ${{ money(e.cost_usd, 5) }} · {{ money(e.latency_ms, 0) }} ms ·
-{% if served %}<a href="window-{{ e.seq }}-{{ e.attempt }}.html">the window ({{ e.carried }} messages)</a>{% else %}{{ e.carried }} messages in its window{% endif %}</div>
+<a href="window-{{ e.seq }}-{{ e.attempt }}.html">the window ({{ e.carried }} messages)</a></div>
 {% if e.error %}<pre class="bad">{{ e.error }}</pre>{% endif %}
 {% if e.reasoning %}<details><summary>reasoning</summary><pre>{{ e.reasoning }}</pre></details>{% endif %}
 {% if e.text %}<pre>{{ e.text }}</pre>{% endif %}
@@ -134,13 +134,16 @@ WINDOW = """{% extends "base" %}{% block title %}window {{ seq }} · {{ t.trial_
 <p class="meta">{{ w.carried|length }} messages, {{ w.tokens }} tokens by our count (the tool schemas aside);
 {{ w.evicted|length }} earlier messages left out. Parameters: max_tokens {{ w.request.max_tokens }},
 cache points {{ w.request.cache_points }}, status {{ w.status }}.</p>
-<table><thead><tr><th>#</th><th class="l">role</th><th>tokens</th><th class="l">text</th></tr></thead><tbody>
-{% for m in w.carried %}<tr><td>{% if linked %}<a href="message-{{ m.msg_id }}.html">{{ m.msg_id }}</a>{% else %}{{ m.msg_id }}{% endif %}</td>
+{% if served %}<table><thead><tr><th>#</th><th class="l">role</th><th>tokens</th><th class="l">text</th></tr></thead><tbody>
+{% for m in w.carried %}<tr><td><a href="message-{{ m.msg_id }}.html">{{ m.msg_id }}</a></td>
 <td class="l">{{ m.role }}</td><td>{{ m.tokens }}</td><td class="l" style="white-space:normal">{{ m.preview }}</td></tr>{% endfor %}
 </tbody></table>
 {% if w.evicted %}<details><summary>Evicted: {{ w.evicted|length }} messages, {{ evicted_tokens }} tokens</summary>
 <table><tbody>{% for m in w.evicted %}<tr><td>{{ m.msg_id }}</td><td class="l">{{ m.role }}</td><td>{{ m.tokens }}</td>
 <td class="l" style="white-space:normal">{{ m.preview }}</td></tr>{% endfor %}</tbody></table></details>{% endif %}
+{% else %}<p>Carried, by message number: {{ ranges(w.carried) }}.</p>
+{% if w.evicted %}<p>Evicted: {{ ranges(w.evicted) }} ({{ evicted_tokens }} tokens).</p>{% endif %}
+<p class="muted">The messages themselves are on the days' pages; <code>vendbench view</code> lists each with its text.</p>{% endif %}
 {% endblock %}"""
 
 MESSAGE = """{% extends "base" %}{% block title %}message {{ m.msg_id }}{% endblock %}{% block main %}
