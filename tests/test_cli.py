@@ -42,11 +42,15 @@ def test_baseline_table_output(capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["baseline", "--days", "0"], "days must be 1-365"),
+    (["baseline", "--days", "0"], "days is 1-365, got 0"),
+    (["baseline", "--days", "-5"], "days is 1-365, got -5"),      # one wording, any side
+    (["trend", "--last", "0"], "a count is 1-"),
+    (["trend", "--last", "-2"], "a count is 1-"),
+    (["baseline", "--seed", "99999999999999999999999"], "a seed is 0-2,147,483,647"),
     (["baseline", "--days", "many"], "whole number"),
     (["baseline", "--policy", "greedy"], "unknown autovend policy 'greedy'"),
     (["baseline", "--scenario", "network", "--policy", "orcle"], "Did you mean: oracle"),
-    (["baseline", "--seed", "-3"], "non-negative"),
+    (["baseline", "--seed", "-3"], "a seed is 0-2,147,483,647, got -3"),
     (["baseline", "--scenario", "prosus"], "unknown scenario"),
     (["baseline", "--seed", "1", "--seeds", "2"], "not allowed"),
 ])
@@ -70,3 +74,9 @@ def test_neither_help_nor_baseline_imports_litellm():
             "assert 'litellm' not in sys.modules, 'litellm imported'\nprint('clean')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and "clean" in out.stdout, out.stderr
+
+
+def test_one_day_is_one_day(capsys):
+    assert main(["baseline", "--days", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "reference policies, 1 day (CNY)" in out and "1 days" not in out

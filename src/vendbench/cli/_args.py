@@ -24,21 +24,32 @@ def cohort_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenario", metavar="S", help="only runs of this scenario")
 
 
-def non_negative(text: str) -> int:
+MAX_SEED = 2**31 - 1             # the results file keeps seeds as INTEGER
+
+
+def whole(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
-    return value
 
 
-def positive(text: str) -> int:
-    value = non_negative(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
-    return value
+def within(what: str, low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``, with one wording for
+    every value outside (below, zero or above alike)."""
+    def parse(text: str) -> int:
+        value = whole(text)
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} is {low:,}-{high:,}, got {value:,}")
+        return value
+
+    return parse
+
+
+seed = within("a seed", 0, MAX_SEED)
+positive = within("a count", 1, 10**9)
+days = within("days", 1, 365)
+port = within("a port", 1, 65535)
 
 
 def usd(text: str) -> str:
@@ -77,17 +88,3 @@ share = number("a share of the limit", 0.1, 0.9)
 
 
 temperature = number("a temperature", 0, 2)
-
-
-def days(text: str) -> int:
-    value = non_negative(text)
-    if not 1 <= value <= 365:
-        raise argparse.ArgumentTypeError(f"days must be 1-365, got {value}")
-    return value
-
-
-def port(text: str) -> int:
-    value = non_negative(text)
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 1-65535, got {value}")
-    return value

@@ -8,7 +8,8 @@ import os
 import statistics
 from typing import Any
 
-from ._args import days, non_negative
+from .._text import days as days_text
+from ._args import days, seed
 
 
 def add(sub: Any, epilog: str) -> None:
@@ -24,9 +25,9 @@ def add(sub: Any, epilog: str) -> None:
                            "and network's: order-up-to, oracle); 'all' runs each "
                            "(default: order-up-to)")
     seeds = base.add_mutually_exclusive_group()
-    seeds.add_argument("--seed", type=non_negative, default=None, metavar="N",
+    seeds.add_argument("--seed", type=seed, default=None, metavar="N",
                        help="trial seed: weather, demand noise, delivery delays (default 1)")
-    seeds.add_argument("--seeds", type=non_negative, nargs="+", metavar="N",
+    seeds.add_argument("--seeds", type=seed, nargs="+", metavar="N",
                        help="several trial seeds; prints a summary with mean, SD and CV")
     base.add_argument("--days", type=days, default=None, metavar="D",
                       help="horizon in simulated days, 1-365 (default: the scenario's, 180 "
@@ -34,10 +35,10 @@ def add(sub: Any, epilog: str) -> None:
     base.add_argument("--scenario", default="autovend", metavar="S",
                       help="autovend (default) or network (Prosus-style)")
     worlds = base.add_mutually_exclusive_group()
-    worlds.add_argument("--world-seed", type=non_negative, default=None, metavar="W",
+    worlds.add_argument("--world-seed", type=seed, default=None, metavar="W",
                         help="generate a different frozen world (default 2026, the shared "
                              "one). With VENDBENCH_WORLD_SALT set, every world is private")
-    worlds.add_argument("--world-seeds", type=non_negative, nargs="+", metavar="W",
+    worlds.add_argument("--world-seeds", type=seed, nargs="+", metavar="W",
                         help="several worlds: every policy × world × seed, and a summary "
                              "per world")
     base.add_argument("--json", action="store_true",
@@ -77,7 +78,7 @@ def command(args: argparse.Namespace) -> int:
         return 0
     private = " (private worlds)" if salt else ""
     print_table(
-        f"{args.scenario}: reference policies, {args.days} days ({currency(args.scenario)})"
+        f"{args.scenario}: reference policies, {days_text(args.days)} ({currency(args.scenario)})"
         f"{private}",
         ["policy", "world", "seed", "status", score_name(args.scenario), "growth", "tool calls",
          "sim s", "wall s"],

@@ -12,7 +12,7 @@ from typing import Any
 
 from .._secrets import redact
 from ..errors import ConfigError
-from ._args import days, non_negative, positive, seconds, share, temperature, usd
+from ._args import days, positive, seconds, seed, share, temperature, usd
 from .runs import served, share_text
 
 RUN_EPILOG = """\
@@ -86,9 +86,9 @@ def add(sub: Any) -> None:
     run.add_argument("--restart", action="store_true",
                      help="with --resume: run unfinished trials again from day 1, as new "
                           "attempts, instead of continuing them")
-    run.add_argument("--seeds", type=non_negative, nargs="+", metavar="S",
+    run.add_argument("--seeds", type=seed, nargs="+", metavar="S",
                      help="trial seeds (default 1)")
-    run.add_argument("--world-seeds", type=non_negative, nargs="+", metavar="W",
+    run.add_argument("--world-seeds", type=seed, nargs="+", metavar="W",
                      help="frozen worlds (default 2026, the paper's one world); trials are "
                           "models × worlds × seeds × repeats, compared by (world, seed). With "
                           "VENDBENCH_WORLD_SALT (or the panel's world_salt_env) set, every "

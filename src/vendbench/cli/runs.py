@@ -7,6 +7,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from .._text import days as days_text
 from ._args import db_flag
 
 
@@ -38,7 +39,7 @@ def command(args: argparse.Namespace) -> int:
                                   "live": store.live}, default=str))
                 return 0
             print_table(f"run {run['run_id']} — {run['name']}, {run['scenario']}, "
-                        f"{run['days']} days, {run['status']}",
+                        f"{days_text(run['days'])}, {run['status']}",
                         ["trial", "model", "world", "seed", "rep", "status",
                          score_name(run["scenario"]),
                          "cost USD", "cached", "exchanges", "tool calls", "days"],

@@ -6,7 +6,7 @@ import argparse
 import logging
 from typing import Any
 
-from ._args import days, db_flag, non_negative, port, wrap
+from ._args import days, db_flag, port, seed, wrap
 
 SERVE_EPILOG = """\
 Each MCP session plays one fresh world of --seed and is logged as a trial of this
@@ -38,9 +38,9 @@ def add(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=SERVE_EPILOG)
     serve.add_argument("--scenario", default="autovend", metavar="S",
                        help="autovend (default) or network (Prosus-style)")
-    serve.add_argument("--seed", type=non_negative, default=1, metavar="N",
+    serve.add_argument("--seed", type=seed, default=1, metavar="N",
                        help="trial seed of every session's world (default 1)")
-    serve.add_argument("--world-seed", type=non_negative, default=None, metavar="W",
+    serve.add_argument("--world-seed", type=seed, default=None, metavar="W",
                        help="frozen world (default 2026, the paper's)")
     serve.add_argument("--days", type=days, default=None, metavar="D",
                        help="horizon, 1-365 (default: the scenario's, 180 for autovend, 30 "

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._args import db_flag, non_negative, wrap
+from ._args import db_flag, within, wrap
 
 EPILOG = """\
 Pages: runs → a run's trials (status, score, cost, cached share, a sparkline) → a trial
@@ -37,7 +37,7 @@ def add(sub: Any) -> None:
     view.add_argument("--host", default="127.0.0.1",
                       help="address to bind (default 127.0.0.1; only loopback addresses: "
                            "the pages show every prompt and reply)")
-    view.add_argument("--port", type=_port, default=8766,
+    view.add_argument("--port", type=within("a port", 0, 65535), default=8766,
                       help="port (default 8766; 0: any free one, printed)")
     view.add_argument("--static", metavar="DIR",
                       help="write the pages into DIR instead of serving them (with "
@@ -59,9 +59,3 @@ def command(args: argparse.Namespace) -> int:
     view(ViewConfig(db=args.db, host=args.host, port=args.port, start=args.start))
     return 0
 
-
-def _port(text: str) -> int:
-    value = non_negative(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {value}")
-    return value

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import statistics
 
+from .._text import days as days_text
 from ..environment import currency, score_name
 from ._board import BASELINE, ORACLE
 from ._render import ops_for
@@ -262,7 +263,7 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
     ax.set_xticks(range(len(trend.runs)), [r["date"][5:] for r in trend.runs],
                   rotation=30, ha="right")
     c = trend.cohort
-    ax.set(title=f"{_cap(score_name(c['scenario']))} per run ({c['scenario']}, {c['days']} days): mean, 95% CI; "
+    ax.set(title=f"{_cap(score_name(c['scenario']))} per run ({c['scenario']}, {days_text(c['days'])}): mean, 95% CI; "
                  "red ring = regression", xlabel="run (UTC)",
            ylabel=f"{score_name(c['scenario'])} (thousand {currency(c['scenario'])})")
     return _finish(plt, fig, ax, out, "trend")

@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import days as days_text
 from ..errors import ResultsError
 from ..results import SET_APART, Store, latest_attempts
 
@@ -48,7 +49,7 @@ class Filters:
 
     def describe(self) -> str:
         parts = [f"scenario {self.scenario}" if self.scenario else "",
-                 f"{self.days} days" if self.days else ""]
+                 days_text(self.days) if self.days else ""]
         return ", ".join(p for p in parts if p) or "any"
 
 
@@ -70,7 +71,7 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
         raise ResultsError(f"no runs in {store.path}; run `vendbench run` first")
     runs = [r for r in every if filters.admits(r)]
     if not runs:
-        kinds = sorted({f"{r['scenario']} {r['days']} days" for r in every})
+        kinds = sorted({f"{r['scenario']} {days_text(r['days'])}" for r in every})
         raise ResultsError(f"no run in {store.path} matches {filters.describe()}; it holds "
                            f"{', '.join(kinds)}")
     if which == "all":
@@ -81,7 +82,7 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
         chosen = [store.run(which)]
         if not filters.admits(chosen[0]):
             raise ResultsError(f"run {which} is {chosen[0]['scenario']}, "
-                               f"{chosen[0]['days']} days: not {filters.describe()}")
+                               f"{days_text(chosen[0]['days'])}: not {filters.describe()}")
     chosen_ids = [r["run_id"] for r in chosen]
     full = {r["run_id"]: store.run(r["run_id"]) for r in chosen}
     rows = []

@@ -7,6 +7,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
+from .._text import days as days_text
 from ..environment import display_columns
 from ..results import TrialStatus
 
@@ -97,7 +98,7 @@ def _footer(board: Board) -> list[str]:
     private = " (private: salted)" if s.cohort.get("world_salt_sha256") else ""
     cash = s.cohort["initial_cash"]
     cash = "unknown (no trial has started a day yet)" if cash is None else f"{cash:,.0f} {board.currency}"
-    lines = [f"cohort: {s.cohort['scenario']}, {s.cohort['days']} days, starting cash "
+    lines = [f"cohort: {s.cohort['scenario']}, {days_text(s.cohort['days'])}, starting cash "
              f"{cash}, world{'s' if ',' in worlds else ''} "
              f"{worlds}{private}; runs: {', '.join(s.runs)}",
              "unfinished trials score 0; each model's latest attempt per world, seed and "
@@ -137,7 +138,7 @@ def _footer(board: Board) -> list[str]:
             sorted({f"{r['model']} from {r['run_id']}: {r['reason']}" for r in within})))
     for o in s.others:
         worlds = ", ".join(str(w) for w in o["world_seeds"])
-        lines.append(f"other cohort: {o['scenario']}, {o['days']} days, world(s) {worlds}: "
+        lines.append(f"other cohort: {o['scenario']}, {days_text(o['days'])}, world(s) {worlds}: "
                      f"{o['runs']} run(s), newest {o['created_at']}; rank it with: vendbench "
                      f"leaderboard --db {s.db} {o['select']}")
     return lines

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._text import days as days_text
 from ._render import _footer, table_rows
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def html_report(board: Board, trend: Trend | None = None, pages: Path | None = N
     cohort = board.selection.cohort
     table = _table(headers, rows, "sortable board",
                    f"Models ranked by mean terminal {board.score_name} ({board.currency}), {cohort['scenario']}, "
-                   f"{cohort['days']} days; click a column to sort", links) \
+                   f"{days_text(cohort['days'])}; click a column to sort", links) \
         if rows else "<p class='note'>No finished trial to rank yet.</p>"
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in _footer(board))
     with tempfile.TemporaryDirectory() as tmp:
@@ -116,7 +117,7 @@ def html_report(board: Board, trend: Trend | None = None, pages: Path | None = N
                                     if p.suffix == ".svg"))
     missing = "".join(f"<p class='note'>{html.escape(n)}</p>"
                       for n in board.chart_notes.values())
-    title = f"vendbench leaderboard — {cohort['scenario']}, {cohort['days']} days"
+    title = f"vendbench leaderboard — {cohort['scenario']}, {days_text(cohort['days'])}"
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
             f"</title><style>{_STYLE}{_TREND_STYLE}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>{table}<ul>{notes}</ul>{charts}{missing}"

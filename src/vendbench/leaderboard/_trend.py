@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import days as days_text
 from ..environment import currency, score_name
 from ..errors import ResultsError
 from ..results import SET_APART, Store
@@ -196,7 +197,7 @@ def trend_table(trend: Trend) -> tuple[list[str], list[list[str]]]:
 
 def _trend_footer(trend: Trend) -> list[str]:
     c = trend.cohort
-    lines = [f"cohort: {c['scenario']}, {c['days']} days, world(s) "
+    lines = [f"cohort: {c['scenario']}, {days_text(c['days'])}, world(s) "
              f"{', '.join(str(w) for w in c['world_seeds'])}; {len(trend.runs)} run(s): "
              + ", ".join(r["run_id"] for r in trend.runs)]
     if trend.regressions:
