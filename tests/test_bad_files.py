@@ -108,7 +108,7 @@ def test_bad_panel_files_are_one_clear_line(tmp_path, capsys, content, message):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--seeds", "3000000000"], "32-bit"),
+    (["--seeds", "3000000000"], "a seed is 0-2,147,483,647"),
     (["--price", "openai/x=nan,1"], "finite"),
     (["--price", "openai/x=1,inf"], "finite"),
     (["--budget", "nan"], "positive amount"),
