@@ -33,7 +33,7 @@ prices are USD.
 """
 
 def _parser() -> argparse.ArgumentParser:
-    from . import baseline, board, run, runs, serve, view
+    from . import baseline, board, check, run, runs, serve, view
 
     parser = argparse.ArgumentParser(
         prog="vendbench",
@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     baseline.add(sub, _EPILOG)
     run.add(sub)
+    check.add(sub)
     runs.add(sub)
     board.add(sub)
     serve.add(sub)

@@ -1,8 +1,9 @@
 """The orchestrator: concurrent model × seed trials, budgets, context, logging."""
 
+from ._check import check
 from ._config import ModelConfig, RunConfig, build_config, load_panel
 from ._scheduler import FINISHED, RunResult, Scheduler, execute
 from ._trial import TrialOutcome, TrialSpec
 
 __all__ = ["FINISHED", "ModelConfig", "RunConfig", "RunResult", "Scheduler", "TrialOutcome",
-           "TrialSpec", "build_config", "execute", "load_panel"]
+           "TrialSpec", "build_config", "check", "execute", "load_panel"]

@@ -1,0 +1,98 @@
+"""``vendbench check``: what each model of a panel will do, before a run spends on it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from ._args import days, positive, wrap
+
+EPILOG = """\
+For each LLM model: the model string and its provider, the endpoint (something must
+listen there), the API key variable, the price, what one request reserves, and one real
+request as a trial's first (briefing, first daily report, tools; a reply of at most 256
+tokens): whether the model calls a tool, the prompt tokens the server counts against
+ours, the latency and what that request cost. Exit 0 when every model is ready, 2 with
+one line per problem otherwise. Nothing is written.
+
+examples:
+  vendbench check --models openai/gpt-4.1-mini
+  vendbench check --models openai/local --api-base http://127.0.0.1:8080/v1 \\
+                  --price openai/local=0,0
+  vendbench check --panel nightly.toml --no-request      # no request sent
+"""
+
+
+def add(sub: Any) -> None:
+    check = sub.add_parser(
+        "check", help="check models and endpoints before a run (one small request each)",
+        description=wrap("Check each LLM model of a panel before running it: provider, "
+                         "endpoint, key, price, what a request reserves, and one real "
+                         "request."),
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    which = check.add_mutually_exclusive_group(required=True)
+    which.add_argument("--models", nargs="+", metavar="M", help="model strings to check")
+    which.add_argument("--panel", metavar="FILE.toml", help="a panel file")
+    check.add_argument("--api-base", metavar="URL", help="the endpoint of every LLM model")
+    check.add_argument("--price", action="append", default=[],
+                       metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
+                       help="USD per million tokens (repeatable)")
+    check.add_argument("--max-output-tokens", type=positive, metavar="N",
+                       help="max output tokens per request (default 4096)")
+    check.add_argument("--max-context-tokens", type=positive, metavar="N",
+                       help="rolling-context limit in tokens (default 60000)")
+    check.add_argument("--tool-choice", choices=["auto", "required"],
+                       help="tool_choice sent with the request (default auto)")
+    check.add_argument("--scenario", metavar="S", help="autovend (default) or network")
+    check.add_argument("--days", type=days, metavar="D", help="horizon (default: the "
+                       "scenario's)")
+    check.add_argument("--no-request", action="store_true",
+                       help="check everything but the real request (sends nothing)")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from ..orchestrator import check
+    from .run import _config_from_args
+
+    for name in ("seeds", "world_seeds", "repeats", "workers", "processes", "budget",
+                 "total_budget", "timeout", "max_turns", "name", "context_strategy",
+                 "context_low_water", "temperature", "request_timeout", "prompt_caching"):
+        setattr(args, name, None)
+    args.allow_unpriced = True                # a missing price is reported, not fatal
+    config = _config_from_args(args)
+    records = asyncio.run(check(config, send=not args.no_request))
+    if args.json:
+        print(json.dumps({"models": records}, default=str))
+    else:
+        for r in records:
+            _print(r)
+    problems = [p for r in records for p in r["problems"]]
+    for problem in problems:
+        print(f"vendbench: {problem}", file=sys.stderr)
+    if not records:
+        print("no LLM model to check (the baseline/ policies need no check)", file=sys.stderr)
+    return 2 if problems else 0
+
+
+def _print(r: dict[str, Any]) -> None:
+    state = "ready" if not r["problems"] else "NOT READY"
+    print(f"{r['model']}: {state}")
+    if r.get("price"):
+        p = r["price"]
+        print(f"  price: ${p['input']} in, ${p['output']} out per million tokens "
+              f"({p.get('source')})")
+    if r.get("first_prompt_tokens") is not None:
+        reserves = f"${r['reserves_usd']:.4f}" if r.get("reserves_usd") is not None else "—"
+        print(f"  first request: {r['first_prompt_tokens']:,} tokens by our count; "
+              f"reserves {reserves}")
+    if "called_tool" in r:
+        ratio = f"{r['token_ratio']:.2f}×" if r.get("token_ratio") else "—"
+        cost = f"${r['probe_cost_usd']:.5f}" if r.get("probe_cost_usd") is not None else "—"
+        print(f"  one request: {'called a tool' if r['called_tool'] else 'NO tool call'}; "
+              f"the server counted {r['server_prompt_tokens']:,} prompt tokens ({ratio} "
+              f"ours); {r['latency_s']:.2f} s; cost {cost}")

@@ -1,0 +1,102 @@
+"""``vendbench check``: before spending anything, what each model of a panel will do.
+
+Per LLM model: the model string and endpoint (``providers.model_problem``, something
+listening), its API key variable, its price, what one request reserves, and then one
+real request (the world's briefing and first report, its tools, a small reply): does the
+model call a tool, how many prompt tokens the server counts against ours, and what that
+request cost. Each problem is one line; nothing is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from decimal import Decimal
+from typing import Any
+
+from ..budgets import resolve_prices
+from ..errors import ConfigError, UnknownPriceError
+from ..providers import (CompletionRequest, litellm_price, make_provider, model_problem,
+                         unreachable)
+from ._clients import Clients
+from ._config import ModelConfig, RunConfig
+
+PROBE_MAX_TOKENS = 256        # the check's one request: enough for a tool call
+
+
+async def check(config: RunConfig, send: bool = True) -> list[dict[str, Any]]:
+    """One record per LLM model of ``config`` (``send``: make the one real request)."""
+    try:
+        prices = resolve_prices([m.id for m in config.models],
+                                {m.id: m.price_fields() for m in config.models},
+                                lookup=litellm_price, allow_unpriced=True)
+    except UnknownPriceError:                 # not with allow_unpriced; kept for clarity
+        prices = {}
+    clients = Clients(config, prices)
+    return [await _one(clients, m, send) for m in config.models if not m.in_process]
+
+
+async def _one(clients: Clients, model: ModelConfig, send: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"model": model.id, "problems": [], "price": None,
+                           "reserves_usd": None, "first_prompt_tokens": None}
+    problem = model_problem(model.id, model.api_base)
+    if problem is None and model.api_base:
+        problem = unreachable(model.api_base)
+    if problem is not None:
+        out["problems"].append(problem)
+        return out
+    price = clients.prices.get(model.id)
+    out["price"] = price.to_json() if price is not None else None
+    if price is None:
+        out["problems"].append(f"{model.id}: no price known: give --price {model.id}=IN,OUT "
+                               "(USD per million tokens) or run with --allow-unpriced")
+    try:
+        client = clients.client(model)
+    except ConfigError as exc:
+        out["problems"].append(str(exc))
+        return out
+    tokens = clients.first_prompt_tokens(model)
+    out["first_prompt_tokens"] = tokens
+    if price is not None:
+        out["reserves_usd"] = float(clients.first_request_cost(model))
+    if send and client is not None:
+        out.update(await _probe(clients, model))
+        if out.get("error"):
+            out["problems"].append(f"{model.id}: the request failed: {out['error']}")
+        elif not out.get("called_tool"):
+            out["problems"].append(
+                f"{model.id}: answered without calling a tool; a trial needs tool calls "
+                "(try --tool-choice required, or a model that supports tools)")
+    return out
+
+
+async def _probe(clients: Clients, model: ModelConfig) -> dict[str, Any]:
+    """One request as a trial's first, with a small reply."""
+    import os
+
+    env = clients.probe()
+    messages = [{"role": "system", "content": env.instructions},
+                {"role": "user", "content": env.observe()}]
+    request = CompletionRequest(
+        model=model.id, messages=messages, tools=env.tools,
+        max_tokens=min(model.max_output_tokens, PROBE_MAX_TOKENS),
+        temperature=model.temperature, api_base=model.api_base,
+        timeout_s=min(model.timeout_s, 60.0), tool_choice=model.tool_choice)
+    key = os.environ.get(model.api_key_env) if model.api_key_env else None
+    provider = make_provider(model.id, key)
+    counter, tools_tokens = clients.counter(model)
+    ours = tools_tokens + sum(counter.count_now(messages))
+    start = time.perf_counter()
+    try:
+        completion = await asyncio.wait_for(provider.complete(request), request.timeout_s)
+    except Exception as exc:                  # any failure is the answer to report
+        failure = provider.classify(exc)
+        return {"error": f"{failure.kind.value}: {failure.message}"[:300]}
+    usage = completion.usage
+    price = clients.prices.get(model.id)
+    cost = price.cost(usage.prompt_tokens, usage.completion_tokens) if price else None
+    return {"called_tool": bool(completion.message.get("tool_calls")),
+            "server_prompt_tokens": usage.prompt_tokens, "our_prompt_tokens": ours,
+            "token_ratio": round(usage.prompt_tokens / ours, 3) if ours else None,
+            "latency_s": round(time.perf_counter() - start, 2),
+            "probe_cost_usd": float(cost) if isinstance(cost, Decimal) else None}
