@@ -44,3 +44,22 @@ def test_an_unpriced_run_costs_unknown_not_zero(tmp_path):
                           "VALUES ('t', 'r', 'openai/x', 'completed', NULL)")
         (summary,) = store.runs()
     assert summary["cost_usd"] is None
+
+
+def test_a_killed_runs_cost_is_what_its_trials_were_charged(tmp_path):
+    """A run killed mid-trial leaves its trials marked running with the cost of their
+    start: the listing counts what their exchanges were charged instead."""
+    from decimal import Decimal
+
+    db = str(tmp_path / "k.duckdb")
+    with Store(db) as store:
+        store.con.execute("INSERT INTO runs (run_id, created_at, scenario, days, status) "
+                          "VALUES ('r', now(), 'autovend', 2, 'running')")
+        for trial, charged in (("a", ("0.0100", "0.0088")), ("b", ("0.0169",))):
+            store.con.execute("INSERT INTO trials (trial_id, run_id, model, status, "
+                              "cost_usd) VALUES (?, 'r', 'openai/x', 'running', 0)", [trial])
+            for seq, cost in enumerate(charged, 1):
+                store.con.execute("INSERT INTO exchanges (trial_id, seq, attempt, cost_usd) "
+                                  "VALUES (?, ?, 1, ?)", [trial, seq, Decimal(cost)])
+        (summary,) = store.runs()
+    assert summary["cost_usd"] == Decimal("0.0357")

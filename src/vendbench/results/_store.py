@@ -237,13 +237,18 @@ class Store:
         return out
 
     def runs(self) -> list[RunSummary]:
+        """Every run with its trials counted. A trial still marked running (its run
+        live, or killed) costs what its exchanges were charged, as ``trials`` counts it."""
         return self._dicts("""
+            WITH spent AS (SELECT trial_id, sum(cost_usd) AS cost FROM exchanges
+                           GROUP BY trial_id)
             SELECT r.run_id, r.name, r.created_at, r.scenario, r.days, r.status,
                    json_extract_string(r.config_json, '$.harness') AS harness,
                    count(t.trial_id) AS trials,
                    count(t.trial_id) FILTER (WHERE t.status = 'completed') AS completed,
-                   sum(t.cost_usd) AS cost_usd          -- NULL: no trial priced
-            FROM runs r LEFT JOIN trials t USING (run_id)
+                   sum(CASE WHEN t.status = 'running' AND t.cost_usd IS NOT NULL
+                            THEN coalesce(s.cost, 0) ELSE t.cost_usd END) AS cost_usd
+            FROM runs r LEFT JOIN trials t USING (run_id) LEFT JOIN spent s USING (trial_id)
             GROUP BY ALL ORDER BY r.created_at""")
 
     def run(self, run_id: str) -> RunInfo:
