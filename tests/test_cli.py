@@ -80,3 +80,18 @@ def test_one_day_is_one_day(capsys):
     assert main(["baseline", "--days", "1"]) == 0
     out = capsys.readouterr().out
     assert "reference policies, 1 day (CNY)" in out and "1 days" not in out
+
+
+def test_progress_shows_the_time_left_from_the_days_played():
+    from types import SimpleNamespace
+
+    from vendbench.ui import RunProgress, eta_text
+
+    assert [eta_text(s) for s in (0, 45, 250, 7500)] == ["0s", "45s", "4m10s", "2h05m"]
+    progress = RunProgress(SimpleNamespace(days=10, scenario="autovend", names_worlds=False),
+                           enabled=False)
+    progress._total, progress._started = 2, 100.0
+    assert progress._eta(now=130.0) == ""                          # nothing played yet
+    progress._rows = {"a": {"status": "completed", "day": 4},      # ended: all 10 count
+                      "b": {"status": "running", "day": 5}}
+    assert progress._eta(now=130.0) == " · ETA 10s"                # 15 of 20 days in 30 s

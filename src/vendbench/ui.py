@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import sys
+import time
 from types import TracebackType
 from typing import Any
+
+
+def eta_text(seconds: float) -> str:
+    """``45s``, ``4m10s``, ``2h05m``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 def _is_tty() -> bool:
@@ -18,8 +29,8 @@ def print_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
         from rich.table import Table
 
         table = Table(title=title)
-        for i, h in enumerate(headers):
-            table.add_column(h, justify="left" if i < 2 else "right")
+        for i, h in enumerate(headers):        # a long name folds: never cut to a lookalike
+            table.add_column(h, justify="left" if i < 2 else "right", overflow="fold")
         for r in rows:
             table.add_row(*[str(v) for v in r])
         Console().print(table)
@@ -104,6 +115,7 @@ class RunProgress:
             return
         if kind == "run_started":
             self._total, self._pool = data["trials"], data["pool"]
+            self._started = time.monotonic()
             self._line(f"run {data['run_id']}: {data['trials']} trial(s) to run"
                        + (f", {data['kept']} kept from before" if data["kept"] else ""))
         elif kind == "workers_started":
@@ -136,6 +148,19 @@ class RunProgress:
         if self._live is not None:
             self._live.update(self._render())
 
+    def _eta(self, now: float | None = None) -> str:
+        """`` · ETA 4m10s``: the time left if the days still to play go as fast as the
+        days played so far (blank before the first day)."""
+        started, days = getattr(self, "_started", None), self._config.days
+        total_days = self._total * days
+        played = sum(r["day"] if r["status"] == "running" else days
+                     for r in self._rows.values())       # an ended trial is all played
+        if started is None or not total_days or played <= 0:
+            return ""
+        now = time.monotonic() if now is None else now
+        left = (now - started) * (total_days - played) / played
+        return f" · ETA {eta_text(left)}"
+
     def _line(self, text: str) -> None:
         if not self._tty:
             print(text, file=sys.stderr, flush=True)
@@ -147,11 +172,12 @@ class RunProgress:
         spent = float(self._pool.spent) if self._pool is not None else 0.0
         cap = self._pool.limit if self._pool is not None else None
         title = (f"trials {self._done}/{self._total} done · spent ${spent:.4f}"
-                 + (f" of ${cap}" if cap is not None else ""))
+                 + (f" of ${cap}" if cap is not None else "") + self._eta())
         table = Table(title=title, expand=False)
         for col in ("model", "seed", "rep", "status", "day", f"{self._score} {self._currency}",
-                    "spend USD"):
-            table.add_column(col, justify="left" if col in ("model", "status") else "right")
+                    "spend USD"):               # names fold rather than cut to a lookalike
+            table.add_column(col, justify="left" if col in ("model", "status") else "right",
+                             overflow="fold")
         running = [r for r in self._rows.values() if r["status"] == "running"]
         finished = [r for r in self._rows.values() if r["status"] != "running"][-8:]
         for r in [*running, *finished][:30]:
