@@ -95,3 +95,9 @@ def test_progress_shows_the_time_left_from_the_days_played():
     progress._rows = {"a": {"status": "completed", "day": 4},      # ended: all 10 count
                       "b": {"status": "running", "day": 5}}
     assert progress._eta(now=130.0) == " · ETA 10s"                # 15 of 20 days in 30 s
+
+
+def test_serve_says_it_writes_its_database():
+    out = run_cli("serve", "--help")
+    assert "the trials are written to it" in " ".join(out.stdout.split())
+    assert "read as committed" not in " ".join(out.stdout.split())

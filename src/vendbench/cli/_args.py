@@ -12,10 +12,11 @@ def wrap(text: str) -> str:
     return textwrap.fill(text, 79)
 
 
-def db_flag(parser: argparse.ArgumentParser) -> None:
+def db_flag(parser: argparse.ArgumentParser, writes: bool = False) -> None:
     parser.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                        help="results database (default ./vendbench.duckdb); a file a run "
-                             "is writing is read as committed so far")
+                        help="results database (default ./vendbench.duckdb); "
+                             + ("the trials are written to it" if writes else
+                                "a file a run is writing is read as committed so far"))
 
 
 def cohort_flags(parser: argparse.ArgumentParser) -> None:

@@ -68,7 +68,7 @@ def add(sub: Any) -> None:
                             "1800); its trial is recorded interrupted")
     serve.add_argument("--max-sessions", type=int, metavar="N",
                        help="http: sessions at once (default 32); more are refused")
-    db_flag(serve)
+    db_flag(serve, writes=True)
     serve.add_argument("--name", metavar="LABEL",
                        help="the trials' model label mcp/LABEL, instead of the client's name")
     serve.set_defaults(func=command)
