@@ -57,14 +57,14 @@ def add(sub: Any) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from ..orchestrator import check
-    from .run import _config_from_args
+    from .run import config_from_args
 
     for name in ("seeds", "world_seeds", "repeats", "workers", "processes", "budget",
                  "total_budget", "timeout", "max_turns", "name", "context_strategy",
                  "context_low_water", "temperature", "request_timeout", "prompt_caching"):
         setattr(args, name, None)
     args.allow_unpriced = True                # a missing price is reported, not fatal
-    config = _config_from_args(args)
+    config = config_from_args(args)
     records = asyncio.run(check(config, send=not args.no_request))
     if args.json:
         print(json.dumps({"models": records}, default=str))

@@ -165,7 +165,7 @@ def command(args: argparse.Namespace) -> int:
     if args.resume:
         config, resume = _resume_config(args)
     else:
-        config, resume = _config_from_args(args), None
+        config, resume = config_from_args(args), None
     progress = RunProgress(config, enabled=not args.json)
     state: dict[str, Any] = {}
 
@@ -216,7 +216,7 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _config_from_args(args: argparse.Namespace) -> Any:
+def config_from_args(args: argparse.Namespace) -> Any:
     from ..budgets import parse_price_flag
     from ..orchestrator import build_config, load_panel
 
