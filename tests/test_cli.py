@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -11,9 +12,9 @@ import pytest
 from vendbench.cli import main
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "vendbench.cli", *args], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, env={**os.environ, **(env or {})})
 
 
 def test_baseline_json_contract():
@@ -101,3 +102,21 @@ def test_serve_says_it_writes_its_database():
     out = run_cli("serve", "--help")
     assert "the trials are written to it" in " ".join(out.stdout.split())
     assert "read as committed" not in " ".join(out.stdout.split())
+
+
+@pytest.mark.parametrize("command", ["", "baseline", "run", "runs", "leaderboard", "trend",
+                                     "serve", "view", "check"])
+def test_every_help_fits_80_columns_with_its_own_examples(command):
+    """Descriptions and prose re-filled, every example line within 80 columns, and a
+    line continuation in an example kept (a backslash ends the line, the next goes on)."""
+    out = run_cli(*([command] if command else []), "--help", env={"COLUMNS": "80"})
+    assert out.returncode == 0
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    examples = [line for line in lines if line.lstrip().startswith("vendbench ")]
+    assert examples, "no examples"
+    if command:                                   # a subcommand shows its own
+        assert all(line.split()[1] == command for line in examples), examples
+    for i, line in enumerate(lines):
+        if line.rstrip().endswith("\\"):
+            assert lines[i + 1].startswith(" ") and lines[i + 1].strip().startswith("--")

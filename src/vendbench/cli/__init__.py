@@ -18,32 +18,34 @@ from ..errors import VendbenchError
 
 _EPILOG = """\
 examples:
-  vendbench baseline                         # order-up-to policy, seed 1, 180 days
+  vendbench baseline                        # order-up-to, seed 1, 180 days
   vendbench baseline --policy all --seeds 1 2 3 --days 180
-  vendbench run --models openai/gpt-4.1-mini baseline/order-up-to --seeds 1 2 3 \\
-                --budget 2 --total-budget 10
+  vendbench run --models openai/gpt-4.1-mini baseline/order-up-to \\
+                --seeds 1 2 3 --budget 2 --total-budget 10
   vendbench run --panel nightly.toml
   vendbench runs
   vendbench leaderboard --run all --charts report/
   vendbench trend --db nightly.duckdb --fail-on-regression
-  vendbench serve --days 30          # the world over MCP, for an outside agent harness
+  vendbench serve --days 30          # the world over MCP, for another harness
 
 Amounts are the scenario's (CNY for autovend, EUR for network); budgets and
 prices are USD.
 """
 
+
 def _parser() -> argparse.ArgumentParser:
     from . import baseline, board, check, run, runs, serve, view
+    from ._args import HelpFormatter
 
     parser = argparse.ArgumentParser(
         prog="vendbench",
         description="Evaluate LLM agents on long-horizon vending-business operations "
                     "(the AutoVend world: 20 machines, one warehouse, 180 days).",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG)
+        formatter_class=HelpFormatter, epilog=_EPILOG)
     parser.add_argument("--version", action="version", version=f"vendbench {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    baseline.add(sub, _EPILOG)
+    baseline.add(sub)
     run.add(sub)
     check.add(sub)
     runs.add(sub)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable
 
 
@@ -10,6 +11,30 @@ def wrap(text: str) -> str:
     import textwrap
 
     return textwrap.fill(text, 79)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written, their prose re-filled to the width (at most
+    80 columns); indented lines (examples) stay as they are."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        width = min(width, 80) - len(indent)
+        out: list[str] = []
+        prose: list[str] = []
+
+        def flush() -> None:
+            if prose:
+                out.extend(textwrap.wrap(" ".join(prose), width) or [""])
+                prose.clear()
+
+        for line in text.splitlines():
+            if line.strip() and not line.startswith(" "):
+                prose.append(line.strip())
+                continue
+            flush()
+            out.append(line)
+        flush()
+        return "\n".join(indent + line if line else line for line in out)
 
 
 def db_flag(parser: argparse.ArgumentParser, writes: bool = False) -> None:

@@ -9,17 +9,26 @@ import statistics
 from typing import Any
 
 from .._text import days as days_text
-from ._args import days, seed
+from ._args import HelpFormatter, days, seed
 
 
-def add(sub: Any, epilog: str) -> None:
+EPILOG = """\
+examples:
+  vendbench baseline                        # order-up-to, seed 1, 180 days
+  vendbench baseline --policy all --seeds 1 2 3 --days 180
+  vendbench baseline --scenario network --policy oracle --json
+  vendbench baseline --world-seeds 7 8 --seeds 1 2    # held-out worlds
+"""
+
+
+def add(sub: Any) -> None:
     base = sub.add_parser(
         "baseline", help="run the in-process reference policies (offline, no LLM)",
         description="Run a reference policy through the same 18 tools an agent uses, and "
                     "report terminal net assets. 'order-up-to' is the paper's rule-based "
                     "inventory control and sees only what an agent sees; 'oracle' plans "
                     "with the hidden demand parameters (an upper reference).",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=epilog)
+        formatter_class=HelpFormatter, epilog=EPILOG)
     base.add_argument("--policy", default="order-up-to", metavar="NAME",
                       help="which of the scenario's reference policies to run (autovend's "
                            "and network's: order-up-to, oracle); 'all' runs each "

@@ -7,15 +7,15 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._args import cohort_flags, db_flag, positive, wrap
+from ._args import HelpFormatter, cohort_flags, db_flag, positive, wrap
 
 BOARD_EPILOG = """\
 examples:
   vendbench leaderboard                               # the newest run
-  vendbench leaderboard --run all --days 180          # every 180-day run of one cohort
+  vendbench leaderboard --run all --days 180   # every 180-day run of one cohort
   vendbench leaderboard --wide --db nightly.duckdb    # every column
   vendbench leaderboard --format json > board.json
-  vendbench leaderboard --charts report/              # PNG + SVG charts, report.html
+  vendbench leaderboard --charts report/       # PNG + SVG charts, report.html
 """
 
 
@@ -38,7 +38,7 @@ def add(sub: Any) -> None:
                           "baselines, and operational metrics, with bootstrap 95% confidence "
                           "intervals. Horizons, scenarios, worlds, starting cash, prompts and "
                           "tool sets are never mixed: one ranking is one cohort."),
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=BOARD_EPILOG)
+        formatter_class=HelpFormatter, epilog=BOARD_EPILOG)
     db_flag(board)
     board.add_argument("--run", default="latest", metavar="RUN_ID",
                        help="a run id, 'latest' (default) or 'all' (each model's latest "
@@ -66,7 +66,7 @@ def add(sub: Any) -> None:
                           "beyond noise (the 95% CI of the differences of trials paired by "
                           "world, seed and repeat lies below 0; tested from 5 pairs), or its "
                           "share of failed trials rises by 20 percentage points or more."),
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=TREND_EPILOG)
+        formatter_class=HelpFormatter, epilog=TREND_EPILOG)
     db_flag(trend)
     trend.add_argument("--model", nargs="+", metavar="M", help="only these models")
     trend.add_argument("--last", type=positive, metavar="N", help="only the last N runs")

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from ._args import days, positive, wrap
+from ._args import HelpFormatter, days, positive, wrap
 
 EPILOG = """\
 For each LLM model: the model string and its provider, the endpoint (something must
@@ -32,7 +32,7 @@ def add(sub: Any) -> None:
         description=wrap("Check each LLM model of a panel before running it: provider, "
                          "endpoint, key, price, what a request reserves, and one real "
                          "request."),
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+        formatter_class=HelpFormatter, epilog=EPILOG)
     which = check.add_mutually_exclusive_group(required=True)
     which.add_argument("--models", nargs="+", metavar="M", help="model strings to check")
     which.add_argument("--panel", metavar="FILE.toml", help="a panel file")

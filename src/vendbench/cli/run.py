@@ -12,7 +12,7 @@ from typing import Any
 
 from .._secrets import redact
 from ..errors import ConfigError
-from ._args import days, positive, seconds, seed, share, temperature, usd
+from ._args import HelpFormatter, days, positive, seconds, seed, share, temperature, usd
 from .runs import served, share_text
 
 RUN_EPILOG = """\
@@ -54,8 +54,9 @@ examples:
   vendbench run --models openai/gpt-4.1-mini --seeds 1 2 3 --days 30 --budget 1
   vendbench run --models openai/my-model --api-base http://127.0.0.1:8000/v1 \\
                 --price openai/my-model=0.5,1.5 --total-budget 5
-  vendbench run --models openai/local --api-base http://127.0.0.1:8080/v1 \
-                --allow-unpriced --max-context-tokens 8192 --max-output-tokens 512
+  vendbench run --models openai/local --api-base http://127.0.0.1:8080/v1 \\
+                --allow-unpriced --max-context-tokens 8192 \\
+                --max-output-tokens 512
   vendbench run --panel nightly.toml --db nightly.duckdb --json
   vendbench run --resume 20261130-015459-2efe
 """
@@ -74,7 +75,7 @@ def add(sub: Any) -> None:
         "run", help="run models x seeds x repeats as concurrent trials (LLMs via litellm)",
         description="Run a panel of models against the world, concurrently, within USD "
                     "budgets, logging every exchange to DuckDB.",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=RUN_EPILOG)
+        formatter_class=HelpFormatter, epilog=RUN_EPILOG)
     which = run.add_mutually_exclusive_group(required=True)
     which.add_argument("--models", nargs="+", metavar="M", help="model strings to run")
     which.add_argument("--panel", metavar="FILE.toml", help="a panel file (see README)")

@@ -8,13 +8,22 @@ from decimal import Decimal
 from typing import Any
 
 from .._text import days as days_text
-from ._args import db_flag
+from ._args import HelpFormatter, db_flag
+
+
+EPILOG = """\
+examples:
+  vendbench runs                             # every run in ./vendbench.duckdb
+  vendbench runs --db nightly.duckdb --run latest     # the newest run's trials
+  vendbench runs --run 20261201-020000-ab12 --json
+"""
 
 
 def add(sub: Any) -> None:
     runs = sub.add_parser("runs", help="list runs and their trials in a results database",
                           description="List the runs in a results database and, with --run, "
-                                      "the trials of one run.")
+                                      "the trials of one run.",
+                          formatter_class=HelpFormatter, epilog=EPILOG)
     db_flag(runs)
     runs.add_argument("--run", metavar="RUN_ID", help="show the trials of this run "
                       "('latest' for the newest)")

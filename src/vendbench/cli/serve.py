@@ -6,7 +6,7 @@ import argparse
 import logging
 from typing import Any
 
-from ._args import days, db_flag, port, seed, wrap
+from ._args import HelpFormatter, days, db_flag, port, seed, wrap
 
 SERVE_EPILOG = """\
 Each MCP session plays one fresh world of --seed and is logged as a trial of this
@@ -22,9 +22,10 @@ A client configuration (stdio):
       "args": ["serve", "--days", "30", "--db", "mcp.duckdb"]}}}
 
 examples:
-  vendbench serve --days 30 --db mcp.duckdb                  # stdio, for a local client
-  vendbench serve --transport http --port 8765               # http://127.0.0.1:8765/mcp
-  vendbench serve --transport http --host 0.0.0.0 --token-file ~/.vendbench-token
+  vendbench serve --days 30 --db mcp.duckdb      # stdio, for a local client
+  vendbench serve --transport http --port 8765   # http://127.0.0.1:8765/mcp
+  vendbench serve --transport http --host 0.0.0.0 \\
+                  --token-file ~/.vendbench-token
 """
 
 
@@ -35,7 +36,7 @@ def add(sub: Any) -> None:
                           "validation and results as the JSON tools an LLM trial calls, the "
                           "daily report as a resource, and the system prompt's briefing as "
                           "the server's instructions."),
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=SERVE_EPILOG)
+        formatter_class=HelpFormatter, epilog=SERVE_EPILOG)
     serve.add_argument("--scenario", default="autovend", metavar="S",
                        help="autovend (default) or network (Prosus-style)")
     serve.add_argument("--seed", type=seed, default=1, metavar="N",

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._args import db_flag, within, wrap
+from ._args import HelpFormatter, db_flag, within, wrap
 
 EPILOG = """\
 Pages: runs → a run's trials (status, score, cost, cached share, a sparkline) → a trial
@@ -18,9 +18,9 @@ one world and seed side by side, to see where they part. A trial still running r
 as its days arrive. Keys: ← → (or k j) previous/next day, u up, / search.
 
 examples:
-  vendbench view                                  # the runs in ./vendbench.duckdb
+  vendbench view                              # the runs in ./vendbench.duckdb
   vendbench view --db nightly.duckdb 20261201-020000-ab12     # open at a run
-  vendbench view --static site/ --db nightly.duckdb           # the pages as files
+  vendbench view --static site/ --db nightly.duckdb           # pages as files
 """
 
 
@@ -30,7 +30,7 @@ def add(sub: Any) -> None:
         description=wrap("Serve a read-only transcript viewer of a results file on this "
                          "machine and print its URL; or write its pages as files "
                          "(--static)."),
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+        formatter_class=HelpFormatter, epilog=EPILOG)
     view.add_argument("start", nargs="?", metavar="RUN_ID|TRIAL_ID",
                       help="open at this run or trial (default: the list of runs)")
     db_flag(view)
