@@ -452,3 +452,12 @@ def test_growth_counts_from_zero_when_the_starting_cash_is_unknown():
 
     (row,) = model_rows([_trial("openai/x", 1, 250.0, initial=None)], {})
     assert row.growth == 250.0
+
+
+def test_json_and_csv_numbers_are_the_decimals_they_stand_for():
+    from vendbench.leaderboard._render import exact
+
+    mean = (51261.33 * 3) / 3                      # a float mean of cents
+    assert repr(mean) == "51261.329999999994"
+    assert exact({"a": [mean, (0.000123456789012345, 2)], "b": "x", "c": None}) == \
+        {"a": [51261.33, [0.000123456789012, 2]], "b": "x", "c": None}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._text import days as days_text
 from ..environment import display_columns
@@ -144,6 +144,19 @@ def _footer(board: Board) -> list[str]:
     return lines
 
 
+def exact(value: Any) -> Any:
+    """Numbers as the decimals they stand for: a float carries 12 significant digits at
+    most (a mean of cents such as 51261.329999999994 is 51261.33); dicts and lists
+    through."""
+    if isinstance(value, float):
+        return float(format(value, ".12g"))
+    if isinstance(value, dict):
+        return {k: exact(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [exact(v) for v in value]
+    return value
+
+
 def _flat(rank: int, data: dict) -> dict:
     """A row for CSV: rank first, each interval as two columns, every cell one value."""
     out = {"rank": rank, "model": data.pop("model")}
@@ -159,12 +172,12 @@ def text(board: Board, fmt: str = "table", wide: bool = False) -> str:
     """The leaderboard as text: table (80 columns; every column with ``wide``), markdown,
     csv or json."""
     if fmt == "json":
-        return json.dumps(board.as_json(), default=str)
+        return json.dumps(exact(board.as_json()), default=str)
     headers, rows = table_rows(board, wide=wide or fmt != "table")
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out)
-        flat = [_flat(i, r.as_json()) for i, r in enumerate(board.rows, 1)]
+        flat = [exact(_flat(i, r.as_json())) for i, r in enumerate(board.rows, 1)]
         writer.writerow(list(flat[0]) if flat else ["rank", "model"])
         for row in flat:
             writer.writerow(list(row.values()))
