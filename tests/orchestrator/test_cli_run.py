@@ -56,7 +56,16 @@ def test_run_json_and_runs_listing(llm, tmp_path):
                           "cost_usd", "exchanges", "tool_calls"}
         assert t["status"] == "completed"
     rc, out, err = finish(vendbench("runs", "--db", db))
-    assert rc == 0 and payload["run_id"] in out and "smoke" in out
+    assert rc == 0 and payload["run_id"] in out and "smoke" not in out     # 80 columns
+    assert max(len(line) for line in out.splitlines() if not line.startswith("#")) <= 80
+    rc, out, err = finish(vendbench("runs", "--db", db, "--wide"))
+    assert rc == 0 and "smoke" in out and "started" in out                  # every column
+    rc, out, err = finish(vendbench("runs", "--db", db, "--run", "latest"))
+    assert rc == 0 and max(len(line) for line in out.splitlines()
+                           if not line.startswith("#")) <= 80     # the title names the file
+    assert "openai/fake" in out and "tool calls" not in out
+    rc, out, err = finish(vendbench("runs", "--db", db, "--run", "latest", "--wide"))
+    assert rc == 0 and "tool calls" in out and "cached" in out
     rc, out, err = finish(vendbench("runs", "--db", db, "--run", "latest", "--json"))
     assert rc == 0 and len(json.loads(out)["trials"]) == 4
     rc, out, err = finish(vendbench("leaderboard", "--db", db, "--format", "json"))

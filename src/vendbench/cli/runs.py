@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from decimal import Decimal
 from typing import Any
 
@@ -27,6 +28,9 @@ def add(sub: Any) -> None:
     db_flag(runs)
     runs.add_argument("--run", metavar="RUN_ID", help="show the trials of this run "
                       "('latest' for the newest)")
+    runs.add_argument("--wide", action="store_true",
+                      help="every column (name, start time, harness; with --run: trial "
+                           "ids, cached share, requests, tool calls), wider than 80")
     runs.add_argument("--json", action="store_true", help="print JSON")
     runs.set_defaults(func=command)
 
@@ -47,17 +51,20 @@ def command(args: argparse.Namespace) -> int:
                                   "warnings": [_jsonable(w) for w in warnings],
                                   "live": store.live}, default=str))
                 return 0
-            print_table(f"run {run['run_id']} — {run['name']}, {run['scenario']}, "
-                        f"{days_text(run['days'])}, {run['status']}",
-                        ["trial", "model", "world", "seed", "rep", "status",
-                         score_name(run["scenario"]),
-                         "cost USD", "cached", "exchanges", "tool calls", "days"],
-                        [[t["trial_id"][len(run["run_id"]) + 1:], t["model"], t["world_seed"],
-                          t["seed"], t["repeat"],
-                          t["status"], _num(t["final_net_assets"]), _num(t["cost_usd"], 4),
-                          share_text(cached_share(t["input_tokens"], t["cache_read_tokens"])),
-                          t["exchanges"], t["tool_calls"], t["days_completed"]]
-                         for t in trials])
+            worlds = len({t["world_seed"] for t in trials}) > 1
+            headers = ["model", *(["world"] if worlds or args.wide else []), "seed", "rep",
+                       "status", score_name(run["scenario"]), "cost USD", "days"]
+            rows = [[t["model"], *([t["world_seed"]] if worlds or args.wide else []),
+                     t["seed"], t["repeat"], t["status"], _num(t["final_net_assets"]),
+                     _num(t["cost_usd"], 4), t["days_completed"]] for t in trials]
+            if args.wide:
+                headers = ["trial", *headers, "cached", "requests", "tool calls"]
+                rows = [[t["trial_id"][len(run["run_id"]) + 1:], *row,
+                         share_text(cached_share(t["input_tokens"], t["cache_read_tokens"])),
+                         t["exchanges"], t["tool_calls"]] for t, row in zip(trials, rows)]
+            print_table(f"run {run['run_id']} — {run['name'] or 'unnamed'}, "
+                        f"{run['scenario']}, {days_text(run['days'])}, {run['status']}",
+                        headers, rows)
             for w in warnings:
                 print(f"warning: {w['model']}: {w['message']}")
             _stopped_hint([run], args.db)
@@ -71,12 +78,14 @@ def command(args: argparse.Namespace) -> int:
     if not runs:
         print(f"no runs in {args.db}")
         return 0
-    print_table(f"runs in {args.db}",
-                ["run", "name", "created", "scenario", "days", "status", "trials",
-                 "completed", "cost USD"],
-                [[r["run_id"], r["name"], str(r["created_at"])[:19], r["scenario"], r["days"],
-                  r["status"], r["trials"], r["completed"], _num(r["cost_usd"], 4)]
-                 for r in runs])
+    headers = ["run", "scenario", "days", "status", "done", "cost USD"]
+    rows = [[r["run_id"], r["scenario"], r["days"], r["status"],
+             f"{r['completed']}/{r['trials']}", _num(r["cost_usd"], 4)] for r in runs]
+    if args.wide:
+        headers = [*headers, "name", "started", "harness"]
+        rows = [[*row, r["name"] or "", str(r["created_at"])[:19], r["harness"] or "litellm"]
+                for r, row in zip(runs, rows)]
+    print_table(f"runs in {args.db}", headers, rows)
     _stopped_hint(runs, args.db)
     _live_line(live)
     return 0
@@ -106,13 +115,15 @@ def _stopped_hint(runs: list[dict[str, Any]], db: str) -> None:
         if r["status"] != "stopped":
             continue
         if served(r):
-            print(f"run {r['run_id']} (vendbench serve) stopped without finishing (its "
-                  "process was killed); its sessions' calls are kept, and a client starts a "
-                  "new world with a new session of vendbench serve")
+            print(textwrap.fill(
+                f"run {r['run_id']} (vendbench serve) stopped without finishing (its process "
+                "was killed); its sessions' calls are kept, and a client starts a new world "
+                "with a new session of vendbench serve", 80))
         else:
-            print(f"run {r['run_id']} stopped without finishing (its process was killed or "
-                  f"could not write); continue it: vendbench run --resume {r['run_id']} "
-                  f"--db {db}")
+            print(textwrap.fill(
+                f"run {r['run_id']} stopped without finishing (its process was killed or "
+                "could not write); continue it with:", 80))
+            print(f"  vendbench run --resume {r['run_id']} --db {db}")
 
 
 def _num(value: Any, places: int = 2) -> str:
