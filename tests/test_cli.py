@@ -59,6 +59,7 @@ def test_bad_input_is_a_clear_error_with_exit_code_2(args, message):
     out = run_cli(*args)
     assert out.returncode == 2 and message in out.stderr
     assert "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1          # one line, no usage block
 
 
 def test_help_teaches():

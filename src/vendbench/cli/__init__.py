@@ -35,9 +35,9 @@ prices are USD.
 
 def _parser() -> argparse.ArgumentParser:
     from . import baseline, board, check, run, runs, serve, view
-    from ._args import HelpFormatter
+    from ._args import HelpFormatter, Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="vendbench",
         description="Evaluate LLM agents on long-horizon vending-business operations "
                     "(the AutoVend world: 20 machines, one warehouse, 180 days).",

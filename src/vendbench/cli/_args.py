@@ -5,12 +5,21 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections.abc import Callable
+from typing import NoReturn
 
 
 def wrap(text: str) -> str:
     import textwrap
 
     return textwrap.fill(text, 79)
+
+
+class Parser(argparse.ArgumentParser):
+    """A parser whose errors are one line and a pointer to the help, not the usage block
+    (a command's usage runs to 14 lines)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
