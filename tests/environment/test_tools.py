@@ -107,6 +107,11 @@ def test_search_catalog(env):
     assert out["rows"] and all(r["subcategory"] == "coffee" and r["unit_cost"] <= 3.0
                                for r in out["rows"])
     assert env.call("search_catalog", {"query": "P0042"})["rows"][0]["product_id"] == "P0042"
+    # words match from their start: the catalogue has no cola, and "cola" no longer
+    # finds its chocolates (it found 75 by substring)
+    assert env.call("search_catalog", {"query": "cola"})["total_rows"] == 0
+    chocolates = env.call("search_catalog", {"query": "choc", "page_size": 50})["rows"]
+    assert chocolates and all("chocolate" in r["name"].lower() for r in chocolates)
     assert env.call("search_catalog", {})["total_rows"] == 1372
     assert not env.call("search_catalog", {"subcategory": "tobacco"})["ok"]
     assert not env.call("search_catalog", {"max_unit_cost": -1})["ok"]

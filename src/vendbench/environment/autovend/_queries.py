@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import numpy as np
@@ -92,7 +94,10 @@ def orders(biz: Business, args: s.OrdersArgs, _: Resolver) -> dict:
 
 
 def search_catalog(biz: Business, args: s.CatalogArgs, _: Resolver) -> dict:
-    words = (args.query or "").lower().split()
+    # each word of the query must begin a word of the product (its id, name or
+    # subcategory): "cola" finds colas, not chocolate
+    words = [re.compile(r"(?<![a-z0-9])" + re.escape(w))
+             for w in (args.query or "").lower().split()]
     limit = None if args.max_unit_cost is None else round(args.max_unit_cost * 100)
     found = []
     for p in biz.world.products:
@@ -102,7 +107,7 @@ def search_catalog(biz: Business, args: s.CatalogArgs, _: Resolver) -> dict:
             continue
         if words:
             hay = f"{p.id} {p.name} {p.subcategory}".lower()
-            if any(w not in hay for w in words):
+            if not all(w.search(hay) for w in words):
                 continue
         found.append(p)
     out = paginate(found, args.page, args.page_size)      # rows are built for one page only

@@ -51,7 +51,8 @@ class OrdersArgs(Args):
 
 class CatalogArgs(Args):
     query: str | None = Field(default=None, max_length=100,
-                              description="words to find in the product name or id")
+                              description="words that begin words of the product's name, "
+                                          "subcategory or id (cola, choc, P0042)")
     subcategory: Subcategory | None = None
     max_unit_cost: float | None = Field(default=None, gt=0, allow_inf_nan=False,
                                         description="CNY")
