@@ -59,10 +59,6 @@ def command(args: argparse.Namespace) -> int:
     from ..orchestrator import check
     from .run import config_from_args
 
-    for name in ("seeds", "world_seeds", "repeats", "workers", "processes", "budget",
-                 "total_budget", "timeout", "max_turns", "name", "context_strategy",
-                 "context_low_water", "temperature", "request_timeout", "prompt_caching"):
-        setattr(args, name, None)
     args.allow_unpriced = True                # a missing price is reported, not fatal
     config = config_from_args(args)
     records = asyncio.run(check(config, send=not args.no_request))

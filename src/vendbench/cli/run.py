@@ -218,24 +218,27 @@ def command(args: argparse.Namespace) -> int:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
+    """The run config the flags describe (with --panel: the panel, the flags over it).
+    A flag a command does not have (``check`` has fewer) counts as not given."""
     from ..budgets import parse_price_flag
     from ..orchestrator import build_config, load_panel
 
+    def flag(name: str) -> Any:
+        return getattr(args, name, None)
+
     prices = dict(parse_price_flag(p) for p in args.price)
-    top = {"seeds": args.seeds, "world_seeds": args.world_seeds, "repeats": args.repeats,
-           "days": args.days,
-           "scenario": args.scenario, "workers": args.workers, "processes": args.processes,
-           "budget_usd": args.budget,
-           "total_budget_usd": args.total_budget, "timeout_s": args.timeout,
-           "max_turns": args.max_turns, "name": args.name,
-           "allow_unpriced": args.allow_unpriced or None}
+    top = {"seeds": flag("seeds"), "world_seeds": flag("world_seeds"),
+           "repeats": flag("repeats"), "days": args.days, "scenario": args.scenario,
+           "workers": flag("workers"), "processes": flag("processes"),
+           "budget_usd": flag("budget"), "total_budget_usd": flag("total_budget"),
+           "timeout_s": flag("timeout"), "max_turns": flag("max_turns"),
+           "name": flag("name"), "allow_unpriced": args.allow_unpriced or None}
     if args.panel:
         data = load_panel(args.panel, top).model_dump()
     else:
         data = {**{k: v for k, v in top.items() if v is not None},
                 "models": [{"id": m} for m in args.models]}
-    overrides = {key: getattr(args, flag) for flag, key in MODEL_FLAGS
-                 if getattr(args, flag) is not None}
+    overrides = {key: flag(name) for name, key in MODEL_FLAGS if flag(name) is not None}
     for m in data["models"]:
         if not m["id"].startswith("baseline/"):
             m.update(overrides)

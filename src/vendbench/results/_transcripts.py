@@ -33,17 +33,19 @@ class Transcripts:
             FROM trials t JOIN runs r USING (run_id) WHERE t.trial_id = ?""", [trial_id])
         return rows[0] if rows else None
 
-    def days(self, trial_id: str) -> list[dict[str, Any]]:
-        """The trial's day rows, with each day's exchanges, cost, tokens and tool calls
-        (rejected ones apart)."""
-        days = self._dicts("SELECT * FROM days WHERE trial_id = ? ORDER BY day", [trial_id])
-        spend = {r["day"]: r for r in self._dicts("""
+    def days(self, trial_id: str, only: int | None = None) -> list[dict[str, Any]]:
+        """The trial's day rows (``only``: that day's), with each day's exchanges, cost,
+        tokens and tool calls (rejected ones apart)."""
+        where = "trial_id = $t AND ($d IS NULL OR day = $d)"
+        given = {"t": trial_id, "d": only}
+        days = self._dicts(f"SELECT * FROM days WHERE {where} ORDER BY day", given)
+        spend = {r["day"]: r for r in self._dicts(f"""
             SELECT day, count(DISTINCT seq) AS exchanges, sum(cost_usd) AS cost_usd,
                    sum(input_tokens) AS input_tokens, sum(cache_read_tokens) AS cached
-            FROM exchanges WHERE trial_id = ? GROUP BY day""", [trial_id])}
-        calls = {r["day"]: r for r in self._dicts("""
+            FROM exchanges WHERE {where} GROUP BY day""", given)}
+        calls = {r["day"]: r for r in self._dicts(f"""
             SELECT day, count(*) AS calls, count(*) FILTER (WHERE NOT ok) AS rejected
-            FROM tool_calls WHERE trial_id = ? GROUP BY day""", [trial_id])}
+            FROM tool_calls WHERE {where} GROUP BY day""", given)}
         for d in days:
             d.update({k: v for k, v in spend.get(d["day"], {}).items() if k != "day"})
             d.update({k: v for k, v in calls.get(d["day"], {}).items() if k != "day"})

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from ..environment import REGISTRY
 from ..errors import ResultsError
-from ..results import Store, TrialStatus
+from ..results import Store, TrialStatus, cached_share
 from ..results._transcripts import SEARCH_LIMIT, Transcripts
 from ._templates import TEMPLATES
 
@@ -92,10 +92,9 @@ class Pages:
         series = tx.series([t["trial_id"] for t in trials], about["score_column"])
         for t in trials:
             t["series"] = series.get(t["trial_id"], [])
-            t["cached"] = (t["cache_read_tokens"] or 0) / t["input_tokens"] \
-                if t["input_tokens"] else None
+            t["cached"] = cached_share(t["input_tokens"], t["cache_read_tokens"])
         return self._page("run", root, [(f"run {run_id}", None)], run=run, trials=trials,
-                          pairs=_pairs(trials), live=self._live_run(tx, run), **about)
+                          pairs=_pairs(trials), live=self._live_run(run, trials), **about)
 
     def _trial(self, tx: Transcripts, trial_id: str, *, query: dict, root: str) -> Page:
         t = tx.trial(trial_id)
@@ -115,7 +114,7 @@ class Pages:
         n = int(day)
         about = _scenario(t["scenario"])
         found = tx.day(trial_id, n)
-        rows = [d for d in tx.days(trial_id) if d["day"] == n]
+        rows = tx.days(trial_id, only=n)
         last = max(t["days_completed"] or 0, n if t["status"] == "running" else 0)
         if n < 1 or (n > last and not found["calls"] and not found["exchanges"]):
             return self._error(404, "No such day", f"trial {trial_id} has days 1–{last}",
@@ -209,11 +208,11 @@ class Pages:
             return None
         return {"url": "state.txt", "seen": _state(t)}
 
-    def _live_run(self, tx: Transcripts, run: dict) -> dict | None:
+    def _live_run(self, run: dict, trials: list[dict]) -> dict | None:
         if not self.served or run["status"] != "running":
             return None
         return {"url": f"{run['run_id']}.state.txt",
-                "seen": ";".join(_state(t) for t in tx.store.trials(run["run_id"]))}
+                "seen": ";".join(_state(t) for t in trials)}
 
 
 def _ranges(messages: list[dict]) -> str:
@@ -260,8 +259,9 @@ def _percent(value: float | None) -> str:
 
 
 def _share_of(row: dict) -> float | None:
-    cached, total = row.get("cache_read_tokens", row.get("cached")), row.get("input_tokens")
-    return (cached or 0) / total if total else None
+    """An exchange's (or a day's summed) cached share of input tokens."""
+    return cached_share(row.get("input_tokens"), row.get("cache_read_tokens",
+                                                         row.get("cached")))
 
 
 def _pretty(text: str | None) -> str:
