@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from decimal import Decimal
 from types import TracebackType
 from typing import Any
 
@@ -113,7 +114,13 @@ class RunProgress:
     def event(self, kind: str, data: dict[str, Any]) -> None:
         if not self._enabled:
             return
-        if kind == "run_started":
+        if kind == "forecast":
+            for line in forecast_lines(data["forecast"].as_json(), self._config.days):
+                if self._live is not None:
+                    self._live.console.print(line, markup=False, highlight=False)
+                else:
+                    print(line, file=sys.stderr, flush=True)
+        elif kind == "run_started":
             self._total, self._pool = data["trials"], data["pool"]
             self._started = time.monotonic()
             self._line(f"run {data['run_id']}: {data['trials']} trial(s) to run"
@@ -185,3 +192,42 @@ class RunProgress:
                           f"{r['day']}/{days}",
                           "—" if r["net"] is None else f"{r['net']:,.0f}", f"{r['cost']:.4f}")
         return table
+
+
+def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
+    """Lines for a ``PanelForecast.as_json()`` of a ``days``-day run."""
+    if not panel["models"]:
+        return []
+    lines = [f"cost forecast, {days} day{'s' if days != 1 else ''} a trial, for an operator "
+             "as busy as baseline/order-up-to:"]
+    for m in panel["models"]:
+        lines.append(f"  {m['model']}")
+        if m["trial_usd"] is None:
+            lines.append("    no price: no forecast (and no budget)")
+            continue
+        lines.append(f"    a trial: {_usd(m['trial_usd'])} ({m['requests']:,} requests, "
+                     f"{m['input_tokens'] / 1e6:.1f}M tokens in, {m['cached_share']:.0%} "
+                     "cached)")
+        lines.append(f"    a request reserves {_usd(m['first_request_reserves_usd'], 4)} "
+                     f"at first, {_usd(m['full_request_reserves_usd'], 4)} once the "
+                     "window is full")
+        covered = m["days_covered"]
+        if covered is not None and covered < days:
+            lasts = f"about {covered} of {days} days" if covered else "less than a day"
+            lines.append(f"    its {_usd(m['budget_usd'])} budget lasts {lasts}: trials end "
+                         "budget_exhausted")
+        whole = Decimal(m["trial_usd"]) * m["trials"]
+        uncapped = "" if whole == Decimal(m["total_usd"]) else \
+            f" within their budgets (finishing them: {_usd(str(whole))})"
+        lines.append(f"    {m['trials']} trial{'s' if m['trials'] != 1 else ''}: "
+                     f"{_usd(m['total_usd'])}{uncapped}")
+    if panel["total_usd"] is not None:
+        capped = " (the run's --total-budget)" if panel["pool_usd"] is not None and \
+            Decimal(panel["total_usd"]) == Decimal(panel["pool_usd"]) else ""
+        lines.append(f"  the run: {_usd(panel['total_usd'])}{capped}; the forecast's "
+                     "accuracy: docs/costs.md")
+    return lines
+
+
+def _usd(value: str | None, places: int = 2) -> str:
+    return "—" if value is None else f"${Decimal(value):,.{places}f}"

@@ -15,7 +15,8 @@ For each LLM model: the model string and its provider, the endpoint (something m
 listen there), the API key variable, the price, what one request reserves, and one real
 request as a trial's first (briefing, first daily report, tools; a reply of at most 256
 tokens): whether the model calls a tool, the prompt tokens the server counts against
-ours, the latency and what that request cost. Exit 0 when every model is ready, 2 with
+ours, the latency and what that request cost; then what a trial and the run are forecast
+to cost (as `run` prints before it starts). Exit 0 when every model is ready, 2 with
 one line per problem otherwise. Nothing is written.
 
 examples:
@@ -57,16 +58,20 @@ def add(sub: Any) -> None:
 
 def command(args: argparse.Namespace) -> int:
     from ..orchestrator import check
+    from ..ui import forecast_lines
     from .run import config_from_args
 
     args.allow_unpriced = True                # a missing price is reported, not fatal
     config = config_from_args(args)
-    records = asyncio.run(check(config, send=not args.no_request))
+    report = asyncio.run(check(config, send=not args.no_request))
+    records = report["models"]
     if args.json:
-        print(json.dumps({"models": records}, default=str))
+        print(json.dumps(report, default=str))
     else:
         for r in records:
             _print(r)
+        if report["forecast"]:
+            print("\n".join(forecast_lines(report["forecast"], config.days)))
     problems = [p for r in records for p in r["problems"]]
     for problem in problems:
         print(f"vendbench: {problem}", file=sys.stderr)

@@ -28,6 +28,13 @@ budget is not sent and the trial ends budget_exhausted.
 A model without a known price does not run unless you give --price (or pass
 --allow-unpriced, and no budget).
 
+Before its file exists, a run checks each model string and endpoint (one line per
+problem, nothing sent) and prints its cost forecast: per model what a trial of an
+operator as busy as baseline/order-up-to costs at the model's prices, strategy and
+window, what one request reserves, and the run's total (docs/costs.md has its accuracy).
+--max-forecast USD refuses a run forecast above USD; vendbench check shows the same
+without running.
+
 Context and cost: each request carries the system prompt and the newest whole
 exchanges that fit --max-context-tokens. With the default --context-strategy block the
 window only grows between evictions, so providers bill most input tokens at their
@@ -52,6 +59,7 @@ the scheduler; with --total-budget, workers need a per-trial --budget too.
 
 examples:
   vendbench run --models openai/gpt-4.1-mini --seeds 1 2 3 --days 30 --budget 1
+  vendbench run --models anthropic/claude-sonnet-4-5 --days 30 --max-forecast 10
   vendbench run --models openai/my-model --api-base http://127.0.0.1:8000/v1 \\
                 --price openai/my-model=0.5,1.5 --total-budget 5
   vendbench run --models openai/local --api-base http://127.0.0.1:8080/v1 \\
@@ -109,6 +117,8 @@ def add(sub: Any) -> None:
     run.add_argument("--budget", type=usd, metavar="USD", help="USD budget per trial")
     run.add_argument("--total-budget", type=usd, metavar="USD",
                      help="USD budget for the whole run: one pool all trials draw from")
+    run.add_argument("--max-forecast", type=usd, metavar="USD",
+                     help="refuse to start when the run's cost forecast is above USD")
     run.add_argument("--timeout", type=seconds, metavar="SECONDS",
                      help="wall-clock limit per trial")
     run.add_argument("--max-turns", type=positive, metavar="N",
@@ -231,6 +241,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
            "repeats": flag("repeats"), "days": args.days, "scenario": args.scenario,
            "workers": flag("workers"), "processes": flag("processes"),
            "budget_usd": flag("budget"), "total_budget_usd": flag("total_budget"),
+           "max_forecast_usd": flag("max_forecast"),
            "timeout_s": flag("timeout"), "max_turns": flag("max_turns"),
            "name": flag("name"), "allow_unpriced": args.allow_unpriced or None}
     if args.panel:
@@ -257,7 +268,7 @@ def _resume_config(args: argparse.Namespace) -> Any:
     from ..results import Store
 
     what = ("seeds", "world_seeds", "repeats", "days", "scenario", "budget", "total_budget",
-            "models",
+            "models", "max_forecast",
             "panel", "price", "max_turns", "timeout", *(flag for flag, _ in MODEL_FLAGS))
     given = [f for f in what if getattr(args, f, None) not in (None, [])]
     if given:

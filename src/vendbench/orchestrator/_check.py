@@ -20,12 +20,14 @@ from ..providers import (CompletionRequest, litellm_price, make_provider, model_
                          unreachable)
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
+from ._forecast import panel_forecast
 
 PROBE_MAX_TOKENS = 256        # the check's one request: enough for a tool call
 
 
-async def check(config: RunConfig, send: bool = True) -> list[dict[str, Any]]:
-    """One record per LLM model of ``config`` (``send``: make the one real request)."""
+async def check(config: RunConfig, send: bool = True) -> dict[str, Any]:
+    """``models``: one record per LLM model of ``config`` (``send``: make the one real
+    request); ``forecast``: the run's cost forecast, as ``run`` prints it."""
     try:
         prices = resolve_prices([m.id for m in config.models],
                                 {m.id: m.price_fields() for m in config.models},
@@ -33,7 +35,13 @@ async def check(config: RunConfig, send: bool = True) -> list[dict[str, Any]]:
     except UnknownPriceError:                 # not with allow_unpriced; kept for clarity
         prices = {}
     clients = Clients(config, prices)
-    return [await _one(clients, m, send) for m in config.models if not m.in_process]
+    llms = [m for m in config.models if not m.in_process]
+    records = [await _one(clients, m, send) for m in llms]
+    # a forecast for each model whose client could be built (its first request counted)
+    ready = [m for m, r in zip(llms, records) if r["first_prompt_tokens"] is not None]
+    forecast = panel_forecast(config.model_copy(update={"models": ready}), clients) \
+        if ready else None
+    return {"models": records, "forecast": forecast.as_json() if forecast else None}
 
 
 async def _one(clients: Clients, model: ModelConfig, send: bool) -> dict[str, Any]:

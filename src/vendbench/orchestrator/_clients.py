@@ -81,6 +81,20 @@ class Clients:
                  {"role": "user", "content": env.observe()}]))
         return self._first_prompt[model.id]
 
+    def stable_prefix_tokens(self, model: ModelConfig) -> int:
+        """Our count of what every request starts with: tool schemas, system prompt."""
+        counter, tools_tokens = self.counter(model)
+        return tools_tokens + sum(counter.count_now(
+            [{"role": "system", "content": self.probe().instructions}]))
+
+    def full_request_cost(self, model: ModelConfig) -> Decimal:
+        """What a request reserves once the window is full (0 for an in-process policy)."""
+        client = self._clients.get(model.id)
+        if client is None:
+            return Decimal(0)
+        return client.reservation(model.max_context_tokens - model.max_output_tokens,
+                                  model.max_output_tokens)
+
     def make_env(self, seed: int, world_seed: int) -> Environment:
         kwargs: dict[str, Any] = {"seed": seed, "days": self.config.days,
                                   "world_seed": world_seed}

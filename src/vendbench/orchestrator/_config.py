@@ -122,6 +122,8 @@ class RunConfig(BaseModel):
     processes: int | None = Field(default=None, ge=1, le=64,
                                   description="processes running LLM trials (None: auto)")
     total_budget_usd: PositiveUSD | None = None
+    max_forecast_usd: PositiveUSD | None = Field(
+        default=None, description="refuse a run whose cost forecast is above it")
     budget_usd: PositiveUSD | None = Field(default=None, description="default per trial")
     timeout_s: float | None = Field(default=None, gt=0, description="wall clock per trial")
     max_turns: int | None = Field(default=None, ge=1, description="LLM requests per trial")

@@ -29,6 +29,7 @@ from ..results import (FINISHED, ProviderEventRow, ResultsWriter, RunEnded, Stor
                        latest_attempts, new_run_id)
 from ._clients import Clients
 from ._config import RunConfig
+from ._forecast import PanelForecast, panel_forecast, refuse_above
 from ._shards import WorkerDied, Workers, plan_processes
 from ._trial import TrialOutcome, TrialSpec, run_trial
 
@@ -45,6 +46,7 @@ class RunResult:
     kept: list[dict[str, Any]] = field(default_factory=list)    # finished earlier (resume)
     pool: Budget | None = None
     warnings: list[dict[str, Any]] = field(default_factory=list)
+    forecast: PanelForecast | None = None
 
     def as_json(self) -> dict[str, Any]:
         trials = [*self.kept, *(o.as_json() for o in self.outcomes)]
@@ -53,7 +55,8 @@ class RunResult:
                 # unknown when nothing was priced (an --allow-unpriced run): never $0
                 "total_cost_usd": float(sum(priced)) if priced else None,
                 "warnings": [{"model": w["model"], "kind": w["kind"], "message": w["message"]}
-                             for w in self.warnings]}
+                             for w in self.warnings],
+                "forecast": self.forecast.as_json() if self.forecast else None}
 
 
 def finished_status(result: RunResult) -> str:
@@ -274,6 +277,10 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     scheduler = Scheduler(config, prices=prices, on_event=on_event)
     scheduler.clients.prepare()
     _check_first_request(scheduler, config)
+    forecast = panel_forecast(config, scheduler.clients) if resume is None else None
+    if forecast is not None:
+        on_event and on_event("forecast", {"forecast": forecast})
+        refuse_above(forecast, config.max_forecast_usd)
     plan_processes(config)              # an explicit --processes the run cannot honour
     store = Store(db, read_only=False) if resume is None else _open_existing(db)
     try:
@@ -290,7 +297,8 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                                            restart=restart)
             on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
                                                   "kept": len(kept), "pool": scheduler.pool})
-            result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool)
+            result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool,
+                               forecast=forecast)
             try:
                 result.outcomes = await _unless_writer_fails(
                     scheduler.run(run_id, specs, writer, store.history), writer)

@@ -1,0 +1,114 @@
+"""A run's cost forecast before it starts: per model and for the panel (SPEC §16).
+
+Each LLM model's trial is forecast from the measured operator of ``budgets.forecast``
+at the model's prices, strategy, window and horizon; a model's total is its trials'
+(seeds × worlds × repeats), each capped by its budget, the panel's by the run's pool.
+``--max-forecast USD`` refuses a run whose panel forecast is above it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ..budgets import Forecast, forecast
+from ..errors import ConfigError
+from ._clients import Clients
+from ._config import ModelConfig, RunConfig
+
+
+@dataclass(frozen=True, slots=True)
+class ModelForecast:
+    """One LLM model's forecast: a trial's, what its requests reserve, its trials' total."""
+
+    model: str
+    trials: int
+    trial: Forecast
+    first_reserve: Decimal
+    full_reserve: Decimal
+    budget: Decimal | None
+    days: int
+
+    @property
+    def days_covered(self) -> int | None:
+        """Days a trial's budget lasts at this forecast (None: no budget or no price)."""
+        if self.budget is None or self.trial.usd is None:
+            return None
+        return self.trial.days_within(self.budget, self.full_reserve)
+
+    @property
+    def total(self) -> Decimal | None:
+        """What the model's trials are forecast to spend, each within its budget."""
+        if self.trial.usd is None:
+            return None
+        each = self.trial.usd if self.budget is None else min(self.trial.usd, self.budget)
+        return each * self.trials
+
+    def as_json(self) -> dict[str, Any]:
+        t = self.trial
+        return {"model": self.model, "trials": self.trials, "requests": t.requests,
+                "input_tokens": t.input_tokens, "cached_share": round(t.cached_share, 4),
+                "output_tokens": t.output_tokens,
+                "trial_usd": str(t.usd) if t.usd is not None else None,
+                "first_request_reserves_usd": str(self.first_reserve),
+                "full_request_reserves_usd": str(self.full_reserve),
+                "budget_usd": str(self.budget) if self.budget is not None else None,
+                "days_covered": self.days_covered,
+                "total_usd": str(self.total) if self.total is not None else None}
+
+
+@dataclass(frozen=True, slots=True)
+class PanelForecast:
+    models: list[ModelForecast]
+    pool: Decimal | None
+
+    @property
+    def total(self) -> Decimal | None:
+        """The panel's forecast, within the run's pool (None: an LLM model unpriced)."""
+        totals = [m.total for m in self.models]
+        if any(t is None for t in totals):
+            return None
+        total = sum(totals, Decimal(0))
+        return total if self.pool is None else min(total, self.pool)
+
+    def as_json(self) -> dict[str, Any]:
+        total = self.total
+        return {"models": [m.as_json() for m in self.models],
+                "total_usd": str(total) if total is not None else None,
+                "pool_usd": str(self.pool) if self.pool is not None else None}
+
+
+def panel_forecast(config: RunConfig, clients: Clients) -> PanelForecast:
+    """The forecast of every LLM model of ``config`` (clients built, prices resolved)."""
+    trials = len(config.seeds) * len(config.world_seeds) * config.repeats
+    return PanelForecast([_one(config, clients, m, trials) for m in config.models
+                          if not m.in_process], config.total_budget_usd)
+
+
+def _one(config: RunConfig, clients: Clients, model: ModelConfig,
+         trials: int) -> ModelForecast:
+    calibration = clients.calibration(model)
+    trial = forecast(clients.prices.get(model.id), days=config.days,
+                     window=model.max_context_tokens, max_output=model.max_output_tokens,
+                     first_prompt=calibration.scale(clients.first_prompt_tokens(model)),
+                     stable_prefix=calibration.scale(clients.stable_prefix_tokens(model)),
+                     strategy=model.context_strategy, low_water=model.context_low_water,
+                     caching=model.prompt_caching, max_turns=config.max_turns)
+    return ModelForecast(model.id, trials, trial, clients.first_request_cost(model),
+                         clients.full_request_cost(model), config.trial_budget(model),
+                         config.days)
+
+
+def refuse_above(panel: PanelForecast, limit: Decimal | None) -> None:
+    """``--max-forecast``: a panel forecast above ``limit`` does not start."""
+    if limit is None:
+        return
+    total = panel.total
+    if total is None:
+        raise ConfigError("--max-forecast needs every LLM model priced (a model without a "
+                          "price has no forecast)")
+    if total > limit:
+        raise ConfigError(f"the run is forecast at ${total:.2f}, above --max-forecast "
+                          f"${limit:.2f}: fewer days, seeds or models, a smaller window or "
+                          "a cheaper model costs less")

@@ -1,0 +1,119 @@
+"""The cost forecast before a run (SPEC §16): the measured operator's trial at the model's
+prices, strategy and window; checked against what the local test server bills for the
+same operator's 30-day trial; printed before the file exists; --max-forecast refuses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from decimal import Decimal
+
+import pytest
+
+from vendbench.budgets import Forecast, Price, forecast
+from vendbench.budgets._forecast import requests_for
+from vendbench.cli import main
+from vendbench.orchestrator import build_config, execute
+
+from ..operator import record, server
+from .conftest import model
+
+GPT5_CLASS = Price(Decimal("1.25"), Decimal("10"), Decimal("0.125"))
+SONNET_CLASS = Price(Decimal("3"), Decimal("15"), Decimal("0.30"), Decimal("3.75"))
+SHAPE = dict(window=60_000, max_output=4_096, first_prompt=2_797, stable_prefix=1_922)
+
+
+def test_the_operator_makes_its_measured_requests():
+    assert requests_for(30) == 301 and requests_for(180) == 2_639     # bench_cost, seed 1
+    assert requests_for(15) == 150 and requests_for(1) == 10
+    assert requests_for(365) == 2_639 + round(545 * 185 / 30)        # the last rate on
+
+
+def test_block_caches_what_sliding_cannot_and_costs_less():
+    block = forecast(SONNET_CLASS, days=180, strategy="block", **SHAPE)
+    sliding = forecast(SONNET_CLASS, days=180, strategy="sliding", **SHAPE)
+    assert block.requests == sliding.requests == 2_639
+    # bench_cost measured 106.2M / 90.3 % (block) and 142.7M / 40.1 % (sliding)
+    assert 100e6 < block.input_tokens < 115e6 and 0.88 < block.cached_share < 0.93
+    assert 135e6 < sliding.input_tokens < 155e6 and 0.35 < sliding.cached_share < 0.45
+    # and $80.02 against $342.81 at these prices
+    assert Decimal(75) < block.usd < Decimal(90) < Decimal(330) < sliding.usd < Decimal(370)
+    assert list(block.by_day) == sorted(block.by_day) and block.by_day[-1] == block.usd
+
+
+def test_no_caching_no_price_and_a_turn_cap_each_change_the_forecast():
+    cached = forecast(GPT5_CLASS, days=30, **SHAPE)
+    plain = forecast(GPT5_CLASS, days=30, caching=False, **SHAPE)
+    assert plain.cached_tokens == 0 and plain.usd > 3 * cached.usd
+    assert forecast(None, days=30, **SHAPE).usd is None
+    capped = forecast(GPT5_CLASS, days=30, max_turns=25, **SHAPE)
+    assert capped.requests == 25 and capped.usd < cached.usd
+
+
+def test_a_budget_lasts_the_days_its_spending_leaves_room_for_a_request():
+    f = Forecast(3, 30, 0, 3, Decimal("0.30"), (Decimal("0.10"), Decimal("0.20"),
+                                               Decimal("0.30")))
+    assert f.days_within(Decimal("0.25"), Decimal("0.05")) == 2      # 0.20 + 0.05 fits
+    assert f.days_within(Decimal("0.24"), Decimal("0.05")) == 1
+    assert f.days_within(Decimal("0.20"), Decimal("0")) == 2
+    assert f.days_within(Decimal("1"), Decimal("0.05")) == 3
+
+
+@pytest.mark.parametrize("strategy", ["block", "sliding"])
+def test_the_forecast_is_within_10_percent_of_the_servers_bill(tmp_path, strategy):
+    """The operator's 30-day trial through the real LLM path, billed from the usage the
+    test server reports (its prompt cache emulated OpenAI-style), against the forecast
+    the run made before it started. docs/costs.md states the errors."""
+    episode, net_assets = record(1, 30)
+    with server(episode, 1) as llm:
+        config = build_config({"days": 30, "seeds": [1], "models": [{
+            "id": "openai/gpt-5", "api_base": llm.url, "context_strategy": strategy,
+            "input_usd_per_mtok": "1.25", "output_usd_per_mtok": "10",
+            "cache_read_usd_per_mtok": "0.125", "request_timeout_s": 60}]})
+        result = asyncio.run(execute(config, str(tmp_path / "f.duckdb")))
+    (outcome,) = result.outcomes
+    assert outcome.status == "completed" and outcome.final["final_net_assets"] == net_assets
+    predicted = result.forecast.models[0].trial
+    assert predicted.requests == outcome.exchanges == 301
+    error = (predicted.usd - outcome.cost) / outcome.cost
+    assert Decimal("-0.10") <= error <= Decimal("0.10"), (predicted.usd, outcome.cost)
+
+
+def test_run_prints_the_forecast_and_refuses_above_max_forecast(llm, tmp_path, capsys):
+    db = tmp_path / "r.duckdb"
+    args = ["run", "--models", "openai/fake-model", "--api-base", llm.url, "--price",
+            "openai/fake-model=0.4,1.6", "--days", "30", "--seeds", "1", "2",
+            "--budget", "0.5", "--db", str(db)]
+    assert main([*args, "--max-forecast", "0.9"]) == 2
+    err = capsys.readouterr().err
+    assert not db.exists() and llm.served == 0
+    assert "cost forecast, 30 days a trial" in err
+    # 301 requests, all input at $0.40 (no cache price given): 12.1M tokens, $4.84 + output
+    assert "a trial: $5.03 (301 requests, 12.1M tokens in, 90% cached)" in err
+    # once full: (60,000 - 4,096 + 1) in at $0.40 + 4,096 out at $1.60, x 1.2 margin
+    assert "a request reserves $0.0092 at first, $0.0347 once the window is full" in err
+    assert re.search(r"its \$0.50 budget lasts about \d of 30 days: trials end "
+                     "budget_exhausted", err)
+    assert "2 trials: $1.00 within their budgets (finishing them: $10.06)" in err
+    assert "the run is forecast at $1.00, above --max-forecast $0.90" in err
+    assert all(len(line) <= 80 for line in err.splitlines()[:-1])
+
+
+def test_check_and_run_json_carry_the_forecast(llm, tmp_path, capsys):
+    assert main(["check", "--models", "openai/fake-model", "--api-base", llm.url,
+                 "--price", "openai/fake-model=0.4,1.6", "--days", "3", "--no-request",
+                 "--json"]) == 0
+    checked = json.loads(capsys.readouterr().out)["forecast"]
+    (m,) = checked["models"]
+    assert m["requests"] == requests_for(3) and Decimal(m["trial_usd"]) > 0
+    config = build_config({"days": 3, "seeds": [1], "max_turns": 2,
+                           "models": [model(llm)]})
+    result = asyncio.run(execute(config, str(tmp_path / "j.duckdb")))
+    assert result.as_json()["forecast"]["models"][0]["requests"] == 2    # the turn cap
+
+
+def test_resume_takes_no_max_forecast(tmp_path, capsys):
+    assert main(["run", "--resume", "x", "--max-forecast", "1", "--db",
+                 str(tmp_path / "none.duckdb")]) == 2
+    assert "drop --max-forecast" in capsys.readouterr().err
