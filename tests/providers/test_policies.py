@@ -72,7 +72,7 @@ def test_evaluate_policy_record_has_the_baseline_json_contract():
 # fen, tool calls, and a fingerprint of the whole final state. Determinism across runs of
 # one version is tested elsewhere; these pins catch a change that moves every run alike.
 # A change to the world, its demand or a reference policy must update these pins and the
-# README's calibration table together, in the same commit, saying why they moved.
+# docs/scenarios.md's calibration table together, in the same commit, saying why they moved.
 PINS = {
     ("order-up-to", 1): (203_289.69, 2639, "59f7cd8b9c3841391e6c47a2379603526fd5db84034042f67489b065b27b4a2a"),
     ("order-up-to", 2): (207_079.61, 2664, "d3e00075b365a1bad2a1d9044e64c362df3d88f2282393fbb166409e5677e212"),
@@ -100,16 +100,16 @@ def test_the_reference_episodes_are_pinned(calibration, episode):
     net_assets, calls, fingerprint = PINS[episode]
     got = calibration[episode]
     moved = (f"{episode[0]} seed {episode[1]} moved: {got}. If the world, its demand or the "
-             "policy changed on purpose, update PINS here and the README's calibration "
+             "policy changed on purpose, update PINS here and docs/scenarios.md's calibration "
              "table together")
     assert got["final_net_assets"] == net_assets and got["tool_calls"] == calls, moved
     assert got["fingerprint"] == fingerprint, moved
 
 
-def test_the_readme_calibration_table_shows_the_pins():
+def test_the_documented_calibration_table_shows_the_pins():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text()
     for policy in ("order-up-to", "oracle"):
         row = next(line for line in readme.splitlines()
                    if line.startswith(f"| `baseline/{policy}` |"))
@@ -145,7 +145,7 @@ def test_a_typical_well_stocked_machine_sells_20_to_60_units_a_day():
 
 @pytest.mark.parametrize("world", [5, 10])
 def test_held_out_worlds_keep_the_calibration_bounds(world):
-    """Two of the README's ten calibration worlds (the two lowest baselines): the
+    """Two of the ten calibration worlds of docs/scenarios.md (the two lowest baselines): the
     baseline lands in 120k–320k and the oracle above it."""
     values = {}
     for policy in ("order-up-to", "oracle"):

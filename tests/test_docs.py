@@ -1,0 +1,122 @@
+"""The README and docs/ say what the code does (SPEC §16): the README fits a screen, the
+docs build as a site, every link resolves, every `vendbench` command shown parses, the
+results file is described table by table and column by column, and the forecast shown
+is the one `run` prints."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def _blocks(text: str) -> list[str]:
+    return re.findall(r"```[a-z]*\n(.*?)```", text, re.S)
+
+
+def _commands(text: str) -> list[str]:
+    """Each `vendbench …` command in a page's code blocks (continuation lines joined,
+    comments, pipes and redirections dropped) and inline code."""
+    out = []
+    spans = [" ".join(span.split()) for span in          # not a name: `vendbench run`
+             re.findall(r"(?<!`)`(vendbench [^`\s]+ [^`]+)`(?!`)", text)]
+    for block in [*_blocks(text), *spans]:
+        joined = re.sub(r"\\\n\s*", " ", block)
+        for line in joined.splitlines():
+            line = line.strip().removeprefix("$ ")
+            for part in re.split(r"\s*(?:&&|\|)\s*", line):
+                part = re.sub(r"\s+#.*$", "", part)
+                part = re.sub(r"\s+\d?>>?\s*\S+", "", part)            # redirections
+                part = re.sub(r"^(?:[A-Z_]+=\S+\s+)+", "", part)     # VAR=value vendbench
+                if "[" in part or "…" in part or "..." in part:   # a synopsis
+                    continue
+                if part.startswith(("vendbench ", ".venv/bin/vendbench ")):
+                    out.append(part.split("vendbench", 1)[1].strip())
+    return out
+
+
+def test_the_readme_fits_a_screen_and_links_to_the_docs():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for page in ("guide", "costs", "metrics", "results", "scenarios", "panels", "viewer",
+                 "mcp"):
+        assert f"](docs/{page}.md)" in readme, page
+
+
+def test_every_relative_link_and_image_resolves():
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue
+            path = (page.parent / target.split("#")[0]).resolve()
+            assert path.exists(), f"{page.name}: {target}"
+
+
+def test_every_command_shown_parses(capsys):
+    from vendbench.cli import _parser
+
+    parser = _parser()
+    seen, bad = 0, []
+    for page in PAGES:
+        for command in _commands(page.read_text()):
+            try:
+                parser.parse_args(shlex.split(command))
+            except SystemExit as exc:
+                if exc.code != 0:                         # --help exits 0
+                    bad.append(f"{page.name}: vendbench {command}")
+            seen += 1
+    assert not bad, "these do not parse:\n" + "\n".join(bad)
+    assert seen >= 30, seen               # 35 when written
+
+
+def test_the_docs_build_as_a_site_with_no_warning(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
+                          str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "site" / "costs" / "index.html").exists()
+
+
+def test_every_table_and_column_of_a_results_file_is_described(tmp_path):
+    from vendbench.cli import main
+    from vendbench.results import Store
+
+    db = str(tmp_path / "r.duckdb")
+    for scenario in ("autovend", "network"):
+        assert main(["run", "--models", "baseline/order-up-to", "--days", "2",
+                     "--scenario", scenario, "--db", db]) == 0
+    doc = (ROOT / "docs" / "results.md").read_text()
+    sections = dict(re.findall(r"^### `(\w+)`\n(.*?)(?=^##|\Z)", doc, re.S | re.M))
+    with Store(db, read_only=True) as store:
+        tables = store.con.execute("SELECT table_name, list(column_name ORDER BY "
+                                   "ordinal_position) FROM information_schema.columns "
+                                   "GROUP BY table_name").fetchall()
+    assert len(tables) >= 12
+    for table, columns in tables:
+        assert table in sections, f"docs/results.md does not describe {table}"
+        for column in columns:
+            assert f"`{column}`" in sections[table], f"{table}.{column} is not described"
+
+
+def test_the_forecast_shown_is_the_one_run_prints(tmp_path):
+    """docs/costs.md's example, run: the forecast lines and the refusal, nothing sent
+    (litellm's price map, as pinned by the lock, prices the model)."""
+    costs = (ROOT / "docs" / "costs.md").read_text()
+    block = next(b for b in _blocks(costs) if "cost forecast" in b).splitlines()
+    command = block[0].removeprefix("$ vendbench ")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-docs-not-a-key",
+           "LITELLM_LOCAL_MODEL_COST_MAP": "true"}
+    out = subprocess.run([sys.executable, "-m", "vendbench", *shlex.split(command)],
+                         cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 2 and not list(tmp_path.iterdir())
+    printed = out.stderr.splitlines()
+    assert block[1:] == printed
+    readme = (ROOT / "README.md").read_text()
+    shown = next(b for b in _blocks(readme) if "cost forecast" in b).splitlines()
+    assert all(line in printed for line in shown)
