@@ -383,3 +383,34 @@ def test_a_message_of_no_known_type_is_refused_by_both_ends():
     worker.running = {}
     with pytest.raises(TypeError, match="unknown message"):
         worker._handle(("progress", "t1", {}, 1, 0.0))
+
+
+@pytest.mark.parametrize("ending", ["end", "ctrl-c", "sigterm", "scheduler killed"])
+def test_workers_shut_down_quietly_on_every_exit_path(llm, tmp_path, ending):
+    """Whatever ends a run with worker processes (its end, Ctrl-C to the process group,
+    SIGTERM to the scheduler, the scheduler killed outright), no process prints asyncio's
+    complaints about futures, coroutines or tasks left behind. The workers' stderr is the
+    run's: reading it to its end waits for the last worker to exit."""
+    llm.latency = 0.03
+    db = str(tmp_path / "r.duckdb")
+    days = "3" if ending == "end" else "30"
+    proc = vendbench("run", "--models", "openai/fake", *llm_args(llm), "--seeds", "1", "2",
+                     "3", "4", "--days", days, "--processes", "2", "--db", db,
+                     start_new_session=True)
+    if ending != "end":
+        for _ in range(1200):
+            if llm.served >= 20 or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert len(_workers_of(proc.pid)) == 2
+        if ending == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)
+        elif ending == "sigterm":
+            os.kill(proc.pid, signal.SIGTERM)
+        else:
+            os.kill(proc.pid, signal.SIGKILL)
+    rc, out, err = finish(proc)
+    assert rc == {"end": 0, "ctrl-c": 130, "sigterm": 130, "scheduler killed": -9}[ending], err
+    for complaint in ("never retrieved", "never awaited", "Task was destroyed",
+                      "Traceback", "Exception ignored"):
+        assert complaint not in err, err

@@ -125,6 +125,11 @@ async def serve(link: Link) -> None:
             await run_trial(spec, clients.trial_context(spec, budget, writer, progress), out)
         except asyncio.CancelledError:
             pass                                 # recorded ``interrupted`` by run_trial
+        except (LinkClosed, ResultsError):
+            # the scheduler is gone (or could not commit): nothing more can be recorded,
+            # and the scheduler, if it lives, records the trial from what it has. Ending
+            # quietly here is what keeps "Task exception was never retrieved" off stderr.
+            pass
         finally:
             try:
                 await writer.flush()
