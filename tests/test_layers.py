@@ -60,6 +60,7 @@ LAYERS = {
     "providers": {"errors", "_secrets", "budgets"},
     "orchestrator": {"errors", "_secrets", "environment", "budgets", "results", "providers"},
     "leaderboard": {"errors", "environment", "results", "_text"},
+    "compare": {"errors", "results", "orchestrator", "leaderboard", "_text"},
     "serve": {"errors", "environment", "results", "", "_localhttp"},
     "view": {"errors", "environment", "results", "_localhttp", "_text"},
     "_localhttp": set(),

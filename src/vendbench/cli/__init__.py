@@ -26,6 +26,7 @@ examples:
   vendbench runs
   vendbench leaderboard --run all --charts report/
   vendbench trend --db nightly.duckdb --fail-on-regression
+  vendbench compare openai/gpt-4.1-mini baseline/order-up-to --budget 20
   vendbench serve --days 30          # the world over MCP, for another harness
 
 Amounts are the scenario's (CNY for autovend, EUR for network); budgets and
@@ -34,7 +35,7 @@ prices are USD.
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import baseline, board, check, run, runs, serve, view
+    from . import baseline, board, check, compare, run, runs, serve, view
     from ._args import HelpFormatter, Parser
 
     parser = Parser(
@@ -48,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     baseline.add(sub)
     run.add(sub)
     check.add(sub)
+    compare.add(sub)
     runs.add(sub)
     board.add(sub)
     serve.add(sub)

@@ -127,7 +127,20 @@ def add(sub: Any) -> None:
                      metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
                      help="USD per million input and output tokens, and optionally cache "
                           "reads and writes (repeatable); overrides litellm's price map")
-    llm = run.add_argument_group(
+    model_flags(run)
+    run.add_argument("--allow-unpriced", action="store_true",
+                     help="run models without a known price (no costs, no budget)")
+    run.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
+                     help="results database (default ./vendbench.duckdb)")
+    run.add_argument("--name", metavar="NAME", help="a name for the run")
+    run.add_argument("--json", action="store_true",
+                     help="print one JSON object: run_id and its trials")
+    run.set_defaults(func=command)
+
+
+def model_flags(parser: argparse.ArgumentParser) -> None:
+    """The per-model settings, shared by ``run`` and ``compare``."""
+    llm = parser.add_argument_group(
         "per-model settings",
         "These set every LLM model of the run; with --panel they override the panel's "
         "values.")
@@ -156,14 +169,6 @@ def add(sub: Any) -> None:
                      help="sampling temperature, 0-2 (default: the provider's)")
     llm.add_argument("--request-timeout", type=seconds, metavar="SECONDS",
                      help="per request, before it counts as a timeout (default 120)")
-    run.add_argument("--allow-unpriced", action="store_true",
-                     help="run models without a known price (no costs, no budget)")
-    run.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                     help="results database (default ./vendbench.duckdb)")
-    run.add_argument("--name", metavar="NAME", help="a name for the run")
-    run.add_argument("--json", action="store_true",
-                     help="print one JSON object: run_id and its trials")
-    run.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:

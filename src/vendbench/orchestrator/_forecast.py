@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..budgets import Forecast, forecast
+from ..budgets import Forecast, forecast, resolve_prices
 from ..errors import ConfigError
+from ..providers import litellm_price
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
+from ._preflight import preflight
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,3 +114,15 @@ def refuse_above(panel: PanelForecast, limit: Decimal | None) -> None:
         raise ConfigError(f"the run is forecast at ${total:.2f}, above --max-forecast "
                           f"${limit:.2f}: fewer days, seeds or models, a smaller window or "
                           "a cheaper model costs less")
+
+
+def forecast_run(config: RunConfig) -> PanelForecast:
+    """The forecast of a run of ``config`` as ``execute`` would make it, without running:
+    models checked, prices resolved (an unknown price is an error), clients built."""
+    preflight(config)
+    prices = resolve_prices([m.id for m in config.models],
+                            {m.id: m.price_fields() for m in config.models},
+                            lookup=litellm_price, allow_unpriced=config.allow_unpriced)
+    clients = Clients(config, prices)
+    clients.prepare()
+    return panel_forecast(config, clients)

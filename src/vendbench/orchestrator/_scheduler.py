@@ -23,13 +23,14 @@ from typing import Any
 from ..budgets import Budget, Price, resolve_prices
 from ..environment import record_tables, standing
 from ..errors import ConfigError, ResultsError
-from ..providers import LimitEvent, litellm_price, model_problem, unreachable
+from ..providers import LimitEvent, litellm_price
 from ..results import (FINISHED, ProviderEventRow, ResultsWriter, RunEnded, Store,
                        TrialHistory, TrialKey, TrialStatus, begin_run, cached_share, dumps,
                        latest_attempts, new_run_id)
 from ._clients import Clients
 from ._config import RunConfig
 from ._forecast import PanelForecast, panel_forecast, refuse_above
+from ._preflight import preflight
 from ._shards import WorkerDied, Workers, plan_processes
 from ._trial import TrialOutcome, TrialSpec, run_trial
 
@@ -365,22 +366,6 @@ def _check_same_worlds(run: dict[str, Any], scheduler: Scheduler) -> None:
                           f"unset it to resume the run")
     raise ConfigError(f"the salt in {name} (SHA-256 {current[:12]}…) is not the one run "
                       f"{run['run_id']} used ({stored[:12]}…)")
-
-
-def preflight(config: RunConfig) -> None:
-    """What can be checked of the LLM models before a run touches its file: each model
-    string and endpoint (``providers.model_problem``), and that something listens at
-    each given endpoint. One line each, in seconds, instead of a failure at the first
-    request after its retries."""
-    problems = []
-    for model in (m for m in config.models if not m.in_process):
-        problem = model_problem(model.id, model.api_base)
-        if problem is None and model.api_base:
-            problem = unreachable(model.api_base)
-        if problem is not None:
-            problems.append(problem)
-    if problems:
-        raise ConfigError("; ".join(dict.fromkeys(problems)))
 
 
 def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget, *,

@@ -1,5 +1,6 @@
 """Results: one DuckDB file per deployment, written by one task, read by anyone after."""
 
+from ._comparisons import ComparisonRow, ComparisonStep, comparison, comparison_steps, run_named
 from ._log import Sink, TrialLog, now
 from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, ExchangeRow, MessageRow, ProviderEventRow,
                     ReservationRow, Row, RunEnded, RunRecord, RunWarning, SegmentEnded,
@@ -12,10 +13,11 @@ from ._trials import FINISHED, RANKED, SET_APART, TrialKey, TrialStatus, latest_
 from ._writer import ResultsWriter, append, dumps
 
 __all__ = ["Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
-           "cached_share", "code_version", "COLUMNS", "DDL", "DEFAULT_DB", "dumps",
+           "cached_share", "code_version", "COLUMNS", "comparison", "ComparisonRow",
+           "ComparisonStep", "comparison_steps", "DDL", "DEFAULT_DB", "dumps",
            "ExchangeRow", "FINISHED", "latest_attempts", "MessageRow", "new_run_id",
            "now", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
-           "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "RunWarning",
+           "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning",
            "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",
            "Store", "ToolCallRow", "TrialHistory", "TrialInfo", "TrialKey", "TrialLog",
            "TrialRow", "TrialStatus"]

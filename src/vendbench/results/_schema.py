@@ -61,6 +61,15 @@ CREATE TABLE IF NOT EXISTS days(
 CREATE TABLE IF NOT EXISTS run_warnings(
     run_id VARCHAR, model VARCHAR, kind VARCHAR, message VARCHAR, warned_at TIMESTAMP,
     PRIMARY KEY (run_id, model, kind));
+CREATE TABLE IF NOT EXISTS comparisons(
+    comparison_id VARCHAR PRIMARY KEY, created_at TIMESTAMP, scenario VARCHAR, days INTEGER,
+    models_json VARCHAR, config_json VARCHAR, status VARCHAR, verdict VARCHAR,
+    best VARCHAR, reason VARCHAR, pairs INTEGER, spent_usd DECIMAL(18, 9),
+    finished_at TIMESTAMP);
+CREATE TABLE IF NOT EXISTS comparison_steps(
+    comparison_id VARCHAR, step INTEGER, run_id VARCHAR, pairs INTEGER,
+    survivors_json VARCHAR, intervals_json VARCHAR, spent_usd DECIMAL(18, 9),
+    decided_at TIMESTAMP, PRIMARY KEY (comparison_id, step));
 CREATE TABLE IF NOT EXISTS provider_events(
     run_id VARCHAR, provider VARCHAR, at_seconds DOUBLE, event VARCHAR,
     concurrency DOUBLE, retry_after DOUBLE);

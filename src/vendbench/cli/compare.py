@@ -1,0 +1,186 @@
+"""``vendbench compare``: is B better than A, for at most this much money?"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from decimal import Decimal
+from typing import Any
+
+from ..errors import ConfigError
+from ._args import HelpFormatter, days, number, positive, seed, usd, wrap
+
+EPILOG = """\
+Both models play the same worlds and seeds (a pair), in batches. After each batch an
+anytime-valid 95% confidence sequence for the mean paired difference is updated: it
+covers the true difference at every batch at once, so stopping as soon as it decides
+keeps the error rate at 5%. The comparison stops when the interval excludes 0 (a
+winner), lies within +-margin of the first model's mean (equivalent), or when the next
+batch's forecast cost would pass --budget or --max-pairs is reached (inconclusive, with
+a guess at what deciding would take). With three or more models it races them: a model
+is out as soon as another is better, and the race ends with one model left or the rest
+equivalent, with the same 5% guarantee overall.
+
+Scores are the leaderboard's (a trial that did not finish counts 0); a pair with a
+harness error is dropped, never scored. Every batch is a run of --db (named "compare ID
+batch K"), every trial logged as in vendbench run; the comparison and its whole
+sequence are stored (tables comparisons, comparison_steps). The method, its citation
+and its measured savings: docs/compare.md.
+
+examples:
+  vendbench compare baseline/order-up-to baseline/oracle --days 30
+  vendbench compare openai/gpt-4.1-mini anthropic/claude-sonnet-4-5 --days 30 \\
+                    --budget 50 --trial-budget 5 --chart cmp.png
+  vendbench compare openai/a openai/b openai/c --budget 5 \\
+      --api-base http://127.0.0.1:8000/v1 --price openai/a=0.4,1.6 \\
+      --price openai/b=0.4,1.6 --price openai/c=0.4,1.6
+  vendbench compare --resume latest          # continue after Ctrl-C or a crash
+  vendbench compare --show latest --chart cmp.svg   # a stored comparison again
+"""
+
+
+def add(sub: Any) -> None:
+    from .run import model_flags
+
+    cmp = sub.add_parser(
+        "compare", help="is B better than A? paired trials until the evidence decides, "
+                        "within a budget",
+        description=wrap("Compare two or more models on paired trials, batch by batch, "
+                         "until an anytime-valid confidence sequence decides (a winner, or "
+                         "equivalent within a margin), or the budget or the pair cap is "
+                         "reached."),
+        formatter_class=HelpFormatter, epilog=EPILOG)
+    cmp.add_argument("models", nargs="*", metavar="MODEL",
+                     help="two or more model strings; the first is the reference (A)")
+    cmp.add_argument("--budget", dest="compare_budget", type=usd, metavar="USD",
+                     help="USD for the whole comparison: a batch whose forecast would pass "
+                          "it is not started")
+    cmp.add_argument("--trial-budget", dest="budget", type=usd, metavar="USD",
+                     help="USD budget per trial (as run --budget)")
+    cmp.add_argument("--max-pairs", type=positive, metavar="N",
+                     help="pairs at most (default 50)")
+    cmp.add_argument("--margin", type=number("a margin", 0, 1, above_low=True), metavar="M",
+                     help="equivalence margin, a share of the first model's mean score "
+                          "(default 0.02)")
+    cmp.add_argument("--alpha", type=number("an error rate", 0, 0.5, above_low=True),
+                     metavar="A", help="error rate, over all stops (default 0.05)")
+    cmp.add_argument("--batch", type=positive, metavar="N",
+                     help="pairs per batch (default 2; rounded up to whole seeds when "
+                          "there are several worlds)")
+    cmp.add_argument("--days", type=days, metavar="D",
+                     help="horizon, 1-365 (default: the scenario's)")
+    cmp.add_argument("--scenario", metavar="S", help="autovend (default) or network")
+    cmp.add_argument("--world-seeds", type=seed, nargs="+", metavar="W",
+                     help="worlds to pair across (default 2026, the paper's one world)")
+    cmp.add_argument("--price", action="append", default=[],
+                     metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
+                     help="USD per million tokens (repeatable)")
+    model_flags(cmp)
+    cmp.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
+                     help="results database, written (default ./vendbench.duckdb)")
+    cmp.add_argument("--resume", metavar="ID", help="continue a stopped comparison "
+                                                    "('latest' for the newest)")
+    cmp.add_argument("--show", metavar="ID", help="show a stored comparison ('latest')")
+    cmp.add_argument("--chart", metavar="FILE",
+                     help="also draw the sequence (.png or .svg)")
+    cmp.add_argument("--json", action="store_true", help="print one JSON object")
+    cmp.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from ..compare import CompareSpec, compare
+    from ..results import Store, comparison
+
+    if args.chart and not args.chart.endswith((".png", ".svg")):
+        raise ConfigError(f"--chart {args.chart}: give a .png or .svg file")
+    if args.show or args.resume:
+        if args.models:
+            raise ConfigError("--show and --resume take a stored comparison; drop the "
+                              "model names")
+        with Store(args.db, read_only=True) as store:
+            try:
+                row = comparison(store, args.show or args.resume)
+            except KeyError:
+                raise ConfigError(f"no comparison {args.show or args.resume} in "
+                                  f"{args.db}") from None
+        spec = CompareSpec.model_validate_json(row.config_json)
+        if args.show:
+            return _show(args, spec, asyncio.run(compare(spec, args.db,
+                                                         resume=row.comparison_id,
+                                                         replay_only=True)))
+        resume: str | None = row.comparison_id
+    else:
+        if len(args.models) < 2:
+            raise ConfigError("compare needs two or more models (or --resume/--show ID)")
+        twice = sorted({m for m in args.models if args.models.count(m) > 1})
+        if twice:
+            raise ConfigError(f"compare needs two or more different models: "
+                              f"{', '.join(twice)} is listed twice")
+        spec, resume = _spec(args), None
+    return _run(args, spec, resume)
+
+
+def _spec(args: argparse.Namespace) -> Any:
+    from ..compare import CompareSpec
+    from .run import config_from_args
+
+    args.panel, args.allow_unpriced = None, False
+    base = config_from_args(args)
+    fields: dict[str, Any] = {"base": base}
+    for name, key in (("compare_budget", "budget_usd"), ("max_pairs", "max_pairs"),
+                      ("margin", "margin"), ("alpha", "alpha"), ("batch", "batch")):
+        value = getattr(args, name)
+        if value is not None:
+            fields[key] = Decimal(value) if key == "budget_usd" else value
+    return CompareSpec(**fields)
+
+
+def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
+    from ..compare import compare
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if args.json:
+            return
+        if kind == "started":
+            what = "continuing" if data["resumed"] else "comparing"
+            print(f"{what} {', '.join(spec.models)} ({data['comparison_id']}): paired batches "
+                  f"of {spec.batch}, alpha {spec.alpha}, margin ±{spec.margin:.1%}"
+                  + (f", budget ${spec.budget_usd}" if spec.budget_usd else ""),
+                  file=sys.stderr, flush=True)
+        elif kind == "batch":
+            cost = f"; forecast ${data['forecast']:.2f}" if data["forecast"] else ""
+            print(f"batch {data['step']}: seeds {data['seeds'][0]}-{data['seeds'][-1]}{cost}",
+                  file=sys.stderr, flush=True)
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        return await compare(spec, args.db, resume=resume, on_event=on_event)
+
+    try:
+        outcome = asyncio.run(main())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        print(f"vendbench: compare interrupted; continue it with: vendbench compare "
+              f"--resume latest --db {args.db}", file=sys.stderr)
+        return 130
+    return _show(args, spec, outcome)
+
+
+def _show(args: argparse.Namespace, spec: Any, outcome: Any) -> int:
+    from ..compare import as_json, lines, write_chart
+
+    if args.json:
+        print(json.dumps(as_json(outcome)))
+    else:
+        print("\n".join(lines(outcome, spec)))
+    if args.chart:
+        write_chart(outcome, spec, args.chart)
+        if not args.json:
+            print(f"wrote {args.chart}")
+    return 0

@@ -1,0 +1,16 @@
+"""Cost-capped comparisons (SPEC §17): paired batches of trials, an anytime-valid
+confidence sequence per pair of models, a stop at a winner, an equivalence, or the
+budget; racing for more than two models.
+
+    spec = CompareSpec(base=build_config({...}), budget_usd=Decimal(20))
+    outcome = asyncio.run(compare(spec, "vendbench.duckdb"))
+"""
+
+from ._confseq import PRIOR_PRECISION, Interval, half_width, interval, ratio
+from ._race import EQUIVALENT, INCONCLUSIVE, WINNER, Assessment, Pairwise, assess
+from ._run import CompareSpec, Outcome, compare
+from ._show import as_json, lines, write_chart
+
+__all__ = ["Assessment", "CompareSpec", "EQUIVALENT", "INCONCLUSIVE", "Interval", "Outcome",
+           "Pairwise", "PRIOR_PRECISION", "WINNER", "as_json", "assess", "compare", "half_width",
+           "interval", "lines", "ratio", "write_chart"]

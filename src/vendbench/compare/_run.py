@@ -1,0 +1,249 @@
+"""``vendbench compare``: paired batches until the evidence decides or the budget ends.
+
+Each batch is a run of the same results file (named ``compare ID batch K``): every model
+still in the race plays the same worlds and seeds, so each (world, seed) is a pair.
+After it, every pairwise confidence sequence is updated (``_race.assess``) and the step
+stored. Before the next batch its cost is forecast (``orchestrator.forecast_run``); a
+batch that would pass the budget is not started: the comparison ends inconclusive, with
+a guess at what deciding would take. Scores are the leaderboard's (a trial that did not
+finish counts 0); a pair with a harness error or an interrupted trial is dropped, never
+scored. A comparison continues after a crash from what its runs hold (``resume``): the
+scores are always read back from the runs, never kept apart from them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import ConfigError
+from ..leaderboard import score
+from ..orchestrator import RunConfig, execute, forecast_run
+from ..results import (SET_APART, ComparisonRow, ComparisonStep, Store, comparison,
+                       comparison_steps, latest_attempts, new_run_id, run_named)
+from ._race import INCONCLUSIVE, WINNER, Assessment, assess, pairs_to_decide
+
+Events = Callable[[str, dict[str, Any]], None]
+
+
+class CompareSpec(BaseModel):
+    """What a comparison runs and when it stops (stored with it, as JSON)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base: RunConfig                       # the models, horizon, worlds, per-trial budgets
+    budget_usd: Decimal | None = Field(default=None, gt=0)
+    max_pairs: int = Field(default=50, ge=2, le=10_000)
+    margin: float = Field(default=0.02, gt=0, lt=1)
+    alpha: float = Field(default=0.05, gt=0, lt=0.5)
+    batch: int = Field(default=2, ge=1, le=1_000)
+
+    @property
+    def models(self) -> list[str]:
+        return [m.id for m in self.base.models]
+
+    @property
+    def seeds_per_batch(self) -> int:
+        return max(1, math.ceil(self.batch / len(self.base.world_seeds)))
+
+
+@dataclass
+class Outcome:
+    """Where a comparison ended (or stands)."""
+
+    row: ComparisonRow
+    steps: list[ComparisonStep]
+    assessment: Assessment | None
+    dropped: int = 0
+    would_take: str | None = None
+    scores: dict[str, list[float]] = field(default_factory=dict)
+    costs: dict[str, list[Decimal]] = field(default_factory=dict)    # per trial, by model
+
+
+def _name(comparison_id: str, step: int) -> str:
+    return f"compare {comparison_id} batch {step}"
+
+
+async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
+                  on_event: Events | None = None, replay_only: bool = False) -> Outcome:
+    """Run (or continue) a comparison into ``db`` (``replay_only``: only read back where
+    the stored comparison ``resume`` stands)."""
+    if len(set(spec.models)) != len(spec.models) or len(spec.models) < 2:
+        raise ConfigError("compare needs two or more different models")
+    emit = on_event or (lambda kind, data: None)
+    if resume is None:
+        forecast_run(spec.base.model_copy(update={"seeds": [1]}))   # fail early, file untouched
+        row = ComparisonRow(f"cmp-{new_run_id()}", dt.datetime.now(dt.UTC).replace(tzinfo=None),
+                            spec.base.scenario, spec.base.days, spec.models,
+                            spec.model_dump_json(), "running", None, None, None, 0,
+                            Decimal(0), None)
+        with Store(db) as store:
+            store.write(row)
+        steps: list[ComparisonStep] = []
+    else:
+        with Store(db, read_only=True) as store:
+            row = comparison(store, resume)
+            steps = comparison_steps(store, row.comparison_id)
+        spec = CompareSpec.model_validate_json(row.config_json)
+        if row.status == "decided" or replay_only:
+            state = _replay(spec, db, row, steps)
+            return replace(state, row=replace(state.row, status=row.status,
+                                              verdict=row.verdict, reason=row.reason))
+    state = _replay(spec, db, row, steps)
+    emit("started", {"comparison_id": row.comparison_id, "resumed": resume is not None,
+                     "steps": len(steps), "spec": spec})
+    try:
+        while True:
+            a = state.assessment
+            if a is not None and a.verdict is not None:
+                return _finish(db, spec, state, a.verdict, _reason(a, spec))
+            step = len(state.steps) + 1
+            survivors = a.survivors if a is not None else spec.models
+            seeds = list(range((step - 1) * spec.seeds_per_batch + 1,
+                               step * spec.seeds_per_batch + 1))
+            pairs_next = len(seeds) * len(spec.base.world_seeds)
+            pairs_now = state.row.pairs
+            if pairs_now + pairs_next > spec.max_pairs:
+                return _finish(db, spec, state, INCONCLUSIVE,
+                               f"{pairs_now} pairs of at most {spec.max_pairs} (--max-pairs)")
+            config = spec.base.model_copy(update={
+                "models": [m for m in spec.base.models if m.id in survivors],
+                "seeds": seeds, "name": _name(row.comparison_id, step)})
+            forecast = _batch_forecast(config, state.costs, pairs_next)
+            spent = state.row.spent_usd
+            if spec.budget_usd is not None:
+                if forecast is None:
+                    raise ConfigError("a compare --budget needs every LLM model priced")
+                left = spec.budget_usd - spent
+                if forecast > left:
+                    return _finish(db, spec, state, INCONCLUSIVE,
+                                   f"the next batch is forecast at ${forecast:.2f}, and "
+                                   f"${left:.2f} of the ${spec.budget_usd:.2f} budget is left")
+                config = config.model_copy(update={"total_budget_usd": left})
+            emit("batch", {"step": step, "seeds": seeds, "models": survivors,
+                           "forecast": forecast})
+            with Store(db, read_only=True) as store:
+                earlier = run_named(store, config.name)
+            finished = await _run_batch(config, db, earlier)
+            state = _replay(spec, db, state.row, state.steps, add=(step, finished))
+            emit("step", {"outcome": state})
+    except BaseException:
+        with Store(db) as store:
+            store.write(_with(state.row, status="interrupted"))
+        raise
+
+
+def _batch_forecast(config: RunConfig, costs: dict[str, list[Decimal]], pairs: int
+                    ) -> Decimal | None:
+    """What the next batch will cost: per model, its dearest trial so far (what it
+    measurably spends), or before its first trial the forecast ``run`` prints (an
+    operator as busy as the reference policy). None when a model has no price."""
+    profile = {m.model: m.total for m in forecast_run(config).models}
+    total = Decimal(0)
+    for model in config.models:
+        if model.in_process:
+            continue
+        seen = costs.get(model.id)
+        each = max(seen) * pairs if seen else profile.get(model.id)
+        if each is None:
+            return None
+        total += each
+    return total
+
+
+async def _run_batch(config: RunConfig, db: str, earlier: str | None) -> str:
+    """The batch's run id, run (or continued, after a crash) to its end."""
+    if earlier is not None:
+        with Store(db, read_only=True) as store:
+            status = store.run(earlier)["status"]
+        if status in ("completed", "completed_with_errors", "failed"):
+            return earlier
+        return (await execute(config, db, resume=earlier)).run_id
+    return (await execute(config, db)).run_id
+
+
+def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[ComparisonStep],
+            add: tuple[int, str] | None = None) -> Outcome:
+    """Scores, survivors and the assessment, read back from the steps' runs (and one new
+    run, ``add``, recorded as a step)."""
+    runs = [s.run_id for s in steps] + ([add[1]] if add else [])
+    scores: dict[str, list[float]] = {m: [] for m in spec.models}
+    costs: dict[str, list[Decimal]] = {m: [] for m in spec.models}
+    survivors, assessment, dropped, spent = spec.models, None, 0, Decimal(0)
+    new_steps = list(steps)
+    with Store(db, read_only=True) as store:
+        for i, run_id in enumerate(runs):
+            spent += store.run_spend(run_id)
+            trials = latest_attempts(store.trials(run_id)).values()
+            by_pair: dict[tuple[int, int], dict[str, dict[str, Any]]] = {}
+            for t in trials:
+                by_pair.setdefault((t["world_seed"], t["seed"]), {})[t["model"]] = t
+                if t["cost_usd"] is not None and t["status"] not in SET_APART:
+                    costs[t["model"]].append(t["cost_usd"])
+            # the comparison's budget ran out in this batch: a trial it cut short is the
+            # budget's doing, not the model's, so its pair is dropped, not scored 0
+            cut = spec.budget_usd is not None and spent >= spec.budget_usd
+            for key in sorted(by_pair):
+                got = by_pair[key]
+                if any(m not in got or got[m]["status"] in SET_APART or
+                       (cut and got[m]["status"] == "budget_exhausted") for m in survivors):
+                    dropped += 1
+                    continue
+                for m in survivors:
+                    scores[m].append(score(got[m]))
+            alive = {m: scores[m] for m in survivors}
+            if all(alive.values()):
+                assessment = assess(alive, survivors, started_with=len(spec.models),
+                                    alpha=spec.alpha, margin=spec.margin)
+            if add and i == len(runs) - 1:
+                new_steps.append(ComparisonStep(
+                    row.comparison_id, add[0], run_id, len(scores[survivors[0]]), survivors,
+                    [p.as_json() for p in assessment.pairwise] if assessment else [],
+                    spent, dt.datetime.now(dt.UTC).replace(tzinfo=None)))
+            if assessment is not None:       # a model out of the race plays no more
+                survivors = assessment.survivors
+    row = _with(row, pairs=len(scores[survivors[0]]), spent_usd=spent,
+                best=assessment.best if assessment else None)
+    if add:
+        with Store(db) as store:
+            store.write(new_steps[-1])
+            store.write(row)
+    return Outcome(row, new_steps, assessment, dropped, scores=scores, costs=costs)
+
+
+def _finish(db: str, spec: CompareSpec, state: Outcome, verdict: str, reason: str
+            ) -> Outcome:
+    would_take = None
+    if verdict == INCONCLUSIVE and state.assessment is not None:
+        guesses = [g for p in state.assessment.pairwise
+                   if p.a in state.assessment.survivors and p.b in state.assessment.survivors
+                   and (g := pairs_to_decide(p, spec.margin)) is not None]
+        if guesses:
+            would_take = (f"about {max(guesses)} pairs in all would likely decide it "
+                          f"(a guess from the interval's width; {state.row.pairs} so far)")
+    row = _with(state.row, status="decided", verdict=verdict, reason=reason,
+                finished_at=dt.datetime.now(dt.UTC).replace(tzinfo=None))
+    with Store(db) as store:
+        store.write(row)
+    return Outcome(row, state.steps, state.assessment, state.dropped, would_take,
+                   state.scores, state.costs)
+
+
+def _reason(a: Assessment, spec: CompareSpec) -> str:
+    if a.verdict == WINNER:
+        return f"{a.best} is better than every other model (each interval excludes 0)"
+    return (f"{', '.join(a.survivors)} are within ±{spec.margin:.1%} of each other "
+            "(every interval inside the margin)")
+
+
+def _with(row: ComparisonRow, **changes: Any) -> ComparisonRow:
+    return replace(row, **changes)
+
+
+
