@@ -5,6 +5,7 @@ and --resume; what is stored and shown."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 from decimal import Decimal
@@ -22,18 +23,31 @@ from ..orchestrator.conftest import api_key  # noqa: F401  (a canary key for the
 PRODUCTS = ["P0001", "P0045", "P0200"]
 
 
+def _coin(body: dict) -> bool:
+    """A fair coin per model and world seed: the model's name and day 1's report (its
+    weather differs by seed) hashed; two ``coin-…`` models play the same distribution."""
+    first = next(m["content"] for m in body["messages"]
+                 if m["role"] == "user" and "Day 1 of" in str(m.get("content")))
+    return hashlib.sha256(f"{body['model']}|{first}".encode()).digest()[0] % 2 == 1
+
+
 def skills(body: dict) -> Reply:
     """``idle``: ends every day. ``wasteful``: orders stock on day 1 and throws it away
-    when it arrives (a known loss: its cost). Anything else: idle too."""
+    when it arrives (a known loss: its cost, about 8 % of net assets). ``coin-…``: on a
+    fair coin per world seed, idle or wasteful on a tenth of the scale (below the 2 %
+    margin). Anything else: idle too."""
     last = body["messages"][-1]
-    if last["role"] == "tool" or not body["model"].endswith("wasteful"):
+    wasteful = body["model"].endswith("wasteful") or \
+        ("/coin-" in "/" + body["model"] and _coin(body))
+    if last["role"] == "tool" or not wasteful:
         return Reply(tool_calls=[("end_day", "{}")])
     text = last.get("content") or ""
+    units = 60 if "/coin-" in "/" + body["model"] else 600
     if "Day 1 of" in text:
-        items = [{"product_id": p, "quantity": 60} for p in PRODUCTS]
+        items = [{"product_id": p, "quantity": units} for p in PRODUCTS]
         return Reply(tool_calls=[("place_order", json.dumps({"items": items}))])
     if re.search(r"Warehouse: [1-9]\d* units", text):
-        items = [{"product_id": p, "quantity": 60} for p in PRODUCTS]
+        items = [{"product_id": p, "quantity": units} for p in PRODUCTS]
         return Reply(tool_calls=[("discard", json.dumps({"items": items}))])
     return Reply(tool_calls=[("end_day", "{}")])
 
@@ -81,6 +95,33 @@ def test_identical_models_are_never_declared_a_winner(llm, tmp_path):
                               str(tmp_path / "c.duckdb")))
     assert out.row.verdict == EQUIVALENT and out.row.best is not None
     assert out.scores["openai/idle"] == out.scores["openai/idle-twin"]
+
+
+def test_identically_skilled_models_are_not_called_different(llm, tmp_path):
+    """Ten comparisons of two models that play the same coin-flip strategy (each its own
+    coins): at the documented error rate (at most 5 %; about 2 % simulated) none is
+    expected to name a winner; every one stops equivalent or inconclusive."""
+    verdicts = []
+    for k in range(10):
+        spec = CompareSpec(base=build_config({"days": 5, "seeds": [1], "models": _models(
+            llm, f"coin-a{k}", f"coin-b{k}")}), max_pairs=8)
+        out = asyncio.run(compare(spec, str(tmp_path / f"c{k}.duckdb")))
+        assert any(x != y for x, y in zip(*out.scores.values())) or out.row.pairs < 4
+        verdicts.append(out.row.verdict)
+    assert WINNER not in verdicts and len(verdicts) == 10
+
+
+def test_a_race_of_three_drops_the_worst_and_calls_the_rest_equivalent(llm, tmp_path):
+    out = asyncio.run(compare(_spec(_models(llm, "idle", "wasteful", "idle-twin")),
+                              str(tmp_path / "c.duckdb")))
+    assert out.row.verdict == EQUIVALENT
+    first, last = out.steps[0], out.steps[-1]
+    assert len(first.intervals) == 3                       # every pair of the three
+    assert first.survivors == ["openai/idle", "openai/wasteful", "openai/idle-twin"]
+    assert last.survivors == ["openai/idle", "openai/idle-twin"]     # after the step
+    below = [p for p in last.intervals if "openai/wasteful" in (p["a"], p["b"])]
+    assert all((p["high"] < 0) if p["b"] == "openai/wasteful" else (p["low"] > 0)
+               for p in below) and len(below) == 2
 
 
 def test_a_batch_the_budget_cannot_cover_is_not_started(llm, tmp_path):

@@ -33,6 +33,21 @@ def test_identical_play_is_equivalent_never_a_winner():
     assert a.verdict == EQUIVALENT and a.survivors == ["a", "b"]
 
 
+def test_equal_differences_do_not_make_a_zero_width_interval():
+    """Four pairs that differ by exactly 1 % (two agents that only score one of two
+    values): without the floor the spread is 0, the interval a point, and a winner
+    declared on a coin's luck."""
+    a = [100.0] * 4
+    b = [101.0] * 4
+    got = assess({"a": a, "b": b}, ["a", "b"], started_with=2, alpha=0.05, margin=0.02)
+    (p,) = got.pairwise
+    assert got.verdict is None and p.low < 0 < p.high
+    assert interval([1.0] * 4, 0.05).low == 1.0                 # the bare interval: a point
+    far = assess({"a": a, "b": [110.0] * 4}, ["a", "b"], started_with=2, alpha=0.05,
+                 margin=0.02)
+    assert far.verdict == WINNER                      # a 10 % difference still decides
+
+
 def test_a_race_splits_alpha_over_every_pair_and_drops_the_beaten():
     scores = _scores({"a": 100.0, "b": 100.5, "c": 115.0}, 12, 0.02, seed=4)
     a = assess(scores, ["a", "b", "c"], started_with=3, alpha=0.05, margin=0.02)

@@ -58,11 +58,14 @@ def half_width(n: int, spread: float, alpha: float, c: float = PRIOR_PRECISION) 
     return math.sqrt((k - 1) * spread / (n * room))
 
 
-def interval(values: list[float], alpha: float, c: float = PRIOR_PRECISION) -> Interval:
-    """The sequence's interval after ``values`` (all of them, in any order)."""
+def interval(values: list[float], alpha: float, c: float = PRIOR_PRECISION,
+             min_sd: float = 0.0) -> Interval:
+    """The sequence's interval after ``values`` (all of them, in any order), their
+    spread taken as at least ``min_sd`` per value: ties and discrete outcomes (four
+    equal differences) must not make an interval of zero width."""
     n = len(values)
     mean = sum(values) / n if n else 0.0
-    spread = sum((v - mean) ** 2 for v in values)
+    spread = max(sum((v - mean) ** 2 for v in values), max(0, n - 1) * min_sd**2)
     width = half_width(n, spread, alpha, c)
     return Interval(n, mean, mean - width, mean + width)
 

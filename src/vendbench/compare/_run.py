@@ -202,8 +202,9 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
                 assessment = assess(alive, survivors, started_with=len(spec.models),
                                     alpha=spec.alpha, margin=spec.margin)
             if add and i == len(runs) - 1:
+                after = assessment.survivors if assessment else survivors
                 new_steps.append(ComparisonStep(
-                    row.comparison_id, add[0], run_id, len(scores[survivors[0]]), survivors,
+                    row.comparison_id, add[0], run_id, len(scores[survivors[0]]), after,
                     [p.as_json() for p in assessment.pairwise] if assessment else [],
                     spent, dt.datetime.now(dt.UTC).replace(tzinfo=None)))
             if assessment is not None:       # a model out of the race plays no more
