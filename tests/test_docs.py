@@ -120,3 +120,14 @@ def test_the_forecast_shown_is_the_one_run_prints(tmp_path):
     readme = (ROOT / "README.md").read_text()
     shown = next(b for b in _blocks(readme) if "cost forecast" in b).splitlines()
     assert all(line in printed for line in shown)
+
+
+def test_the_comparison_shown_is_the_one_compare_prints(tmp_path):
+    page = (ROOT / "docs" / "compare.md").read_text()
+    block = next(b for b in _blocks(page) if b.startswith("$ vendbench compare")).splitlines()
+    out = subprocess.run([sys.executable, "-m", "vendbench",
+                          *shlex.split(block[0].removeprefix("$ vendbench ")), "--db",
+                          str(tmp_path / "c.duckdb")], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == block[1:]
