@@ -319,6 +319,29 @@ def test_flushes_failed_after_their_trials_ended_print_nothing_at_exit():
 
 
 
+def test_a_flush_to_a_scheduler_already_gone_is_a_results_error():
+    """A worker whose scheduler died before a flush could even be sent got LinkClosed,
+    which the trial took for a bug of ours and printed with its traceback (seen once in
+    CI with the scheduler killed). It is the same news as a flush failed later."""
+    import asyncio
+
+    from vendbench.errors import ResultsError
+    from vendbench.orchestrator._link import LinkClosed
+    from vendbench.orchestrator._shard_main import LinkWriter
+
+    class Gone:
+        def send(self, *message):
+            raise LinkClosed("the link is closed")
+
+    async def main():
+        writer = LinkWriter(Gone())
+        with pytest.raises(ResultsError, match="the scheduler has gone"):
+            await writer.flush()
+        assert writer._waiting == {}
+
+    asyncio.run(main())
+
+
 def test_a_progress_report_counts_only_once_the_rows_it_counts_have_arrived():
     """A worker's progress report counted an exchange whose rows were still queued in
     the worker: killed then, its trial said 4 exchanges with 3 logged (seen once in

@@ -59,7 +59,11 @@ class LinkWriter:
         flush_id = next(self._ids)
         done = self._waiting[flush_id] = asyncio.get_running_loop().create_future()
         items, self._items = self._items, []
-        self._link.send(Rows(flush_id, items))
+        try:
+            self._link.send(Rows(flush_id, items))
+        except LinkClosed:                     # the scheduler is gone: as when it goes later
+            del self._waiting[flush_id]
+            raise ResultsError("the scheduler has gone") from None
         await done
 
     def acked(self, flush_id: int, failure: str | None) -> None:
