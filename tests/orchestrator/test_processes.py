@@ -416,7 +416,7 @@ def test_workers_shut_down_quietly_on_every_exit_path(llm, tmp_path, ending):
     run's: reading it to its end waits for the last worker to exit."""
     llm.latency = 0.03
     db = str(tmp_path / "r.duckdb")
-    days = "3" if ending == "end" else "30"
+    days = "2" if ending == "end" else "30"
     proc = vendbench("run", "--models", "openai/fake", *llm_args(llm), "--seeds", "1", "2",
                      "3", "4", "--days", days, "--processes", "2", "--db", db,
                      start_new_session=True)
