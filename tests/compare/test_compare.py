@@ -146,13 +146,22 @@ def test_a_crash_after_a_batch_resumes_to_the_same_answer(tmp_path):
 
     with pytest.raises(KeyboardInterrupt):
         asyncio.run(compare(spec, db, on_event=crash))
+    statuses: list[str] = []
     with Store(db, read_only=True) as store:
         assert comparison(store, "latest").status == "interrupted"
-    resumed = asyncio.run(compare(spec, db, resume="latest"))
+    resumed = asyncio.run(compare(spec, db, resume="latest", on_event=lambda kind, data: (
+        kind == "batch" and statuses.append(_status(db)))))
     assert (resumed.row.verdict, resumed.row.best, resumed.row.pairs) == \
         (whole.row.verdict, whole.row.best, whole.row.pairs) == (WINNER, "baseline/oracle",
                                                                  whole.row.pairs)
     assert [s.intervals for s in resumed.steps] == [s.intervals for s in whole.steps]
+    assert statuses and set(statuses) == {"running"}          # running again, then decided
+    assert _status(db) == "decided"
+
+
+def _status(db: str) -> str:
+    with Store(db, read_only=True) as store:
+        return comparison(store, "latest").status
 
 
 def test_the_cli_runs_shows_and_charts_a_comparison(tmp_path, capsys):

@@ -95,6 +95,10 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
             state = _replay(spec, db, row, steps)
             return replace(state, row=replace(state.row, status=row.status,
                                               verdict=row.verdict, reason=row.reason))
+        if row.status != "running":           # interrupted: it runs again
+            row = _with(row, status="running")
+            with Store(db) as store:
+                store.write(row)
     state = _replay(spec, db, row, steps)
     emit("started", {"comparison_id": row.comparison_id, "resumed": resume is not None,
                      "steps": len(steps), "spec": spec})
@@ -121,7 +125,7 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
                 if forecast is None:
                     raise ConfigError("a compare --budget needs every LLM model priced")
                 left = spec.budget_usd - spent
-                if forecast > left:
+                if left <= 0 or forecast > left:
                     return _finish(db, spec, state, INCONCLUSIVE,
                                    f"the next batch is forecast at ${forecast:.2f}, and "
                                    f"${left:.2f} of the ${spec.budget_usd:.2f} budget is left")
