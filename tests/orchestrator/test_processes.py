@@ -46,6 +46,19 @@ def _workers_of(pid: int) -> list[int]:
     return sorted(out)
 
 
+def _under_way(llm, db: str, *seeds: str):
+    """``vendbench run`` of 30-day trials over two worker processes, in its own process
+    group, once 20 requests have been answered."""
+    proc = vendbench("run", "--models", "openai/fake", *llm_args(llm), "--seeds", *seeds,
+                     "--days", "30", "--processes", "2", "--db", db, start_new_session=True)
+    for _ in range(1200):
+        if llm.served >= 20 or proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert len(_workers_of(proc.pid)) == 2
+    return proc
+
+
 def test_worker_processes_give_the_results_of_one_process(llm, tmp_path):
     results = {}
     for processes in (1, 2):
@@ -189,14 +202,7 @@ def test_ctrl_c_with_workers_marks_trials_interrupted_and_resume_finishes(llm, t
     which has every running trial recorded ``interrupted``."""
     llm.latency = 0.05
     db = str(tmp_path / "r.duckdb")
-    proc = vendbench("run", "--models", "openai/fake", *llm_args(llm), "--seeds", "1", "2",
-                     "3", "--days", "30", "--processes", "2", "--db", db,
-                     start_new_session=True)
-    for _ in range(1200):
-        if llm.served >= 20 or proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    assert len(_workers_of(proc.pid)) == 2
+    proc = _under_way(llm, db, "1", "2", "3")
     os.killpg(proc.pid, signal.SIGINT)
     rc, out, err = finish(proc)
     assert rc == 130 and "--resume" in err, err
@@ -422,16 +428,7 @@ def test_workers_shut_down_quietly_on_every_exit_path(llm, tmp_path, ending):
     checked alike by the tests of secrets and of Ctrl-C above). The workers' stderr is
     the run's: reading it to its end waits for the last worker to exit."""
     llm.latency = 0.03
-    db = str(tmp_path / "r.duckdb")
-    days = "30"
-    proc = vendbench("run", "--models", "openai/fake", *llm_args(llm), "--seeds", "1", "2",
-                     "3", "4", "--days", days, "--processes", "2", "--db", db,
-                     start_new_session=True)
-    for _ in range(1200):
-        if llm.served >= 20 or proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    assert len(_workers_of(proc.pid)) == 2
+    proc = _under_way(llm, str(tmp_path / "r.duckdb"), "1", "2", "3", "4")
     os.kill(proc.pid, signal.SIGTERM if ending == "sigterm" else signal.SIGKILL)
     rc, out, err = finish(proc)
     assert rc == {"sigterm": 130, "scheduler killed": -9}[ending], err

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from collections.abc import Callable
-from typing import NoReturn
+from collections.abc import Awaitable, Callable
+from typing import NoReturn, TypeVar
+
+T = TypeVar("T")
 
 
 def wrap(text: str) -> str:
@@ -123,3 +125,20 @@ share = number("a share of the limit", 0.1, 0.9)
 
 
 temperature = number("a temperature", 0, 2)
+
+
+def run_until_signalled(main: Callable[[], Awaitable[T]]) -> T:
+    """``asyncio.run(main())`` with SIGINT and SIGTERM cancelling it: the caller catches
+    ``asyncio.CancelledError`` (and ``KeyboardInterrupt``) and says how to continue."""
+    import asyncio
+    import signal
+
+    async def cancellable() -> T:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, task.cancel)
+        return await main()
+
+    return asyncio.run(cancellable())

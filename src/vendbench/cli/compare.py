@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 from decimal import Decimal
 from typing import Any
 
 from ..errors import ConfigError
-from ._args import HelpFormatter, days, number, positive, seed, usd, wrap
+from ._args import (HelpFormatter, days, number, positive, run_until_signalled, seed, usd,
+                    wrap)
 
 EPILOG = """\
 Both models play the same worlds and seeds (a pair), in batches. After each batch an
@@ -155,16 +155,9 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
             print(f"batch {data['step']}: seeds {data['seeds'][0]}-{data['seeds'][-1]}{cost}",
                   file=sys.stderr, flush=True)
 
-    async def main() -> Any:
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        assert task is not None
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, task.cancel)
-        return await compare(spec, args.db, resume=resume, on_event=on_event)
-
     try:
-        outcome = asyncio.run(main())
+        outcome = run_until_signalled(
+            lambda: compare(spec, args.db, resume=resume, on_event=on_event))
     except (asyncio.CancelledError, KeyboardInterrupt):
         print(f"vendbench: compare interrupted; continue it with: vendbench compare "
               f"--resume latest --db {args.db}", file=sys.stderr)

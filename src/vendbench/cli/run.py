@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import signal
 import sys
 from typing import Any
 
 from .._secrets import redact
 from ..errors import ConfigError
-from ._args import HelpFormatter, days, positive, seconds, seed, share, temperature, usd
+from ._args import (HelpFormatter, days, positive, run_until_signalled, seconds, seed, share,
+                    temperature, usd)
 from .runs import served, share_text
 
 RUN_EPILOG = """\
@@ -191,17 +191,12 @@ def command(args: argparse.Namespace) -> int:
         progress.event(kind, data)
 
     async def main() -> Any:
-        loop = asyncio.get_running_loop()
-        task = asyncio.current_task()
-        assert task is not None
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, task.cancel)
         with progress:
             return await execute(config, args.db, resume=resume, restart=args.restart,
                                  on_event=on_event)
 
     try:
-        result = asyncio.run(main())
+        result = run_until_signalled(main)
     except (asyncio.CancelledError, KeyboardInterrupt):
         run_id = state.get("run_id", "?")
         print(f"vendbench: run {run_id} interrupted; its finished trials are saved in "
