@@ -3,8 +3,8 @@ Appender in one transaction per batch.
 
 Trials put rows and, when it matters (before a request is sent, after its reply), wait
 until those rows are committed. Rows from many trials share a commit, so logging costs
-one transaction per batch, not per row. The commit runs in the event loop (see
-``ResultsWriter``).
+one transaction per batch, not per row. The commit runs in a thread of its own, on a
+cursor of its own (see ``ResultsWriter``).
 
 A commit that fails (a full disk, a value that does not fit its column) is fatal: the
 writer stops, every waiter and every later ``flush`` gets a ``ResultsError`` with the
@@ -18,6 +18,7 @@ import asyncio
 import json
 import logging
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import duckdb
@@ -35,8 +36,12 @@ class ResultsWriter:
 
     A task in the event loop drains the queue and commits whatever has accumulated in
     one transaction (group commit), then wakes the waiting trials. The commit runs in
-    the loop itself: a batch takes a few milliseconds, far less than handing it to a
-    thread and back would cost in GIL hand-overs with the busy loop (measured).
+    one thread of its own, on its own cursor, so the loop serves the trials while DuckDB
+    writes: 50 trials at zero latency in one process, 96.8 against 88.0 exchanges/s
+    (medians of three alternating runs; since every request's reservation is committed
+    before it is sent, commits took about a fifth of the loop's time). The loop's other
+    reads of the file (a trial's history on resume, ``committed``) use the store's own
+    connection and see what is committed.
     """
 
     def __init__(self, store: Store) -> None:
@@ -47,8 +52,11 @@ class ResultsWriter:
         self.commits = 0
         self.failure: ResultsError | None = None
         self.failed = asyncio.Event()
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="results-writer")
+        self._con: duckdb.DuckDBPyConnection | None = None
 
     async def __aenter__(self) -> ResultsWriter:
+        self._con = self._store.con.cursor()
         self._task = asyncio.create_task(self._run(), name="results-writer")
         return self
 
@@ -63,6 +71,9 @@ class ResultsWriter:
                 await self._task
             except asyncio.CancelledError:
                 pass
+            self._thread.shutdown(wait=True)     # a commit in flight ends before the file
+            if self._con is not None:
+                self._con.close()
 
     def put(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None = None
             ) -> None:
@@ -110,8 +121,10 @@ class ResultsWriter:
             await asyncio.sleep(0)              # let the trials that are ready add theirs
             while not self._queue.empty():
                 batch.append(self._queue.get_nowait())
+            commit = asyncio.get_running_loop().run_in_executor(self._thread, self._commit,
+                                                                 batch)
             try:
-                self._commit(batch)
+                await asyncio.shield(commit)    # cancelled or not, it ends in the thread
             except Exception as exc:            # fatal: the run must stop, with the cause
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 self.failure = ResultsError(f"could not write to {self._store.path}: {first}")
@@ -135,7 +148,8 @@ class ResultsWriter:
                 tables[payload.table, payload.columns].extend(payload.rows)
         if not tables and not statements:
             return
-        con = self._store.con
+        con = self._con
+        assert con is not None
         con.execute("BEGIN TRANSACTION")
         try:
             for (table, columns), rows in tables.items():
