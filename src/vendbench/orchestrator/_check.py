@@ -14,13 +14,12 @@ import time
 from decimal import Decimal
 from typing import Any
 
-from ..budgets import resolve_prices
-from ..errors import ConfigError, UnknownPriceError
-from ..providers import (CompletionRequest, litellm_price, make_provider, model_problem,
-                         unreachable)
+from ..errors import ConfigError
+from ..providers import CompletionRequest, make_provider, model_problem, unreachable
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
 from ._forecast import panel_forecast
+from ._preflight import run_prices
 
 PROBE_MAX_TOKENS = 256        # the check's one request: enough for a tool call
 
@@ -28,13 +27,7 @@ PROBE_MAX_TOKENS = 256        # the check's one request: enough for a tool call
 async def check(config: RunConfig, send: bool = True) -> dict[str, Any]:
     """``models``: one record per LLM model of ``config`` (``send``: make the one real
     request); ``forecast``: the run's cost forecast, as ``run`` prints it."""
-    try:
-        prices = resolve_prices([m.id for m in config.models],
-                                {m.id: m.price_fields() for m in config.models},
-                                lookup=litellm_price, allow_unpriced=True)
-    except UnknownPriceError:                 # not with allow_unpriced; kept for clarity
-        prices = {}
-    clients = Clients(config, prices)
+    clients = Clients(config, run_prices(config, allow_unpriced=True))   # a gap is reported
     llms = [m for m in config.models if not m.in_process]
     records = [await _one(clients, m, send) for m in llms]
     # a forecast for each model whose client could be built (its first request counted)

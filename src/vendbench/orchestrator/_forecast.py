@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..budgets import Forecast, forecast, resolve_prices
+from ..budgets import Forecast, forecast
 from ..errors import ConfigError
-from ..providers import litellm_price
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
-from ._preflight import preflight
+from ._preflight import preflight, run_prices
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +119,6 @@ def forecast_run(config: RunConfig) -> PanelForecast:
     """The forecast of a run of ``config`` as ``execute`` would make it, without running:
     models checked, prices resolved (an unknown price is an error), clients built."""
     preflight(config)
-    prices = resolve_prices([m.id for m in config.models],
-                            {m.id: m.price_fields() for m in config.models},
-                            lookup=litellm_price, allow_unpriced=config.allow_unpriced)
-    clients = Clients(config, prices)
+    clients = Clients(config, run_prices(config))
     clients.prepare()
     return panel_forecast(config, clients)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ..budgets import Price, resolve_prices
 from ..errors import ConfigError
-from ..providers import model_problem, unreachable
+from ..providers import litellm_price, model_problem, unreachable
 from ._config import RunConfig
 
 
@@ -21,3 +22,14 @@ def preflight(config: RunConfig) -> None:
             problems.append(problem)
     if problems:
         raise ConfigError("; ".join(dict.fromkeys(problems)))
+
+
+def run_prices(config: RunConfig, allow_unpriced: bool | None = None
+               ) -> dict[str, Price | None]:
+    """Each model's price, field by field from the flags, the panel and litellm's map
+    (an unknown price is an error unless ``allow_unpriced``, by default the run's)."""
+    return resolve_prices([m.id for m in config.models],
+                          {m.id: m.price_fields() for m in config.models},
+                          lookup=litellm_price,
+                          allow_unpriced=config.allow_unpriced if allow_unpriced is None
+                          else allow_unpriced)

@@ -20,17 +20,17 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from ..budgets import Budget, Price, resolve_prices
+from ..budgets import Budget, Price
 from ..environment import record_tables, standing
 from ..errors import ConfigError, ResultsError
-from ..providers import LimitEvent, litellm_price
+from ..providers import LimitEvent
 from ..results import (FINISHED, ProviderEventRow, ResultsWriter, RunEnded, Store,
                        TrialHistory, TrialKey, TrialStatus, begin_run, cached_share, dumps,
                        latest_attempts, new_run_id)
 from ._clients import Clients
 from ._config import RunConfig
 from ._forecast import PanelForecast, panel_forecast, refuse_above
-from ._preflight import preflight
+from ._preflight import preflight, run_prices
 from ._shards import WorkerDied, Workers, plan_processes
 from ._trial import TrialOutcome, TrialSpec, run_trial
 
@@ -266,10 +266,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     the results file is touched.
     """
     preflight(config)
-    models = [m.id for m in config.models]
-    given = {m.id: m.price_fields() for m in config.models}
-    prices = resolve_prices(models, given, lookup=litellm_price,
-                            allow_unpriced=config.allow_unpriced)
+    prices = run_prices(config)
     unpriced = [m for m, p in prices.items() if p is None]
     if unpriced and (config.total_budget_usd or config.budget_usd or
                      any(m.budget_usd for m in config.models)):
