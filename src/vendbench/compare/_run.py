@@ -74,7 +74,7 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
                   on_event: Events | None = None, replay_only: bool = False) -> Outcome:
     """Run (or continue) a comparison into ``db`` (``replay_only``: only read back where
     the stored comparison ``resume`` stands)."""
-    if len(set(spec.models)) != len(spec.models) or len(spec.models) < 2:
+    if len(spec.models) < 2:                  # (the run config refuses a model twice)
         raise ConfigError("compare needs two or more different models")
     emit = on_event or (lambda kind, data: None)
     if resume is None:
@@ -148,11 +148,12 @@ def _batch_forecast(config: RunConfig, costs: dict[str, list[Decimal]], pairs: i
     """What the next batch will cost: per model, its dearest trial so far (what it
     measurably spends), or before its first trial the forecast ``run`` prints (an
     operator as busy as the reference policy). None when a model has no price."""
-    profile = {m.model: m.total for m in forecast_run(config).models}
+    llms = [m for m in config.models if not m.in_process]
+    unseen = [m for m in llms if not costs.get(m.id)]
+    profile = {f.model: f.total for f in forecast_run(
+        config.model_copy(update={"models": unseen})).models} if unseen else {}
     total = Decimal(0)
-    for model in config.models:
-        if model.in_process:
-            continue
+    for model in llms:
         seen = costs.get(model.id)
         each = max(seen) * pairs if seen else profile.get(model.id)
         if each is None:

@@ -29,7 +29,7 @@ class Clients:
         self._clients: dict[str, ModelClient] = {}
         self._token_counters: dict[str, tuple[TokenCounter, int]] = {}
         self._calibrations: dict[str, Calibration] = {}
-        self._first_prompt: dict[str, int] = {}
+        self._first_prompt: dict[str, tuple[int, int]] = {}  # (stable prefix, whole)
         self._probe_env: Environment | None = None
 
     def client(self, model: ModelConfig) -> ModelClient | None:
@@ -73,19 +73,21 @@ class Clients:
 
     def first_prompt_tokens(self, model: ModelConfig) -> int:
         """Our count of a trial's first request: tool schemas, system prompt, day 1."""
-        if model.id not in self._first_prompt:
-            counter, tools_tokens = self.counter(model)
-            env = self.probe()
-            self._first_prompt[model.id] = tools_tokens + sum(counter.count_now(
-                [{"role": "system", "content": env.instructions},
-                 {"role": "user", "content": env.observe()}]))
-        return self._first_prompt[model.id]
+        return self._first_counts(model)[1]
 
     def stable_prefix_tokens(self, model: ModelConfig) -> int:
         """Our count of what every request starts with: tool schemas, system prompt."""
-        counter, tools_tokens = self.counter(model)
-        return tools_tokens + sum(counter.count_now(
-            [{"role": "system", "content": self.probe().instructions}]))
+        return self._first_counts(model)[0]
+
+    def _first_counts(self, model: ModelConfig) -> tuple[int, int]:
+        if model.id not in self._first_prompt:
+            counter, tools_tokens = self.counter(model)
+            env = self.probe()
+            system, report = counter.count_now([{"role": "system", "content": env.instructions},
+                                                {"role": "user", "content": env.observe()}])
+            self._first_prompt[model.id] = (tools_tokens + system,
+                                            tools_tokens + system + report)
+        return self._first_prompt[model.id]
 
     def full_request_cost(self, model: ModelConfig) -> Decimal:
         """What a request reserves once the window is full (0 for an in-process policy)."""

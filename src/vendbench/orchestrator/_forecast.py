@@ -29,7 +29,6 @@ class ModelForecast:
     first_reserve: Decimal
     full_reserve: Decimal
     budget: Decimal | None
-    days: int
 
     @property
     def days_covered(self) -> int | None:
@@ -97,8 +96,7 @@ def _one(config: RunConfig, clients: Clients, model: ModelConfig,
                      strategy=model.context_strategy, low_water=model.context_low_water,
                      caching=model.prompt_caching, max_turns=config.max_turns)
     return ModelForecast(model.id, trials, trial, clients.first_request_cost(model),
-                         clients.full_request_cost(model), config.trial_budget(model),
-                         config.days)
+                         clients.full_request_cost(model), config.trial_budget(model))
 
 
 def refuse_above(panel: PanelForecast, limit: Decimal | None) -> None:
