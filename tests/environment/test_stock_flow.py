@@ -207,9 +207,8 @@ def test_stock_keeps_its_own_indices_through_every_move():
         assert stock.value_on(day) == (expiring, value)
         assert [stock.count_shelf(m) for m in range(2)] == stock.on_shelf
 
-    stock.receive(0, expiry=5, day=1, units=10)
-    stock.receive(0, expiry=9, day=2, units=4)
-    stock.receive(1, expiry=3, day=2, units=6)
+    stock.receive([(0, 10)], life=[4, 1], day=1)          # expires on day 5
+    stock.receive([(0, 4), (1, 6)], life=[7, 1], day=2)   # days 9 and 3
     check(2)
     listing = stock.shelves[0][0] = Listing(price=300)
     stock.restock(0, 0, listing, 12, day=2)

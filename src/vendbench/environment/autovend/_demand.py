@@ -166,13 +166,18 @@ def day_sales(
     probs = w / (hidden.no_purchase + np.bincount(machines, weights=w, minlength=n_m))[machines]
     # machine m's listings hold [first_m, end_m) of the cumulative probabilities: its
     # customer with draw u picks the first listing whose cumulative share passes
-    # (share before first_m) + u, and nothing at all if that is past end_m
+    # (share before first_m) + u, and nothing at all if that is past the machine's last
+    # share. The buyers' picks are then counted at once: listing j is chosen by the
+    # points x with cum[j-1] <= x < cum[j] (the same comparisons as one search per
+    # customer, counted in order instead).
     cum = np.cumsum(probs)
-    end = np.cumsum(np.bincount(machines, minlength=n_m))
-    before = np.concatenate(([0.0], cum))[end - np.bincount(machines, minlength=n_m)]
+    per_machine = np.bincount(machines, minlength=n_m)
+    end = np.cumsum(per_machine)
+    with_cum = np.concatenate(([0.0], cum))
     whose = np.repeat(np.arange(n_m), attempts)
-    choice = np.searchsorted(cum, before[whose] + draws, side="right")
-    chosen = np.bincount(choice[choice < end[whose]], minlength=len(probs))
+    x = with_cum[end - per_machine][whose] + draws
+    x = np.sort(x[x < with_cum[end][whose]])
+    chosen = np.diff(np.searchsorted(x, cum, side="left"), prepend=0)
     return np.minimum(chosen, units)
 
 

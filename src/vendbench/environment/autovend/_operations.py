@@ -63,6 +63,7 @@ def place_order(biz: Business, k: int, quantity: int, order: Order | None) -> Or
     order.cost += cost
     biz.cash -= cost
     biz.today.purchases += cost
+    biz.in_transit += cost
     biz.units.ordered += quantity
     return order
 
@@ -95,8 +96,8 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
 
 
 def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
-    shelf = biz.shelves[m]
-    fresh = biz.stock.fresh(k, biz.day, quantity)
+    shelf, day, stock = biz.shelves[m], biz.day, biz.stock
+    fresh = stock.fresh(k, day, quantity)
     if quantity > fresh:
         raise ToolError(f"only {fresh} unexpired units of {biz.world.products[k].id} "
                         "in the warehouse")
@@ -104,17 +105,17 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     if quantity > free:
         raise ToolError(f"{biz.world.machines[m].id} has room for {free} more units "
                         f"(capacity {MACHINE_CAPACITY})")
-    if k not in shelf and len(shelf) >= MAX_LISTINGS:
-        raise ToolError(f"{biz.world.machines[m].id} already lists {MAX_LISTINGS} products; "
-                        "delist one first")
     listing = shelf.get(k)
     new = listing is None
     if new:
-        listing = shelf[k] = Listing(price=int(biz.ref_price[k]), listed_day=biz.day)
-    biz.stock.restock(m, k, listing, quantity, biz.day)
+        if len(shelf) >= MAX_LISTINGS:
+            raise ToolError(f"{biz.world.machines[m].id} already lists {MAX_LISTINGS} "
+                            "products; delist one first")
+        listing = shelf[k] = Listing(price=int(biz.ref_price[k]), listed_day=day)
+    stock.restock(m, k, listing, quantity, day)
     biz.visited.add(m)
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,
-            "price": fen(listing.price)}
+            "price": listing.price / 100}
 
 
 def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:

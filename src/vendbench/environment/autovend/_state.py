@@ -11,12 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
 from . import _demand as demand
 from ._calendar import DayInfo, day_info
-from ._stock import Listing, Stock
+from ._stock import Stock
 from ._world import World
 
 FIXED_FEE = 8_000            # fen per day
@@ -29,6 +31,7 @@ LEAD_TIME = 3
 SALES_COLUMNS = ("day", "machine", "product", "price", "units_on_shelf", "units_sold",
                  "revenue", "cogs")
 BANKRUPT_AFTER = 10
+_price, _units = attrgetter("price"), attrgetter("units")
 
 
 @dataclass(slots=True)
@@ -81,6 +84,9 @@ class Business:
         self.start = start
         self.unit_cost = np.array([p.unit_cost for p in world.products], dtype=np.int64)
         self.cost = [p.unit_cost for p in world.products]      # the same, for Python loops
+        self._shelf_life = [p.shelf_life for p in world.products]
+        self._site_types = [m.site_type for m in world.machines]
+        self._machine_index = np.arange(len(world.machines))
         self.ref_price = np.array([p.ref_price for p in world.products], dtype=np.int64)
         self.ref_price_f = self.ref_price.astype(float)
         self.cash = STARTING_CASH
@@ -93,6 +99,7 @@ class Business:
         self.on_shelf = self.stock.on_shelf
         self.orders: list[Order] = []
         self._first_open_order = 0     # orders before this index have all arrived
+        self.in_transit = 0            # cost of the units ordered and not yet arrived
         self._day_value = 0            # stock value after this morning's expiries
         self._expiring_today = 0
         self.visited: set[int] = set()
@@ -148,14 +155,14 @@ class Business:
         self.weather = demand.weather(self.seed, self.day, self.info)
         for order in self.orders[self._first_open_order:]:
             if order.arrived is None and order.due <= self.day:
-                order.arrived = day = self.day
-                for k, n in order.items:
-                    self.stock.receive(k, day + self.world.products[k].shelf_life, day, n)
+                order.arrived = self.day
+                self.stock.receive(order.items, self._shelf_life, self.day)
+                self.in_transit -= order.cost
         while self._first_open_order < len(self.orders) and \
                 self.orders[self._first_open_order].arrived is not None:
             self._first_open_order += 1
         expiring, value = self.stock.value_on(self.day)
-        self._day_value, self._expiring_today = value + self._transit_value(), expiring
+        self._day_value, self._expiring_today = value + self.in_transit, expiring
         self.today.fees = FIXED_FEE + MACHINE_RENT * len(self.shelves) \
             + WAREHOUSE_RENT * self.stock.wh_units
         self.cash -= self.today.fees
@@ -181,37 +188,35 @@ class Business:
     def _sell(self) -> None:
         """Customers buy at every machine. Sales rows: per machine, its empty listings
         first, then the stocked ones (SALES_COLUMNS)."""
-        multipliers = np.array([demand.site_multiplier(m.site_type, self.info, self.weather)
-                                for m in self.world.machines])
+        info, wx = self.info, self.weather
+        multipliers = np.array([demand.site_multiplier(site, info, wx)
+                                for site in self._site_types])
         attempts = self._arrivals.draw(self.day, multipliers)
         self.attempts_log.append(attempts)       # hidden: for tests and metrics only
-        heat = demand.product_multiplier(self.world.hidden.heat, self.weather)
+        heat = demand.product_multiplier(self.world.hidden.heat, wx)
         draws = demand.customer_draws(self.seed, self.day, attempts)
-        day, t = self.day, self.today
-        machines: list[int] = []
-        products: list[int] = []
-        listings: list[Listing] = []
-        per_machine = []
-        for m, shelf in enumerate(self.shelves):
-            products += shelf.keys()
-            listings += shelf.values()
-            machines += [m] * len(shelf)
-            per_machine.append(len(shelf))
-        cols = np.array((machines, products, [lst.price for lst in listings],
-                         [lst.units for lst in listings]), dtype=np.int64).reshape(4, -1)
+        day, t, shelves = self.day, self.today, self.shelves
+        per_machine = [len(shelf) for shelf in shelves]
+        listings = list(chain.from_iterable(shelf.values() for shelf in shelves))
+        n = len(listings)
+        cols = np.empty((4, n), np.int64)
+        cols[0] = np.repeat(self._machine_index, per_machine)
+        cols[1] = np.fromiter(chain.from_iterable(shelves), np.int64, n)
+        cols[2] = np.fromiter(map(_price, listings), np.int64, n)
+        cols[3] = np.fromiter(map(_units, listings), np.int64, n)
         # each machine's empty listings first, then its stocked ones, in listing order
         order = np.argsort(cols[0] * 2 + (cols[3] > 0), kind="stable")
-        rows = np.zeros((len(listings), len(SALES_COLUMNS)), dtype=np.int64)
+        rows = np.zeros((n, len(SALES_COLUMNS)), dtype=np.int64)
         rows[:, 0] = day
         rows[:, 1:5] = cols[:, order].T
         on = np.flatnonzero(rows[:, 4])
         if len(on):
-            stocked = [listings[i] for i in order[on].tolist()]
+            stocked = list(map(listings.__getitem__, order[on].tolist()))
             ms, ks, prices, units = (rows[on, c] for c in (1, 2, 3, 4))
             sold = demand.day_sales(self.world.hidden, ms, ks, units, prices.astype(float),
                                     self.ref_price_f[ks], heat, attempts, draws)
             cogs = sold * self.unit_cost[ks]
-            expired = self.stock.sell(stocked, ks, ms, sold, cogs, day)
+            expired = self.stock.sell(stocked, ms, sold, cogs, day)
             t.expired_sold += expired
             t.fines += EXPIRED_SALE_FINE * expired
             rows[on, 5], rows[on, 6], rows[on, 7] = sold, sold * prices, cogs
@@ -221,7 +226,7 @@ class Business:
             t.units_sold += n_sold
             self.units.sold += n_sold
         self.sales.append(rows)
-        self.sales_offsets.append(np.cumsum([0] + per_machine))
+        self.sales_offsets.append(np.cumsum([0, *per_machine]))
         for window, sold_in in ((7, self.sold_7d), (30, self.sold_30d)):
             # a listing is one row a day, so each (machine, product) appears once per day
             sold_in[rows[:, 1], rows[:, 2]] += rows[:, 5]
@@ -256,7 +261,8 @@ class Business:
         return self.stock.recount(self.day)[2] + self._transit_value()
 
     def _transit_value(self) -> int:
-        """Cost value of units ordered and not yet arrived (fen)."""
+        """Cost value of units ordered and not yet arrived (fen), recounted (the day
+        cycle keeps it as ``in_transit``)."""
         return sum(self.cost[k] * n for o in self.open_orders() for k, n in o.items)
 
     def open_orders(self) -> list[Order]:

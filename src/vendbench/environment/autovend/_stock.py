@@ -98,11 +98,26 @@ class Stock:
         self._expiry_cost: dict[int, int] = {}       # cost of all units in stock, by expiry
 
     # ------------------------------------------------------------------ moves
-    def receive(self, k: int, expiry: int, day: int, units: int) -> None:
-        """``units`` of product ``k`` arrived at the warehouse on ``day``."""
-        put_batch(self.warehouse.setdefault(k, []), expiry, day, units)
-        self._warehouse_move(k, [Batch(expiry, day, units)], 1)
-        self._expiry_cost[expiry] = self._expiry_cost.get(expiry, 0) + self.cost[k] * units
+    def receive(self, items: list[tuple[int, int]], life: list[int], day: int) -> None:
+        """An order's lines arrived at the warehouse on ``day``: ``units`` of product
+        ``k`` for each (k, units), expiring ``life[k]`` days later."""
+        warehouse, cost, wh_expiry, by_expiry = self.warehouse, self.cost, \
+            self._wh_expiry, self._expiry_cost
+        for k, units in items:
+            expiry, value = day + life[k], cost[k] * units
+            batches = warehouse.get(k)
+            if batches is None:
+                warehouse[k] = [Batch(expiry, day, units)]
+            else:
+                put_batch(batches, expiry, day, units)
+            units_cost = wh_expiry.get(expiry)
+            if units_cost is None:
+                wh_expiry[expiry] = [units, value]
+            else:
+                units_cost[0] += units
+                units_cost[1] += value
+            by_expiry[expiry] = by_expiry.get(expiry, 0) + value
+            self.wh_units += units
 
     def fresh(self, k: int, day: int, enough: int) -> int:
         """Unexpired warehouse units of product ``k`` (counting stops at ``enough``)."""
@@ -131,7 +146,13 @@ class Stock:
             n = units if units < b.units else b.units
             b.units -= n
             units -= n
-            put_batch(shelf, b.expiry, b.arrived, n)
+            last = shelf[-1] if shelf else None
+            if last is None or (last.expiry, last.arrived) < (b.expiry, b.arrived):
+                shelf.append(Batch(b.expiry, b.arrived, n))       # the usual places: the end
+            elif last.expiry == b.expiry and last.arrived == b.arrived:
+                last.units += n
+            else:
+                put_batch(shelf, b.expiry, b.arrived, n)
             units_cost = self._wh_expiry[b.expiry]
             units_cost[0] -= n
             units_cost[1] -= n * c
@@ -174,27 +195,29 @@ class Stock:
         self._out_of_stock(k, taken)
         return taken
 
-    def sell(self, listings: list[Listing], ks: np.ndarray, ms: np.ndarray,
-             sold: np.ndarray, cogs: np.ndarray, day: int) -> int:
-        """Take the day's sales off their listings (row ``i`` sold ``sold[i]`` units of
-        product ``ks[i]`` from ``listings[i]`` on machine ``ms[i]``), oldest batch first.
-        Units that came from an expired batch are not cost of goods (they are fined
-        instead): ``cogs[i]`` is corrected for them. Returns the expired units sold."""
-        by_expiry, cost = self._expiry_cost, self.cost
+    def sell(self, listings: list[Listing], ms: np.ndarray, sold: np.ndarray,
+             cogs: np.ndarray, day: int) -> int:
+        """Take the day's sales off their listings (row ``i`` sold ``sold[i]`` units from
+        ``listings[i]`` on machine ``ms[i]``, costing ``cogs[i]`` = units × unit cost),
+        oldest batch first. Units that came from an expired batch are not cost of goods
+        (they are fined instead): ``cogs[i]`` is corrected for them. Returns the expired
+        units sold."""
+        by_expiry = self._expiry_cost
         expired = 0
         hit = np.flatnonzero(sold)
-        for i, k, n in zip(hit.tolist(), ks[hit].tolist(), sold[hit].tolist()):
+        for i, n, value in zip(hit.tolist(), sold[hit].tolist(), cogs[hit].tolist()):
             lst = listings[i]
             lst.units -= n
-            batches, c = lst.batches, cost[k]
+            batches = lst.batches
             first = batches[0]
             if first.units >= n and first.expiry > day:     # the common case
                 first.units -= n
                 if not first.units:
                     del batches[0]
-                by_expiry[first.expiry] -= c * n
+                by_expiry[first.expiry] -= value
                 continue
             # into an expired or exhausted oldest batch: oldest first, batch by batch
+            c = value // n
             cost_of_sold = 0
             while n:
                 b = batches[0]

@@ -64,11 +64,12 @@ def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
         checked: list[Any] | None = _list_adapter(tool.item).validate_python(items)
     except ValidationError:
         checked = None                # one by one, so that each bad item gets its reason
-    for index, raw_item in enumerate(items):
+    op, model = tool.op, tool.item
+    for index, item in enumerate(checked if checked is not None else items):
         try:
-            item = checked[index] if checked is not None else \
-                tool.item.model_validate(raw_item)
-            result = tool.op(biz, ids, item, context)
+            if checked is None:
+                item = model.model_validate(item)
+            result = op(biz, ids, item, context)
         except ValidationError as exc:
             rejected.append({"index": index, "reason": describe_errors(exc, f"items[{index}].")})
         except ToolError as exc:
