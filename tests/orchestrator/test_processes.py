@@ -354,6 +354,42 @@ def test_a_flush_to_a_scheduler_already_gone_is_a_results_error():
     asyncio.run(main())
 
 
+def test_a_progress_report_to_a_scheduler_already_gone_is_a_results_error():
+    """A worker's trial reported its day to a scheduler already killed: the send raised
+    LinkClosed inside the trial, which took it for a bug of ours and printed "trial …
+    failed" with a traceback (seen in a fresh-clone CI run of the scheduler-killed exit
+    path). It is the same news as a flush failed: a ResultsError, which the trial passes
+    on unlogged and the worker ends quietly on."""
+    from types import SimpleNamespace
+
+    from vendbench.errors import ResultsError
+    from vendbench.orchestrator._link import LinkClosed
+    from vendbench.environment import make
+    from vendbench.orchestrator._shard_main import progress_reporter
+    from vendbench.orchestrator._trial import TrialOutcome
+
+    sent = []
+
+    class Link:
+        gone = False
+
+        def send(self, message):
+            if self.gone:
+                raise LinkClosed("the link is closed")
+            sent.append(message)
+
+    link, env = Link(), make("autovend", seed=1, days=5)
+    report = progress_reporter(link, "t1")
+    out = TrialOutcome(SimpleNamespace(), priced=True)
+    report(out, env)
+    report(out, env)                       # the same day again: not sent twice
+    assert [m.day for m in sent] == [1]
+    link.gone = True
+    env.call("end_day")
+    with pytest.raises(ResultsError, match="the scheduler has gone"):
+        report(out, env)
+
+
 def test_a_progress_report_counts_only_once_the_rows_it_counts_have_arrived():
     """A worker's progress report counted an exchange whose rows were still queued in
     the worker: killed then, its trial said 4 exchanges with 3 logged (seen once in

@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 from itertools import count
 from typing import Any
@@ -81,6 +82,27 @@ class LinkWriter:
         self._waiting.clear()
 
 
+def progress_reporter(link: Link, trial_id: str) -> Callable[[TrialOutcome, Any], None]:
+    """A trial's progress callback: its counters to the scheduler, a line per simulated
+    day. A scheduler gone is a ``ResultsError``, as for a flush, which the trial passes
+    on unlogged (a ``LinkClosed`` it would take for a bug of ours and print)."""
+    seen_day = -1
+
+    def progress(o: TrialOutcome, env: Any) -> None:
+        nonlocal seen_day
+        if env.day == seen_day:                  # a line per simulated day is plenty
+            return
+        seen_day = env.day
+        try:
+            link.send(Progress(trial_id, {"cost": o.cost, "exchanges": o.exchanges,
+                                          "tool_calls": o.tool_calls, "days": o.days,
+                                          "tokens": o.tokens}, env.day, standing(env)))
+        except LinkClosed:
+            raise ResultsError("the scheduler has gone") from None
+
+    return progress
+
+
 def _fail(done: asyncio.Future, exc: Exception) -> None:
     """Fail a flush. Its trial may have been cancelled already (the run is ending), so
     nobody may await it: the exception is marked retrieved, or asyncio would print
@@ -114,18 +136,9 @@ async def serve(link: Link) -> None:
     async def run_one(spec: TrialSpec, limit: Decimal | None) -> None:
         budget = Budget("trial", limit)
         out = TrialOutcome(spec, priced=prices.get(spec.model.id) is not None)
-        seen_day = [-1]
-
-        def progress(o: TrialOutcome, env: Any) -> None:
-            if env.day != seen_day[0]:           # a line per simulated day is plenty
-                seen_day[0] = env.day
-                link.send(Progress(spec.trial_id,
-                                   {"cost": o.cost, "exchanges": o.exchanges,
-                                    "tool_calls": o.tool_calls, "days": o.days,
-                                    "tokens": o.tokens}, env.day, standing(env)))
-
-        link.send(Started(spec.trial_id))
+        progress = progress_reporter(link, spec.trial_id)
         try:
+            link.send(Started(spec.trial_id))
             await run_trial(spec, clients.trial_context(spec, budget, writer, progress), out)
         except asyncio.CancelledError:
             pass                                 # recorded ``interrupted`` by run_trial
