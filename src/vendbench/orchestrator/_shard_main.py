@@ -61,10 +61,10 @@ class LinkWriter:
         done = self._waiting[flush_id] = asyncio.get_running_loop().create_future()
         items, self._items = self._items, []
         try:
-            self._link.send(Rows(flush_id, items))
-        except LinkClosed:                     # the scheduler is gone: as when it goes later
+            send(self._link, Rows(flush_id, items))
+        except ResultsError:                   # the scheduler is gone: as when it goes later
             del self._waiting[flush_id]
-            raise ResultsError("the scheduler has gone") from None
+            raise
         await done
 
     def acked(self, flush_id: int, failure: str | None) -> None:
@@ -84,8 +84,7 @@ class LinkWriter:
 
 def progress_reporter(link: Link, trial_id: str) -> Callable[[TrialOutcome, Any], None]:
     """A trial's progress callback: its counters to the scheduler, a line per simulated
-    day. A scheduler gone is a ``ResultsError``, as for a flush, which the trial passes
-    on unlogged (a ``LinkClosed`` it would take for a bug of ours and print)."""
+    day (a scheduler gone is a ``ResultsError``, as for a flush: ``send``)."""
     seen_day = -1
 
     def progress(o: TrialOutcome, env: Any) -> None:
@@ -93,14 +92,21 @@ def progress_reporter(link: Link, trial_id: str) -> Callable[[TrialOutcome, Any]
         if env.day == seen_day:                  # a line per simulated day is plenty
             return
         seen_day = env.day
-        try:
-            link.send(Progress(trial_id, {"cost": o.cost, "exchanges": o.exchanges,
-                                          "tool_calls": o.tool_calls, "days": o.days,
-                                          "tokens": o.tokens}, env.day, standing(env)))
-        except LinkClosed:
-            raise ResultsError("the scheduler has gone") from None
+        send(link, Progress(trial_id, {"cost": o.cost, "exchanges": o.exchanges,
+                                       "tool_calls": o.tool_calls, "days": o.days,
+                                       "tokens": o.tokens}, env.day, standing(env)))
 
     return progress
+
+
+def send(link: Link, message: Any) -> None:
+    """Send from inside a trial. A scheduler gone is a ``ResultsError`` there (nothing
+    more can be recorded), which the trial passes on unlogged; a ``LinkClosed`` it would
+    take for a bug of ours and print with its traceback."""
+    try:
+        link.send(message)
+    except LinkClosed:
+        raise ResultsError("the scheduler has gone") from None
 
 
 def _fail(done: asyncio.Future, exc: Exception) -> None:

@@ -146,13 +146,7 @@ class Stock:
             n = units if units < b.units else b.units
             b.units -= n
             units -= n
-            last = shelf[-1] if shelf else None
-            if last is None or (last.expiry, last.arrived) < (b.expiry, b.arrived):
-                shelf.append(Batch(b.expiry, b.arrived, n))       # the usual places: the end
-            elif last.expiry == b.expiry and last.arrived == b.arrived:
-                last.units += n
-            else:
-                put_batch(shelf, b.expiry, b.arrived, n)
+            put_batch(shelf, b.expiry, b.arrived, n)
             units_cost = self._wh_expiry[b.expiry]
             units_cost[0] -= n
             units_cost[1] -= n * c

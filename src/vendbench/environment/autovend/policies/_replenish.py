@@ -175,15 +175,10 @@ class ReplenishmentPolicy:
         total = 0
         mid, claimed, posted, price_of = m.mid, self._claimed, m.posted, m.prices
         good_after, last = books.good, next_visit + 1
-        warehouse, in_stock = books.warehouse, books.stock
         for pid, target in targets.items():
             row = shelf.get(pid)
             have = row["sellable"] if row is not None else 0
-            batches = warehouse.get(pid)
-            if batches and batches[0][0] > last:      # all of it is good (books.good)
-                good, first_expiry = in_stock[pid], batches[0][0]
-            else:
-                good, first_expiry = good_after(pid, last)
+            good, first_expiry = good_after(pid, last)
             qty = target - have          # max(0, min(target - have, available, room))
             avail = good - claimed.get(pid, 0)
             if avail < qty:
@@ -253,7 +248,6 @@ class ReplenishmentPolicy:
                 first[pid] = first.get(pid, 0) + self._initial_qty(m, pid)
         items = []
         catalog, ceil, sqrt, good = self.books.catalog, math.ceil, math.sqrt, self.books.good
-        warehouse, in_stock = self.books.warehouse, self.books.stock
         horizon = LEAD + 1 + 4
         for pid, rate in need.items():
             expected = rate * horizon
@@ -263,10 +257,7 @@ class ReplenishmentPolicy:
                 target = initial
             if catalog[pid].life <= 30:
                 target = min(target, max(initial, ceil(rate * 14)))
-            batches = warehouse.get(pid)
-            have = in_stock[pid] if batches and batches[0][0] > good_after else \
-                good(pid, good_after)[0]                 # all of it is good, or count
-            short = target - have - transit.get(pid, 0)
+            short = target - good(pid, good_after)[0] - transit.get(pid, 0)
             if short >= 3 and short >= 0.25 * target:
                 items.append({"product_id": pid, "quantity": int(short)})
         for m in self.machines.values():
