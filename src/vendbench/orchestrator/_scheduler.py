@@ -159,15 +159,16 @@ class Scheduler:
                     self.on_event("trial_finished", {"outcome": out})
                     return
                 try:
-                    if workers is not None and not spec.model.in_process:
-                        out = await self._run_in_worker(spec, budget, workers, writer)
-                    else:
-                        self.on_event("trial_started", {"spec": spec})
-                        out = await run_trial(spec, self.clients.trial_context(
-                            spec, budget, writer, lambda o, e: self.on_event(
-                                "trial_progress",
-                                {"outcome": o, "day": e.day,
-                                 "net_assets": standing(e)})))
+                    with writer.taking_part():
+                        if workers is not None and not spec.model.in_process:
+                            out = await self._run_in_worker(spec, budget, workers, writer)
+                        else:
+                            self.on_event("trial_started", {"spec": spec})
+                            out = await run_trial(spec, self.clients.trial_context(
+                                spec, budget, writer, lambda o, e: self.on_event(
+                                    "trial_progress",
+                                    {"outcome": o, "day": e.day,
+                                     "net_assets": standing(e)})))
                     out.spec = replace(out.spec, history=None)      # it may be large
                     outcomes.append(out)
                     self.on_event("trial_finished", {"outcome": out})

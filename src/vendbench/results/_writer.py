@@ -17,7 +17,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,6 +32,13 @@ from ._schema import COLUMNS
 from ._store import Store
 
 log = logging.getLogger(__name__)
+
+# While trials that take part in a run may still add to a batch, its commit waits for them
+# for up to PACE times as long as the last commit took, counted from that commit's start:
+# commits then take at most about 1/PACE of the writer's thread, however many trials
+# flush. DuckDB's cost is per table a commit touches (~1.5 ms each here), not per row, so
+# one commit of five exchanges costs little more than one of a single exchange.
+PACE = 3.0
 
 
 class ResultsWriter:
@@ -42,6 +52,11 @@ class ResultsWriter:
     before it is sent, commits took about a fifth of the loop's time). The loop's other
     reads of the file (a trial's history on resume, ``committed``) use the store's own
     connection and see what is committed.
+
+    A commit waits a little for the trials that are not yet waiting on it (``PACE``,
+    ``taking_part``): 100 trials at 1 s latency over worker processes made 206 commits
+    instead of 645 for the same 2,000 exchanges, and the commits' CPU fell from 8.8 to
+    5.0 s, CPU the trials then had.
     """
 
     def __init__(self, store: Store) -> None:
@@ -54,6 +69,19 @@ class ResultsWriter:
         self.failed = asyncio.Event()
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="results-writer")
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._taking_part = 0               # trials that may flush (``taking_part``)
+        self._last_start = self._last_seconds = 0.0
+
+    @contextmanager
+    def taking_part(self) -> Iterator[None]:
+        """Around a trial that flushes through this writer: while some of those are not
+        waiting on a commit, a commit may wait a little for them (``PACE``); once all
+        are, it starts at once."""
+        self._taking_part += 1
+        try:
+            yield
+        finally:
+            self._taking_part -= 1
 
     async def __aenter__(self) -> ResultsWriter:
         self._con = self._store.con.cursor()
@@ -119,12 +147,14 @@ class ResultsWriter:
         while True:
             batch = [await self._queue.get()]
             await asyncio.sleep(0)              # let the trials that are ready add theirs
-            while not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-            commit = asyncio.get_running_loop().run_in_executor(self._thread, self._commit,
-                                                                 batch)
+            batch += _drain(self._queue)
+            await self._gather(batch)
+            loop = asyncio.get_running_loop()
+            self._last_start = time.perf_counter()
+            commit = loop.run_in_executor(self._thread, self._commit, batch)
             try:
                 await asyncio.shield(commit)    # cancelled or not, it ends in the thread
+                self._last_seconds = time.perf_counter() - self._last_start
             except Exception as exc:            # fatal: the run must stop, with the cause
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 self.failure = ResultsError(f"could not write to {self._store.path}: {first}")
@@ -137,6 +167,20 @@ class ResultsWriter:
             for _, _, fut in batch:
                 if fut is not None:
                     _resolve(fut, None)
+
+    async def _gather(self, batch: list[tuple[str, Any, asyncio.Future | None]]) -> None:
+        """Wait for more of the batch while trials taking part are not all waiting on
+        it, until the last commit's start plus ``PACE`` times its length."""
+        deadline = self._last_start + PACE * self._last_seconds
+        waiting = sum(fut is not None for _, _, fut in batch)
+        while waiting < self._taking_part and (left := deadline - time.perf_counter()) > 0:
+            try:
+                item = await asyncio.wait_for(self._queue.get(), left)
+            except TimeoutError:
+                return
+            for got in (item, *_drain(self._queue)):
+                batch.append(got)
+                waiting += got[2] is not None
 
     def _commit(self, batch: list[tuple[str, Any, asyncio.Future | None]]) -> None:
         tables: dict[tuple[str, tuple[str, ...] | None], list[tuple]] = defaultdict(list)
