@@ -67,6 +67,7 @@ def serve(eco: Any, loc: Any, pools: dict[str, list[Any]], draws: Sequence[float
     """
     sold = {p: (0, 0) for p in pools}
     live = {p: list(f) for p, f in pools.items() if f}
+    weight: dict[str, float] = {}           # a product's attraction at its front facing
     names: list[str] = []
     cum: list[float] = []
     for u in draws:
@@ -74,10 +75,10 @@ def serve(eco: Any, loc: Any, pools: dict[str, list[Any]], draws: Sequence[float
             break
         if not names:                       # the offer changed: recompute the choice
             names = sorted(live)
-            weights = [eco["demand"]["no_purchase"]] + [
-                attraction(eco, eco.products[p], loc, live[p][0].price, season)
-                for p in names]
-            cum = list(accumulate(weights))
+            for p in names:
+                if p not in weight:
+                    weight[p] = attraction(eco, eco.products[p], loc, live[p][0].price, season)
+            cum = list(accumulate([eco["demand"]["no_purchase"]] + [weight[p] for p in names]))
         pick = bisect_right(cum, u * cum[-1])
         if pick == 0 or pick > len(names):
             continue                        # leaves without buying
@@ -88,6 +89,7 @@ def serve(eco: Any, loc: Any, pools: dict[str, list[Any]], draws: Sequence[float
         sold[product] = (units + 1, revenue + facing.price)
         if facing.units == 0:
             live[product].pop(0)
+            del weight[product]             # its next facing (if any) may be dearer
             if not live[product]:
                 del live[product]
             names = []

@@ -245,10 +245,12 @@ class NetworkEnv:
         doy = self.date(d).timetuple().tm_yday
         season = 1 + dem["season_amplitude"] * math.cos(2 * math.pi * (doy - 196) / 365)
         revenue = cogs = sold = 0
+        weekday = dem["weekday"][self.date(d).weekday()]
         for loc in eco.locations:
+            traffic = self.marketing_multiplier(loc.id, d)      # both machines' campaigns
             for kind in ("SNACK", "DRINKS"):
                 machine = f"{loc.id}:{kind}"
-                r, c, n = self._sell(machine, loc, d, weather, season)
+                r, c, n = self._sell(machine, loc, d, weekday, weather, traffic, season)
                 revenue, cogs, sold = revenue + r, cogs + c, sold + n
         cash = math.floor(revenue * eco["economy"]["cash_share"])
         card = revenue - cash
@@ -295,14 +297,12 @@ class NetworkEnv:
         if not final:
             self.missed_rent = self.missed_rent + 1 if self.rent_owed else 0
 
-    def _sell(self, machine: str, loc: Any, d: int, weather: float, season: float
-              ) -> tuple[int, int, int]:
+    def _sell(self, machine: str, loc: Any, d: int, weekday: float, weather: float,
+              traffic: float, season: float) -> tuple[int, int, int]:
         eco, dem = self.eco, self.eco["demand"]
         slots = [s for s in self.slots.values() if s.machine == machine and s.units > 0]
         rng = _stream(self.seed, "customers", machine, d)
-        weekday = dem["weekday"][self.date(d).weekday()]
-        lam = (dem["base_customers"] * loc.volume * weekday * weather * self.reputation
-               * self.marketing_multiplier(loc.id, d))
+        lam = dem["base_customers"] * loc.volume * weekday * weather * self.reputation * traffic
         customers = int(rng.poisson(lam))
         pools: dict[str, list[Slot]] = {}
         for s in sorted(slots, key=lambda s: (s.price, s.id)):    # identical facings: one
