@@ -7,6 +7,7 @@ import json
 from functools import cache, cached_property
 from typing import Any
 
+import numpy as np
 from pydantic import ValidationError
 
 from ...errors import ConfigError, ToolError, unknown_name
@@ -128,19 +129,30 @@ class AutoVendEnv:
         b = self._biz
         if len(b.history) == self._drained["days"] and len(b.sales) == self._drained["sales"]:
             return {"days": [], "sales": []}
-        mids, pids = [m.id for m in self.world.machines], \
-            [p.id for p in self.world.products]
         days = [{k: (fen(v) if k in _MONEY else v) for k, v in r.items()}
                 for r in b.history[self._drained["days"]:]]
-        sales = [{"day": d, "machine_id": mids[m], "product_id": pids[k], "price": fen(p),
-                  "units_on_shelf": shelf, "units_sold": n, "revenue": fen(rev),
-                  "cogs": fen(cogs)}
-                 for day_rows in b.sales[self._drained["sales"]:]
-                 for d, m, k, p, shelf, n, rev, cogs in day_rows.tolist()]
+        new = b.sales[self._drained["sales"]:]
+        sales = []
+        if new:
+            # column by column: an int64 over 100 is the same correctly rounded float as
+            # ``fen``'s int over 100
+            d, m, k, price, shelf, n, rev, cogs = np.concatenate(new).T
+            mids, pids = self._id_lists
+            sales = [{"day": dd, "machine_id": mids[mm], "product_id": pids[kk], "price": pp,
+                      "units_on_shelf": ss, "units_sold": nn, "revenue": rr, "cogs": cc}
+                     for dd, mm, kk, pp, ss, nn, rr, cc in zip(
+                         d.tolist(), m.tolist(), k.tolist(), (price / 100).tolist(),
+                         shelf.tolist(), n.tolist(), (rev / 100).tolist(),
+                         (cogs / 100).tolist())]
         self._drained = {"days": len(b.history), "sales": len(b.sales)}
         return {"days": days, "sales": sales}
 
     # -- internals ------------------------------------------------------------------
+    @cached_property
+    def _id_lists(self) -> tuple[list[str], list[str]]:
+        """Machine and product ids by index."""
+        return [m.id for m in self.world.machines], [p.id for p in self.world.products]
+
     def _end_day(self) -> None:
         self._biz.end_day()
         self._calls_today = 0
