@@ -127,7 +127,14 @@ def test_a_model_that_never_called_a_tool_is_reported_with_the_evidence():
         "tool schemas" + advice)
 
 
-def test_until_calibrated_lets_one_request_through_then_everyone():
+def test_until_calibrated_lets_one_request_through_then_everyone(monkeypatch):
+    from vendbench.orchestrator import _calibration
+
+    async def no_pause(seconds: float) -> None:
+        pass
+
+    monkeypatch.setattr(_calibration, "_pause", no_pause)    # the spacing: tested below
+
     async def main() -> list[str]:
         cal = Calibration(60_000, tools_tokens=0)
         order: list[str] = []
@@ -148,6 +155,48 @@ def test_until_calibrated_lets_one_request_through_then_everyone():
     # a failed without a reply: b went alone next; once b had answered, c and d together
     assert order[:4] == ["a sent", "a done", "b sent", "b done"]
     assert sorted(order[4:6]) == ["c sent", "d sent"]
+
+
+def test_requests_held_until_calibrated_leave_spaced_in_the_order_they_came(monkeypatch):
+    """Let go at once, the held requests' replies would come back in one wave."""
+    from vendbench.orchestrator import _calibration
+
+    pauses: list[float] = []
+
+    async def pause(seconds: float) -> None:
+        pauses.append(seconds)
+
+    monkeypatch.setattr(_calibration, "_pause", pause)
+
+    async def main() -> list[str]:
+        cal = Calibration(60_000, tools_tokens=0)
+        sent: list[str] = []
+        first_sent = asyncio.Event()
+        answer = asyncio.Event()
+
+        async def request(name: str) -> None:
+            async with cal.until_calibrated():
+                sent.append(name)
+                if name == "a":
+                    first_sent.set()
+                    await answer.wait()
+                    cal.observe(100, 150)
+
+        first = asyncio.ensure_future(request("a"))
+        await first_sent.wait()
+        held = [asyncio.ensure_future(request(n)) for n in ("b", "c", "d")]
+        for _ in range(5):
+            await asyncio.sleep(0)               # all three are waiting on the first
+        assert sent == ["a"]
+        answer.set()
+        await asyncio.gather(first, *held)
+        await request("e")                      # calibrated already: no wait at all
+        return sent
+
+    sent = asyncio.run(main())
+    assert sent == ["a", "b", "c", "d", "e"]
+    assert pauses == [0.02, 0.04]               # b at once, then c and d 20 and 40 ms later
+    assert _calibration.RELEASE_SPREAD_S == 0.02
 
 
 def test_advice_names_the_servers_context_when_it_is_the_smaller_one():

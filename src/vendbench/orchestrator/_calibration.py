@@ -13,7 +13,10 @@ Until a reply has reported the server's count, the model's requests in this proc
 one at a time (``until_calibrated``): every reservation before that is made at our own
 count, so twenty first requests at once to a server that counts 4× more would overspend
 twenty times; one at a time, only the first is reserved blind, and once it has answered
-the others reserve at the server's count.
+the others reserve at the server's count. The requests held meanwhile then leave
+``RELEASE_SPREAD_S`` apart, in the order they came: let go at once, their replies came
+back in one wave that queued on the CPU (at 1 s latency, each trial's second request
+left ~1 s late).
 
 It also notices a server that ignores the tool schemas (llama.cpp's server does unless
 ``tool_choice`` is sent), two ways; the run is told once:
@@ -36,6 +39,8 @@ from contextlib import asynccontextmanager
 from ..providers import ContextLimit
 
 TOOLS_DROPPED_BELOW = 0.5     # share of the schemas' tokens the server must at least count
+RELEASE_SPREAD_S = 0.02       # between the requests held until the first reply
+_pause = asyncio.sleep
 SLOPE_SPAN = 1_000            # message tokens between two replies to measure the rate
 
 
@@ -54,11 +59,13 @@ class Calibration:
         self._tools_checked = tools_tokens == 0
         self.calibrated = False          # a reply has reported the server's prompt count
         self._alone: asyncio.Lock | None = None
+        self._released = 0               # requests held, then let go, so far
 
     @asynccontextmanager
     async def until_calibrated(self) -> AsyncIterator[None]:
         """Hold this around a request (window, reservation and send): until a reply has
-        calibrated the count, one request at a time gets through; after, all at once."""
+        calibrated the count, one request at a time gets through; after, all of them,
+        those held meanwhile ``RELEASE_SPREAD_S`` apart."""
         if self.calibrated:
             yield
             return
@@ -68,7 +75,10 @@ class Calibration:
             if not self.calibrated:
                 yield                    # alone: the others wait for its reply
                 return
-        yield                            # calibrated while it waited: go at once
+            place, self._released = self._released, self._released + 1
+        if place:                        # calibrated while it waited: go in its turn
+            await _pause(place * RELEASE_SPREAD_S)
+        yield
 
     def scale(self, counted: int) -> int:
         """Our count of a prompt, as the server is expected to count it."""
