@@ -15,8 +15,7 @@ count, so twenty first requests at once to a server that counts 4× more would o
 twenty times; one at a time, only the first is reserved blind, and once it has answered
 the others reserve at the server's count. The requests held meanwhile then leave
 ``RELEASE_SPREAD_S`` apart, in the order they came: let go at once, their replies came
-back in one wave that queued on the CPU (at 1 s latency, each trial's second request
-left ~1 s late).
+back in one wave that queued on the CPU together.
 
 It also notices a server that ignores the tool schemas (llama.cpp's server does unless
 ``tool_choice`` is sent), two ways; the run is told once:
@@ -39,9 +38,9 @@ from contextlib import asynccontextmanager
 from ..providers import ContextLimit
 
 TOOLS_DROPPED_BELOW = 0.5     # share of the schemas' tokens the server must at least count
-RELEASE_SPREAD_S = 0.02       # between the requests held until the first reply
-_pause = asyncio.sleep
 SLOPE_SPAN = 1_000            # message tokens between two replies to measure the rate
+RELEASE_SPREAD_S = 0.02       # between the requests held until the first reply
+_pause = asyncio.sleep        # (the tests record the pauses instead of waiting them out)
 
 
 class Calibration:
