@@ -24,7 +24,9 @@
    most 5 % of its throughput.
 
 Both run with the automatic ``--processes`` (LLM trials in worker processes), and once
-more in one process for comparison.
+more in one process for comparison. Each run also reports the CPU it spent an exchange
+(the scheduler and its workers, the workers' start-up included): on a host whose speed
+drifts, it moves less than exchanges/s do.
 
 The server runs in its own process, so it does not share the client's interpreter.
 Not run by CI: the figures depend on the machine.
@@ -368,11 +370,24 @@ def one(spec: dict) -> None:
     from vendbench.providers._litellm import import_litellm
 
     import_litellm()
+    before = _cpu()
     with TreeMemory() as memory:
         rate, n, wall, full = asyncio.run(ours(spec["url"], spec["trials"], spec["days"],
                                                spec["db"], spec["processes"]))
     print(json.dumps({"rate": rate, "exchanges": n, "wall": wall, "all_in_flight": full,
-                      "pss_mb": memory.peak_pss_mb, "rss_mb": memory.peak_rss_mb}))
+                      "pss_mb": memory.peak_pss_mb, "rss_mb": memory.peak_rss_mb,
+                      "cpu_ms": (_cpu() - before) / n * 1000}))
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (the workers:
+    they end with the run). On a host whose speed drifts, CPU an exchange moves less
+    than exchanges/s."""
+    import resource
+
+    return sum(r.ru_utime + r.ru_stime for r in (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
 def main() -> None:
@@ -428,7 +443,9 @@ def main() -> None:
           f"replaying {len(replay)} of vendbench's requests (runs: {bare:.1f}, {bare2:.1f}); "
           f"vendbench {rate:.1f} exchanges/s (runs: {first['rate']:.1f}, "
           f"{second['rate']:.1f}; {first['exchanges']} exchanges per run, "
-          f"{first['wall']:.1f} s with start-up); ratio {rate / bare_mean:.2f} "
+          f"{first['wall']:.1f} s with start-up; CPU an exchange, scheduler and workers: "
+          f"{first['cpu_ms']:.1f} and {second['cpu_ms']:.1f} ms); "
+          f"ratio {rate / bare_mean:.2f} "
           f"(in one process: {single['rate']:.1f}/s, ratio {single['rate'] / bare_mean:.2f})")
     proc, url = serve(1.0)
     try:
@@ -440,7 +457,8 @@ def main() -> None:
     print(f"1 s latency, {args.slow_trials} in flight: {slow['all_in_flight']:.1f} "
           f"exchanges/s while all were in flight ({slow['all_in_flight'] / args.slow_trials:.0%}"
           f" of the ideal {args.slow_trials}/s), {slow['rate']:.1f}/s from the first request "
-          f"to the last ({slow['exchanges']} exchanges, {slow['wall']:.1f} s with start-up); "
+          f"to the last ({slow['exchanges']} exchanges, {slow['wall']:.1f} s with start-up, "
+          f"{slow['cpu_ms']:.1f} ms of CPU an exchange); "
           f"peak memory of the "
           f"scheduler and its workers together {slow['pss_mb']:.0f} MB PSS "
           f"({slow['rss_mb']:.0f} MB summed RSS) (in one process: "
