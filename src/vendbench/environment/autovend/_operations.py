@@ -115,7 +115,7 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
     stock.restock(m, k, listing, quantity, day)
     biz.visited.add(m)
     return {"restocked": quantity, "units_on_shelf": listing.units, "new_listing": new,
-            "price": listing.price / 100}
+            "price": fen(listing.price)}
 
 
 def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:

@@ -101,23 +101,11 @@ class Stock:
     def receive(self, items: list[tuple[int, int]], life: list[int], day: int) -> None:
         """An order's lines arrived at the warehouse on ``day``: ``units`` of product
         ``k`` for each (k, units), expiring ``life[k]`` days later."""
-        warehouse, cost, wh_expiry, by_expiry = self.warehouse, self.cost, \
-            self._wh_expiry, self._expiry_cost
         for k, units in items:
-            expiry, value = day + life[k], cost[k] * units
-            batches = warehouse.get(k)
-            if batches is None:
-                warehouse[k] = [Batch(expiry, day, units)]
-            else:
-                put_batch(batches, expiry, day, units)
-            units_cost = wh_expiry.get(expiry)
-            if units_cost is None:
-                wh_expiry[expiry] = [units, value]
-            else:
-                units_cost[0] += units
-                units_cost[1] += value
-            by_expiry[expiry] = by_expiry.get(expiry, 0) + value
-            self.wh_units += units
+            expiry = day + life[k]
+            put_batch(self.warehouse.setdefault(k, []), expiry, day, units)
+            self._warehouse_move(k, [Batch(expiry, day, units)], 1)
+            self._expiry_cost[expiry] = self._expiry_cost.get(expiry, 0) + self.cost[k] * units
 
     def fresh(self, k: int, day: int, enough: int) -> int:
         """Unexpired warehouse units of product ``k`` (counting stops at ``enough``)."""
