@@ -212,7 +212,7 @@ class Business:
         on = np.flatnonzero(rows[:, 4])
         if len(on):
             stocked = list(map(listings.__getitem__, order[on].tolist()))
-            ms, ks, prices, units = (rows[on, c] for c in (1, 2, 3, 4))
+            ms, ks, prices, units = cols[:, order[on]]
             sold = demand.day_sales(self.world.hidden, ms, ks, units, prices.astype(float),
                                     self.ref_price_f[ks], heat, attempts, draws)
             cogs = sold * self.unit_cost[ks]
