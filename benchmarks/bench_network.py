@@ -5,7 +5,8 @@
 Each reference policy plays each seed ``--repeat`` times in this process (after a
 warm-up episode); the best wall time per seed is kept, and the simulator's share
 (time inside ``env.call``) is printed beside it. Prosus reports 0.07 s for its 30-day
-scripted episode. Not run by CI (figures depend on the machine).
+scripted episode. The collector is settled after the warm-up (``vendbench._heap``), as
+`vendbench baseline` and a run settle it. Not run by CI (figures depend on the machine).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import statistics
 import time
 
+from vendbench._heap import settle
 from vendbench.environment import make
 from vendbench.environment import make_policy, run_policy
 
@@ -34,6 +36,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     episode("oracle", 1, 30)                                     # imports, caches
+    settle()                    # as `vendbench baseline` and a run do before their episodes
     for days in (30, 365):
         for policy in ("oracle", "order-up-to"):
             runs = [min((episode(policy, s, days) for _ in range(args.repeat)),

@@ -4,7 +4,10 @@
 
 Everything is measured inside one run, so the figures are comparable as ratios:
 the simulator's share of an episode's wall time, and the cost of one simulated day
-against one tool call. Not run by CI (figures depend on the machine).
+against one tool call. The collector is settled first (``vendbench._heap.settle``), as
+`vendbench baseline` and a run settle it before their episodes; unsettled, one full pass
+over the loaded modules lands in each episode (~0.1 s). Not run by CI (figures depend on
+the machine).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import statistics
 import time
 from collections import defaultdict
 
+from vendbench._heap import settle
 from vendbench.environment import make
 from vendbench.environment import make_policy
 
@@ -56,6 +60,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    settle()        # as `vendbench baseline` and a run do before their episodes
     rows = [episode(p, s, args.days) for p in ("order-up-to", "oracle") for s in args.seeds]
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -57,6 +57,7 @@ def add(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from .._heap import settle
     from ..environment import (SALT_ENV, currency, evaluate_policy, policy_names, scenario,
                               score_name)
     from ..errors import ConfigError, unknown_name
@@ -74,6 +75,7 @@ def command(args: argparse.Namespace) -> int:
     salt = os.environ.get(SALT_ENV) or None       # never printed
     runs = [(p, w, s) for w in worlds for p in policies for s in seeds]
     records = []
+    settle()                # the worlds' code is loaded: out of the collector's walks
     with DayProgress(total_days=args.days * len(runs), enabled=not args.json) as progress:
         for policy, world, seed in runs:
             progress.start(f"{policy} seed {seed}" + (f" world {world}" if world else ""))

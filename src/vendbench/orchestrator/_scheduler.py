@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
+from .._heap import settle
 from ..budgets import Budget, Price
 from ..environment import record_tables, standing
 from ..errors import ConfigError, ResultsError
@@ -298,6 +299,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                                                   "kept": len(kept), "pool": scheduler.pool})
             result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool,
                                forecast=forecast)
+            settle()            # what the run keeps is loaded: out of the collector's walks
             try:
                 result.outcomes = await _unless_writer_fails(
                     scheduler.run(run_id, specs, writer, store.history), writer)

@@ -17,6 +17,7 @@ import warnings
 from functools import cache
 from typing import Any
 
+from .._heap import loading
 from .._secrets import redact, redact_json
 from ..errors import ConfigError
 from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind
@@ -29,7 +30,8 @@ def import_litellm() -> Any:
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
     try:
-        import litellm
+        with loading():
+            import litellm
     except ImportError:
         raise ConfigError("litellm is not installed: pip install -r requirements.lock -e .")\
             from None
