@@ -1,7 +1,8 @@
 """The results writer's group commit: while trials taking part in a run may still add to
-a batch, its commit waits a little for them (``PACE``), and it never waits once every
-one of them is waiting on it. Events only: no test here depends on how long anything
-takes."""
+a batch and the machine's CPUs are all busy, its commit waits a little for them
+(``PACE``); it never waits once every one of them is waiting on it, nor while CPUs are
+idle. Events only: no test here depends on how long anything takes (the CPU gauge is
+replaced, or fed a file)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ import pytest
 
 from vendbench.results import Store, ToolCallRow
 from vendbench.results import _writer
-from vendbench.results._writer import ResultsWriter
+from vendbench.results._writer import CpuGauge, ResultsWriter
+
+
+@pytest.fixture(autouse=True)
+def _cpus_busy(monkeypatch):
+    """The machine's CPUs all busy (the wait's condition), whatever this host's load."""
+    monkeypatch.setattr(_writer, "cpus_busy", lambda: True)
 
 
 def _row(trial: str, seq: int) -> ToolCallRow:
@@ -86,3 +93,56 @@ def test_the_wait_for_a_trial_that_never_flushes_ends(tmp_path, monkeypatch, pac
                 assert _count(store) == 2
 
     asyncio.run(run())
+
+
+def test_with_idle_cpus_a_commit_does_not_wait(tmp_path, monkeypatch):
+    monkeypatch.setattr(_writer, "PACE", 1e9)
+    monkeypatch.setattr(_writer, "cpus_busy", lambda: False)
+
+    async def run() -> None:
+        with Store(str(tmp_path / "r.duckdb")) as store:
+            async with ResultsWriter(store) as writer:
+                writer.add([_row("a", 0)])
+                await writer.flush()
+                with writer.taking_part(), writer.taking_part():
+                    writer.add([_row("a", 1)])
+                    # the other trial never flushes: only an idle machine ends this wait
+                    await asyncio.wait_for(writer.flush(), 60)
+                    assert _count(store) == 2
+
+    asyncio.run(run())
+
+
+def _stat(path, idle: int, busy: int) -> None:
+    """A /proc/stat whose first line counts ``idle`` and ``busy`` jiffies in all."""
+    path.write_text(f"cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+
+
+def test_the_cpu_gauge_reads_the_idle_share_between_two_readings(tmp_path):
+    stat = tmp_path / "stat"
+    gauge = CpuGauge(str(stat), every=0.0)
+    _stat(stat, idle=1_000, busy=1_000)
+    assert gauge() is True                       # one reading tells nothing yet
+    _stat(stat, idle=1_050, busy=1_050)          # 50 % idle since
+    assert gauge() is False
+    _stat(stat, idle=1_055, busy=1_150)          # 5 % idle since
+    assert gauge() is True
+    _stat(stat, idle=1_055, busy=1_150)          # no time passed: the last verdict stands
+    assert gauge() is True
+
+
+def test_the_cpu_gauge_without_proc_stat_keeps_the_wait(tmp_path):
+    assert CpuGauge(str(tmp_path / "missing"), every=0.0)() is True
+    odd = tmp_path / "odd"
+    odd.write_text("intr 1 2 3\n")
+    gauge = CpuGauge(str(odd), every=0.0)
+    assert gauge() is True and gauge() is True
+
+
+def test_the_cpu_gauge_reads_at_most_every_interval(tmp_path):
+    stat = tmp_path / "stat"
+    gauge = CpuGauge(str(stat), every=1e9)
+    _stat(stat, idle=1_000, busy=1_000)
+    gauge()
+    _stat(stat, idle=2_000, busy=1_000)          # all idle since, but not read again
+    assert gauge() is True
