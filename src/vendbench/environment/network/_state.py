@@ -16,7 +16,9 @@ def _stream(seed: int, *key: Any) -> np.random.Generator:
 
 
 def _euros(cents: int) -> float:
-    return round(cents / 100, 2)
+    """Cents to euros for display. For an int the division is already the two-decimal
+    amount (correctly rounded, so rounding it again to cents changes nothing)."""
+    return cents / 100 if type(cents) is int else round(cents / 100, 2)
 
 
 def _cents(euros: float) -> int | None:
