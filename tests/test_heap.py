@@ -78,5 +78,5 @@ def test_litellm_is_imported_without_full_passes_and_left_frozen():
         print(json.dumps({"full_passes": len(full), "frozen": gc.get_freeze_count(),
                           "enabled": gc.isenabled()}))
     """)
-    assert got["full_passes"] == 0            # six without ``loading``, 1.2-1.5 s of CPU
+    assert got["full_passes"] == 0            # six without ``loading``, ~1.5 s of CPU
     assert got["frozen"] > 100_000 and got["enabled"]

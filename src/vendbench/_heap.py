@@ -4,8 +4,9 @@ CPython's collector walks every tracked object on each full pass. A vendbench pr
 keeps a large heap that never becomes garbage (litellm's import alone leaves ~380,000
 objects; the scenario modules, numpy and pydantic ~47,000 more) and allocates fast (each
 exchange and each simulated day builds and drops thousands of objects), so full passes
-came often and cost much: measured, 10 a minute in a busy worker at 0.3-0.4 s each, each
-one stalling that worker's event loop, and one 0.1 s pass in every 180-day episode.
+came often and cost much: measured, a busy worker made 10 in a one-minute run (six while
+it imported litellm) at 0.3-0.4 s each, each one stalling its event loop, and a 180-day
+episode one of ~0.1 s.
 
 ``settle`` freezes what exists (``gc.freeze``: the permanent generation, never walked,
 still freed when its reference count falls to zero) and makes full passes ten times
@@ -39,7 +40,7 @@ def settle(collect: bool = True) -> None:
 def loading() -> Iterator[None]:
     """Load what the process keeps (an import): no collection meanwhile, since the load
     makes (almost) no garbage but its allocations would start full passes over the growing
-    heap (six while litellm is imported, 1.2-1.5 s of CPU), then ``settle`` without one."""
+    heap (six while litellm is imported, about 1.5 s of CPU), then ``settle`` without one."""
     enabled = gc.isenabled()
     gc.disable()
     try:
