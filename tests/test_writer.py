@@ -76,11 +76,13 @@ def test_a_trial_alone_is_never_kept_waiting(tmp_path, monkeypatch):
     asyncio.run(run())
 
 
-@pytest.mark.parametrize("pace", [0.0, 3.0])
-def test_the_wait_for_a_trial_that_never_flushes_ends(tmp_path, monkeypatch, pace):
+@pytest.mark.parametrize("pace, busy", [(0.0, True), (3.0, True), (1e9, False)])
+def test_the_wait_for_a_trial_that_never_flushes_ends(tmp_path, monkeypatch, pace, busy):
     """A trial busy elsewhere (or one that forgot to leave) delays a commit by at most
-    ``PACE`` times the last commit's length."""
+    ``PACE`` times the last commit's length, and not at all while CPUs are idle (with
+    ``PACE`` at 1e9, only that ends the wait)."""
     monkeypatch.setattr(_writer, "PACE", pace)
+    monkeypatch.setattr(_writer, "cpus_busy", lambda: busy)
 
     async def run() -> None:
         with Store(str(tmp_path / "r.duckdb")) as store:
@@ -89,24 +91,6 @@ def test_the_wait_for_a_trial_that_never_flushes_ends(tmp_path, monkeypatch, pac
                 await writer.flush()
                 with writer.taking_part(), writer.taking_part():
                     writer.add([_row("a", 1)])
-                    await asyncio.wait_for(writer.flush(), 60)
-                assert _count(store) == 2
-
-    asyncio.run(run())
-
-
-def test_with_idle_cpus_a_commit_does_not_wait(tmp_path, monkeypatch):
-    monkeypatch.setattr(_writer, "PACE", 1e9)
-    monkeypatch.setattr(_writer, "cpus_busy", lambda: False)
-
-    async def run() -> None:
-        with Store(str(tmp_path / "r.duckdb")) as store:
-            async with ResultsWriter(store) as writer:
-                writer.add([_row("a", 0)])
-                await writer.flush()
-                with writer.taking_part(), writer.taking_part():
-                    writer.add([_row("a", 1)])
-                    # the other trial never flushes: only an idle machine ends this wait
                     await asyncio.wait_for(writer.flush(), 60)
                     assert _count(store) == 2
 
