@@ -41,8 +41,8 @@ log = logging.getLogger(__name__)
 PACE = 3.0
 # ... but only while the machine's CPUs are all busy: the wait saves commits' CPU, which
 # the trials can use only when they wait for CPU. With an idle share above IDLE_SHARE it
-# would only hold back trials that are ready to send (100 trials at 1 s latency with
-# ~30 % of two cores idle: 25 ms from a reply to the next request without the wait, 41 ms
+# would only hold back trials that are ready to send (100 trials at 1 s latency on two
+# cores with CPU to spare: 25 ms from a reply to the next request without the wait, 41 ms
 # with it; at zero latency, the cores saturated, 174 exchanges/s without it, 201 with it).
 IDLE_SHARE = 0.10
 
