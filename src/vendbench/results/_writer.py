@@ -181,9 +181,8 @@ class ResultsWriter:
         its length."""
         deadline = self._last_start + PACE * self._last_seconds
         waiting = sum(fut is not None for _, _, fut in batch)
-        if waiting >= self._taking_part or not cpus_busy():
-            return
-        while waiting < self._taking_part and (left := deadline - time.perf_counter()) > 0:
+        while waiting < self._taking_part and cpus_busy() \
+                and (left := deadline - time.perf_counter()) > 0:
             try:
                 item = await asyncio.wait_for(self._queue.get(), left)
             except TimeoutError:
