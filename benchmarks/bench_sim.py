@@ -140,29 +140,28 @@ def main() -> None:
     settle()        # as `vendbench baseline` and a run do before their episodes
     if args.floor:
         rows = [floor(s, args.days) for s in args.seeds]
-        if args.json:
-            print(json.dumps(rows, indent=2))
-            return
-        print(f"{'seed':>4}{'sim s':>8}{'validate':>10}{'results':>9}{'demand':>8}{'floor':>7}"
-              f"{'calls':>7}{'items':>7}{'inv rows':>9}{'sold':>7}")
-        for r in rows:
-            print(f"{r['seed']:>4}{r['sim_s']:>8.3f}{r['validate_s']:>10.3f}"
-                  f"{r['build_results_s']:>9.3f}{r['demand_s']:>8.3f}{r['floor_s']:>7.3f}"
-                  f"{r['tool_calls']:>7}{r['batch_items']:>7}{r['inventory_rows']:>9}"
-                  f"{r['listing_days_sold']:>7}")
-        return
-    rows = [episode(p, s, args.days) for p in ("order-up-to", "oracle") for s in args.seeds]
+        columns = [("seed", "seed", 4, "d"), ("sim s", "sim_s", 8, ".3f"),
+                   ("validate", "validate_s", 10, ".3f"), ("results", "build_results_s", 9, ".3f"),
+                   ("demand", "demand_s", 8, ".3f"), ("floor", "floor_s", 7, ".3f"),
+                   ("calls", "tool_calls", 7, "d"), ("items", "batch_items", 7, "d"),
+                   ("inv rows", "inventory_rows", 9, "d"), ("sold", "listing_days_sold", 7, "d")]
+    else:
+        rows = [episode(p, s, args.days) for p in ("order-up-to", "oracle") for s in args.seeds]
+        columns = [("policy", "policy", -13, "s"), ("seed", "seed", 5, "d"),
+                   ("sim s", "sim_s", 8, ".3f"), ("wall s", "wall_s", 8, ".3f"),
+                   ("sim share", "sim_share", 10, ".0%"), ("days/s", "days_per_s", 9, ".0f"),
+                   ("calls", "tool_calls", 7, "d"), ("calls/s", "tool_calls_per_s", 9, ".0f")]
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"{'policy':<13}{'seed':>5}{'sim s':>8}{'wall s':>8}{'sim share':>10}"
-          f"{'days/s':>9}{'calls':>7}{'calls/s':>9}")
+    align = ["<" if width < 0 else ">" for _, _, width, _ in columns]
+    print("".join(f"{title:{a}{abs(width)}}" for a, (title, _, width, _) in zip(align, columns)))
     for r in rows:
-        print(f"{r['policy']:<13}{r['seed']:>5}{r['sim_s']:>8.3f}{r['wall_s']:>8.3f}"
-              f"{r['sim_share']:>10.0%}{r['days_per_s']:>9.0f}{r['tool_calls']:>7}"
-              f"{r['tool_calls_per_s']:>9.0f}")
-    for key in ("sim_s", "days_per_s", "tool_calls_per_s"):
-        print(f"median {key}: {statistics.median(r[key] for r in rows):.3f}")
+        print("".join(f"{r[key]:{a}{abs(width)}{fmt}}"
+                      for a, (_, key, width, fmt) in zip(align, columns)))
+    if not args.floor:
+        for key in ("sim_s", "days_per_s", "tool_calls_per_s"):
+            print(f"median {key}: {statistics.median(r[key] for r in rows):.3f}")
 
 
 if __name__ == "__main__":
