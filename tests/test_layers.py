@@ -57,7 +57,7 @@ LAYERS = {
     "environment": {"errors", "_text"},
     "budgets": {"errors"},
     "results": {"errors", "_secrets", "environment", ""},
-    "providers": {"errors", "_secrets", "budgets", "_heap"},
+    "providers": {"errors", "_secrets", "budgets", "_heap", "_text"},
     "orchestrator": {"errors", "_secrets", "environment", "budgets", "results", "providers",
                      "_heap"},
     "leaderboard": {"errors", "environment", "results", "_text"},
@@ -65,7 +65,7 @@ LAYERS = {
     "serve": {"errors", "environment", "results", "", "_localhttp"},
     "view": {"errors", "environment", "results", "_localhttp", "_text"},
     "_localhttp": set(),
-    "ui": {"environment"},
+    "ui": {"environment", "_text"},
 }
 
 

@@ -77,6 +77,12 @@ def test_extra_values_are_masked_even_when_not_in_the_environment():
     ("authorization: Basic dXNlcjpwYXNz", f"authorization: Basic {MASK}"),
     # a placeholder in advice is no secret: redaction never hides what to do
     ("send 'Authorization: Bearer <token>'", "send 'Authorization: Bearer <token>'"),
+    # the user and password of a URL; the host and path stay
+    ("nothing answers at http://alice:pw-0042@10.0.0.5:8000/v1 (refused)",
+     f"nothing answers at http://{MASK}@10.0.0.5:8000/v1 (refused)"),
+    ("https://token0042@host/v1", f"https://{MASK}@host/v1"),
+    ("mail me at a@b.example or see https://example.com/a@b",
+     "mail me at a@b.example or see https://example.com/a@b"),
 ])
 def test_each_pattern_catches_its_own_shape(text, expected):
     assert redact(text) == expected
@@ -87,3 +93,11 @@ def test_text_without_secrets_is_unchanged():
     assert redact(text) == text
     assert redact_json({"n": 3, "ok": True, "none": None, "s": text}) == \
         {"n": 3, "ok": True, "none": None, "s": text}
+
+
+def test_mask_url_keeps_the_endpoint_and_hides_who_signs_in():
+    from vendbench._secrets import mask_url
+
+    assert mask_url("http://alice:pw@127.0.0.1:8000/v1") == f"http://{MASK}@127.0.0.1:8000/v1"
+    assert mask_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    assert mask_url(mask_url("https://u:p@h/v1")) == f"https://{MASK}@h/v1"

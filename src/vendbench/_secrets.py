@@ -3,7 +3,8 @@
 Anything that may carry provider text (error messages, exception strings, and every
 reply, successful ones included) passes through ``redact`` before it is stored, logged,
 printed or sent back to the model. It removes the values of environment variables that
-look like credentials, bearer tokens and key-shaped strings.
+look like credentials, bearer tokens, key-shaped strings and the user and password of a
+URL.
 """
 
 from __future__ import annotations
@@ -20,8 +21,16 @@ _PATTERNS = (
     re.compile(r"\b(sk|pk|rk|key|api)[-_][A-Za-z0-9_\-]{8,}"),
     re.compile(r"(?i)((?:api[-_]?key|x-api-key|authorization)[\"']?\s*[:=]\s*[\"']?"
                r"(?:(?:bearer|basic|token)\s+)?)(?!<|(?:bearer|basic|token)\s)[^\s\"',]+"),
+    # the user and password of a URL (http://user:pass@host/v1): the host stays
+    re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)(?!\*\*\*@)[^\s/@\"'<>]+@"),
 )
 MASK = "***"
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its user and password (``http://user:pass@host``) masked: what is
+    stored or shown of an endpoint (``http://***@host``)."""
+    return _PATTERNS[-1].sub(lambda m: m.group(1) + MASK + "@", url)
 
 
 def secret_values() -> list[str]:
@@ -57,5 +66,6 @@ def _redact(text: str, values: list[str]) -> str:
             text = text.replace(value, MASK)
     for pattern in _PATTERNS:
         text = pattern.sub(lambda m: (m.group(1) if m.lastindex and pattern is not _PATTERNS[1]
-                                      else "") + MASK, text)
+                                      else "") + MASK + ("@" if pattern is _PATTERNS[-1]
+                                                         else ""), text)
     return text

@@ -8,6 +8,8 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Any
 
+from ._text import count
+
 
 def eta_text(seconds: float) -> str:
     """``45s``, ``4m10s``, ``2h05m``."""
@@ -123,7 +125,7 @@ class RunProgress:
         elif kind == "run_started":
             self._total, self._pool = data["trials"], data["pool"]
             self._started = time.monotonic()
-            self._line(f"run {data['run_id']}: {data['trials']} trial(s) to run"
+            self._line(f"run {data['run_id']}: {count(data['trials'], 'trial')} to run"
                        + (f", {data['kept']} kept from before" if data["kept"] else ""))
         elif kind == "workers_started":
             self._line(f"LLM trials run in {data['processes']} worker processes")

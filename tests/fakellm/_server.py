@@ -103,7 +103,8 @@ class FakeLLM:
                  require_tool_choice: bool = False, drop_tools: bool = False,
                  prompt_cache: bool = True, min_cache_tokens: int = 1024,
                  usage_style: str = "openai", keep_requests: bool = True,
-                 strict_template: bool = False, port: int = 0) -> None:
+                 strict_template: bool = False, report_usage: bool = True,
+                 port: int = 0) -> None:
         self.script = script
         self.usage_scale = usage_scale
         self.latency = latency
@@ -115,6 +116,9 @@ class FakeLLM:
         self.prompt_cache = prompt_cache
         self.usage_style = usage_style          # "openai", or "deepseek" (cache hit/miss)
         self.keep_requests = keep_requests      # False: keep no bodies (long benchmarks)
+        # False: replies carry no usage at all (some servers never report it); ``usages``
+        # still records what they would have said, so a test knows what was produced
+        self.report_usage = report_usage
         # as strict as llama.cpp's chat templates: a message without a string "content"
         # (an assistant message that only carries tool calls) fails the template, a 500
         self.strict_template = strict_template
@@ -251,8 +255,11 @@ class FakeLLM:
         with self._lock:
             self.served += 1
             self.usages.append(usage)
-        return web.json_response(_anthropic.message(next(self._ids), body.get("model", "fake"),
-                                                    reply.content, reply.tool_calls, usage))
+        message = _anthropic.message(next(self._ids), body.get("model", "fake"), reply.content,
+                                     reply.tool_calls, usage)
+        if not self.report_usage:
+            del message["usage"]
+        return web.json_response(message)
 
     def _context_refusal(self, prompt: int, max_tokens: int, anthropic: bool
                          ) -> web.StreamResponse | None:
@@ -329,13 +336,15 @@ class FakeLLM:
         with self._lock:
             self.served += 1
             self.usages.append(usage)
-        return {
+        completion = {
             "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": message,
                          "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
-            "usage": usage,
         }
+        if self.report_usage:
+            completion["usage"] = usage
+        return completion
 
     # -- lifecycle ----------------------------------------------------------------------
     def __enter__(self) -> FakeLLM:

@@ -101,7 +101,7 @@ def test_trend_formats_and_exit_code(db, tmp_path, capsys):
     assert max(len(line) for line in table.splitlines()) <= 80
     assert "REGRESSION openai/regress (score, n1 → n2)" in table
     assert main(["trend", "--db", db, "--fail-on-regression"]) == 4
-    assert "2 regression(s)" in capsys.readouterr().err
+    assert "2 regressions" in capsys.readouterr().err
     assert main(["trend", "--db", db, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {r["kind"] for r in data["regressions"]} == {"score", "failures"}
@@ -117,7 +117,7 @@ def test_trend_formats_and_exit_code(db, tmp_path, capsys):
     md = capsys.readouterr().out
     assert md.startswith("| model") and "openai/noisy" not in md and "no regression" in md
     assert main(["trend", "--db", db, "--last", "1"]) == 0
-    assert "n1" not in capsys.readouterr().out.split("run(s):")[1]
+    assert "n1" not in capsys.readouterr().out.split("1 run:")[1]
     assert main(["trend", "--db", db, "--model", "openai/nope"]) == 2
     assert "no model openai/nope" in capsys.readouterr().err
     assert main(["trend", "--db", db, "--charts", str(tmp_path / "t")]) == 0
@@ -143,7 +143,7 @@ def test_cohorts_are_picked_by_days_and_scenario_and_the_others_listed(db, capsy
     assert board.selection.runs == ["quick"]
     assert main(["leaderboard", "--db", db, "--run", "all"]) == 0
     out = capsys.readouterr().out
-    assert "other cohort: autovend, 30 days, world(s) 2026: 2 run(s)" in out
+    assert "other cohort: autovend, 30 days, world 2026: 2 runs" in out
     command = next(line for line in out.replace("\n  ", " ").splitlines()
                    if line.startswith("other cohort")).split("rank it with: ")[1]
     assert command.endswith("--run all --scenario autovend --days 30")

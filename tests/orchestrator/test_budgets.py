@@ -12,7 +12,7 @@ from vendbench.budgets import Budget, Price, parse_price_flag, resolve_prices
 from vendbench.errors import BudgetExceeded, ConfigError, UnknownPriceError
 from vendbench.providers import litellm_price
 
-from ..fakellm import Reply
+from ..fakellm import FakeLLM, Reply
 from .conftest import model, query, run
 
 
@@ -251,3 +251,58 @@ def test_a_provider_billing_past_the_request_is_charged_in_full_and_named(llm, t
     assert [w[0] for w in warnings] == ["over_billed"] and "max_tokens 256" in warnings[0][1]
     assert query(db, "SELECT sum(cost_usd) FROM trials") == \
         query(db, "SELECT sum(cost_usd) FROM exchanges")
+
+
+@pytest.mark.parametrize("wire", ["openai", "anthropic"])
+def test_a_server_that_reports_no_usage_is_charged_its_reservations_and_capped(
+        tmp_path, wire):
+    """A server that leaves ``usage`` out of every reply: each reply's cost is unknown,
+    so it is charged its full reservation (our token counts recorded beside it), the run
+    warns once for the model, and the pool's cap holds. (It used to be charged $0: sixteen
+    trials under a $0.05 cap ran to completion while the tokens were worth $0.22.)"""
+    from .conftest import claude
+
+    with FakeLLM(report_usage=False) as llm:
+        entry = model(llm) if wire == "openai" else claude(llm)
+        db = str(tmp_path / "r.duckdb")
+        result = run(db, seeds=list(range(1, 17)), workers=16, total_budget_usd="0.05",
+                     models=[entry])
+        assert llm.served > 0
+        price = Price(D("0.4"), D("1.6")) if wire == "openai" else litellm_price(entry["id"])
+        produced = sum((price.cost(u.get("prompt_tokens", u.get("input_tokens", 0))
+                                   + u.get("cache_read_input_tokens", 0)
+                                   + u.get("cache_creation_input_tokens", 0),
+                                   u.get("completion_tokens", u.get("output_tokens", 0)))
+                        for u in llm.usages), D(0))
+    rows = query(db, "SELECT status, cost_usd, reserved_usd, input_tokens, output_tokens, "
+                     "usage_counted FROM exchanges")
+    assert rows and all(r[1] == r[2] > 0 for r in rows)          # charged in full
+    spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
+    assert spent == result.pool.spent <= D("0.05")               # the cap holds…
+    assert spent >= produced                    # …and never less than what was produced
+    if wire == "anthropic":
+        # litellm cannot parse an Anthropic reply without usage: a garbled reply, of
+        # unknown outcome, charged as such (the trial ends error, kept apart)
+        assert {r[0] for r in rows} == {"unknown"}
+        return
+    assert all(r[0] == "ok" and r[3] > 0 and r[4] > 0 and r[5] is True for r in rows)
+    trials = result.as_json()["trials"]
+    assert "budget_exhausted" in {t["status"] for t in trials}
+    assert sum(t["input_tokens"] for t in trials) > 0
+    warnings = query(db, "SELECT model, kind, message FROM run_warnings")
+    assert [(w[0], w[1]) for w in warnings] == [(entry["id"], "usage_missing")]
+    assert "without usage" in warnings[0][2] and "full reservation" in warnings[0][2]
+
+
+def test_a_reply_reporting_zero_prompt_tokens_counts_as_no_usage():
+    from vendbench.providers._wire import usage_from
+
+    reply = {"choices": [{"message": {"content": "", "tool_calls": [{"id": "a"}]}}]}
+    assert usage_from(reply) is None
+    assert usage_from({**reply, "usage": {"prompt_tokens": 0, "completion_tokens": 0}}) is None
+    # input reported, output missing beside a reply that has output: still unknown
+    assert usage_from({**reply, "usage": {"prompt_tokens": 900}}) is None
+    assert usage_from({**reply, "usage": {"prompt_tokens": 900, "completion_tokens": 7}}
+                      ).completion_tokens == 7
+    quiet = {"choices": [{"message": {"content": ""}}], "usage": {"prompt_tokens": 900}}
+    assert usage_from(quiet).prompt_tokens == 900

@@ -47,3 +47,34 @@ def test_no_request_sends_nothing(llm, capsys):
                  "openai/fake=0.4,1.6", "--no-request", "--json"]) == 0
     (record,) = json.loads(capsys.readouterr().out)["models"]
     assert "called_tool" not in record and record["reserves_usd"] > 0 and llm.served == 0
+
+
+def test_a_price_litellm_only_guesses_is_no_price(llm, tmp_path, capsys):
+    """litellm answers $0 for a model string its map only pattern-matches
+    (``openai/gpt-9-turbo``): check used to say "ready" and forecast $0.00, and no budget
+    could ever bind. Such a model needs --price, refused before the results file exists;
+    an explicit zero is a price."""
+    from vendbench.providers import litellm_price
+
+    assert litellm_price("openai/gpt-9-turbo") is None
+    assert litellm_price("ollama/llama3").input == 0          # listed at zero: a price
+    assert litellm_price("openai/gpt-4.1-mini").input > 0
+    assert main(["check", "--models", "openai/gpt-9-turbo", "--api-base", llm.url]) == 2
+    out, err = capsys.readouterr()
+    assert "NOT READY" in out and "$0.00" not in out
+    assert "openai/gpt-9-turbo: no price known" in err
+    db, served = tmp_path / "r.duckdb", llm.served
+    assert main(["run", "--models", "openai/gpt-9-turbo", "--api-base", llm.url,
+                 "--days", "2", "--budget", "1", "--db", str(db)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "no price known for openai/gpt-9-turbo" in line and "--price" in line
+    assert not db.exists() and llm.served == served           # nothing sent
+    # given explicitly, a zero is a price (a local server): ready, and the run goes
+    assert main(["check", "--models", "openai/gpt-9-turbo", "--api-base", llm.url,
+                 "--price", "openai/gpt-9-turbo=0,0"]) == 0
+    capsys.readouterr()
+    assert main(["run", "--models", "openai/gpt-9-turbo", "--api-base", llm.url,
+                 "--price", "openai/gpt-9-turbo=0,0", "--days", "1", "--db", str(db),
+                 "--json"]) == 0
+    (trial,) = json.loads(capsys.readouterr().out)["trials"]
+    assert trial["status"] == "completed" and trial["cost_usd"] == 0

@@ -284,7 +284,8 @@ def test_run_status_and_hints_say_what_happened(llm, tmp_path, capsys):
     assert rc == 3
     assert query(db, "SELECT status FROM runs")[0][0] == "failed"
     assert "(failed)" in out
-    assert "vendbench run --resume" not in err and "the server refuses as they stand" in err
+    assert "vendbench run --resume" not in err and "that one cannot succeed as sent" in err
+    assert "1 trial ended" in err and "trial(s)" not in err and "1 the server" not in err
     reason = query(db, "SELECT reason FROM trials")[0][0]
     assert len(reason) > 60 and "start a new run" in reason
     assert " ".join(out.split()).count(" ".join(reason.split())) == 1   # printed whole
@@ -301,5 +302,38 @@ def test_run_status_and_hints_say_what_happened(llm, tmp_path, capsys):
     rc, out, err = cli(capsys, "run", "--panel", str(panel), "--db", db2)
     assert rc == 3
     assert query(db2, "SELECT status FROM runs")[0][0] == "completed_with_errors"
-    assert "vendbench run --resume" in err and "the server refuses" not in err
+    assert "vendbench run --resume" in err and "cannot succeed as sent" not in err
     assert max(len(line) for line in out.splitlines() if db2 not in line) <= 80, out
+
+
+def test_a_password_in_the_endpoint_is_refused_in_one_line_and_never_kept(tmp_path, capsys):
+    """``--api-base http://user:pass@host/v1`` cannot work (litellm's HTTP client refuses
+    credentials in the URL beside the key's Authorization header): refused before the
+    results file exists, with the password masked. Should such an endpoint reach a
+    config anyway, what is stored of it (the run's config, the provider's limits and
+    events) is masked."""
+    from vendbench.cli import main
+    from vendbench.orchestrator import build_config
+    from vendbench.orchestrator._clients import Clients
+
+    from ..fakellm import FakeLLM
+
+    password = "pw-9f3e1d0c"
+    db = tmp_path / "r.duckdb"
+    with FakeLLM() as llm:
+        secret_base = llm.url.replace("http://", f"http://alice:{password}@")
+        for command in (["run", "--db", str(db)], ["check"]):
+            code = main([*command, "--models", "openai/fake", "--api-base", secret_base,
+                         "--price", "openai/fake=0.4,1.6", "--days", "2"])
+            out, err = capsys.readouterr()
+            assert code == 2 and password not in out + err
+            assert f"{llm.url.replace('http://', 'http://***@')} carries a user and " \
+                   "password" in err
+        assert not db.exists() and llm.served == 0
+        config = build_config({"models": [{"id": "openai/fake", "api_base": secret_base,
+                                           "input_usd_per_mtok": 1, "output_usd_per_mtok": 1}]})
+        assert password not in config.stored().model_dump_json()
+        assert "http://***@127.0.0.1" in config.stored().model_dump_json()
+        clients = Clients(config, {"openai/fake": None})
+        clients.client(config.models[0])
+        assert list(clients.limits) == [llm.url.replace("http://", "http://***@")]

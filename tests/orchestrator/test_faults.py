@@ -235,3 +235,71 @@ def test_a_request_interrupted_in_flight_is_logged_and_charged_in_full(llm, tmp_
     error, = query(db, "SELECT error FROM exchanges")[0]
     assert "interrupted" in error
     assert query(db, "SELECT status, cost_usd FROM trials") == [("interrupted", cost)]
+
+
+def test_a_lone_surrogate_in_a_reply_is_replaced_where_the_reply_is_parsed(tmp_path):
+    """JSON may escape half a character (``"\\ud800"``). Such a reply (in its text, and in
+    a tool call's arguments that end in the notes) used to make the next request
+    unencodable, and the trial ended ``error`` blaming "HTTP 500 … 3 times" on a server
+    that had received one request. Now the halves become U+FFFD as the reply is parsed."""
+    import json
+
+    sent: list[int] = []
+
+    def script(body):
+        sent.append(1)
+        if len(sent) == 1:
+            return Reply(content="thinking \ud800 aloud",
+                         tool_calls=[("write_notes", json.dumps({"text": "a \udc00 b"}))])
+        if len(sent) == 2:
+            return Reply(tool_calls=[("read_notes", "{}")])
+        return Reply(tool_calls=[("end_day", "{}")])
+
+    db = str(tmp_path / "r.duckdb")
+    with FakeLLM(script=script) as llm:
+        result = run(db, days=2, models=[model(llm)])
+        assistant = [m for m in json.loads(llm.raw[1])["messages"]
+                     if m["role"] == "assistant"]
+        assert assistant[0]["content"] == "thinking \ufffd aloud"      # sent back whole
+        assert "a \ufffd b" in json.loads(llm.raw[2])["messages"][-1]["content"]
+    (trial,) = result.as_json()["trials"]
+    assert trial["status"] == "completed", trial["reason"]
+    notes = query(db, "SELECT result_json FROM tool_calls WHERE name = 'read_notes'")
+    assert json.loads(notes[0][0])["text"] == "a \ufffd b"
+
+
+def test_a_request_that_cannot_be_encoded_here_is_not_the_servers_fault():
+    """An encoding failure on this machine (litellm reports it as an HTTP 500) is a
+    permanent local failure: never retried, and never said to be the server's."""
+    import litellm
+
+    from vendbench.providers import RetryKind, make_provider
+
+    exc = litellm.InternalServerError(
+        message="OpenAIException - 'utf-8' codec can't encode character '\\ud800' in "
+                "position 5186: surrogates not allowed", llm_provider="openai", model="x")
+    failure = make_provider("openai/x").classify(exc)
+    assert failure.kind is RetryKind.NO and failure.status is None
+    assert "never sent" in failure.message and "not the server's" in failure.message
+    assert "HTTP 500" not in failure.message
+
+
+def test_litellm_error_names_are_said_once():
+    import litellm
+
+    from vendbench.providers import make_provider
+
+    exc = litellm.NotFoundError(message="OpenAIException - model gpt-x does not exist",
+                                llm_provider="openai", model="gpt-x")
+    message = make_provider("openai/x").classify(exc).message
+    assert message.count("NotFoundError") == 1, message
+    assert message.startswith("NotFoundError: ") and "does not exist" in message
+
+
+def test_tool_results_reach_the_model_as_utf8_text(llm, tmp_path):
+    """Escapes cost tokens: the daily report's ``°C`` is sent as UTF-8, not ``\\u00b0C``."""
+    calls = iter([[("get_daily_report", "{}")]])
+    llm.script = lambda body: Reply(tool_calls=next(calls, [("end_day", "{}")]))
+    run(str(tmp_path / "r.duckdb"), days=1, models=[model(llm)])
+    tool = [m for m in llm.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
+    assert "°C" in tool and "\\u00b0" not in llm.raw[1].decode("utf-8")

@@ -194,6 +194,7 @@ def test_private_worlds_hide_the_hidden_model_metrics_without_their_salt(tmp_pat
 
 def test_a_results_file_of_schema_4_is_upgraded_in_place(tmp_path):
     from vendbench.results import Store
+    from vendbench.results._schema import SCHEMA_VERSION
 
     db = str(tmp_path / "old.duckdb")
     run(db, days=2, world_seeds=[7], models=[{"id": "baseline/order-up-to"}])
@@ -207,7 +208,8 @@ def test_a_results_file_of_schema_4_is_upgraded_in_place(tmp_path):
         con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     assert query(db, "SELECT world_seed FROM trials") == [(7,)]       # read-only opens it
     assert query(db, "SELECT world_seeds FROM runs") == [("[7]",)]
-    assert query(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+    assert query(db, "SELECT value FROM meta WHERE key = 'schema_version'") == \
+        [(str(SCHEMA_VERSION),)]
 
 
 def test_resume_reruns_the_failed_trial_of_each_world(tmp_path, capsys):

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from .._text import count
 from ._args import HelpFormatter, cohort_flags, db_flag, positive, wrap
 
 BOARD_EPILOG = """\
@@ -112,7 +113,7 @@ def trend_command(args: argparse.Namespace) -> int:
         print(f"\nwrote {', '.join(str(f) for f in files) or 'no chart (one run)'}",
               file=sys.stderr)
     if args.fail_on_regression and trend.regressions:
-        print(f"vendbench: {len(trend.regressions)} regression(s): "
+        print(f"vendbench: {count(len(trend.regressions), 'regression')}: "
               + "; ".join(f"{r['model']} ({r['kind']})" for r in trend.regressions),
               file=sys.stderr)
         return 4

@@ -91,7 +91,11 @@ def _print(r: dict[str, Any]) -> None:
         reserves = f"${r['reserves_usd']:.4f}" if r.get("reserves_usd") is not None else "—"
         print(f"  first request: {r['first_prompt_tokens']:,} tokens by our count; "
               f"reserves {reserves}")
-    if "called_tool" in r:
+    if r.get("usage_missing"):
+        print(f"  one request: {'called a tool' if r['called_tool'] else 'NO tool call'}; "
+              f"the server reported no usage, so each request of a run is charged its "
+              f"full reservation; {r['latency_s']:.2f} s")
+    elif "called_tool" in r:
         ratio = f"{r['token_ratio']:.2f}×" if r.get("token_ratio") else "—"
         cost = f"${r['probe_cost_usd']:.5f}" if r.get("probe_cost_usd") is not None else "—"
         print(f"  one request: {'called a tool' if r['called_tool'] else 'NO tool call'}; "

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from .._secrets import redact
+from .._text import count
 from ..errors import ConfigError
 from ._args import (HelpFormatter, days, positive, run_until_signalled, seconds, seed, share,
                     temperature, usd)
@@ -212,16 +213,18 @@ def command(args: argparse.Namespace) -> int:
     errors = [t for t in payload["trials"] if t["status"] == "error"]
     if errors:
         fixable = [t for t in errors if t.get("resumable", True)]
-        print(f"vendbench: {len(errors)} trial(s) ended in a harness or provider error; "
-              "they are kept apart from model failures.", file=sys.stderr)
+        print(f"vendbench: {count(len(errors), 'trial')} ended in a harness or provider "
+              "error; they are kept apart from model failures.", file=sys.stderr)
         if fixable:
             which = "them" if len(fixable) == len(errors) else f"the {len(fixable)} that may succeed"
             print(f"vendbench: rerun {which} with: vendbench run --resume {payload['run_id']} "
                   f"--db {args.db}", file=sys.stderr)
-        if len(fixable) < len(errors):
-            print(f"vendbench: {len(errors) - len(fixable)} the server refuses as they stand (a "
-                  "bad model string or setting, or a server that fails the same way on the "
-                  "same request): a resume would send the same request again. Fix the model, "
+        stuck = len(errors) - len(fixable)
+        if stuck:
+            print(f"vendbench: {'that one' if stuck == len(errors) == 1 else count(stuck, 'trial')}"
+                  " cannot succeed as sent (a bad model string or setting, a request that "
+                  "cannot be encoded, or a server that fails the same way on the same "
+                  "request): a resume would send the same request again. Fix the model, "
                   "its settings or the server and start a new run.", file=sys.stderr)
         return 3
     return 0
@@ -268,8 +271,8 @@ def _resume_config(args: argparse.Namespace) -> Any:
     from ..results import Store
 
     what = ("seeds", "world_seeds", "repeats", "days", "scenario", "budget", "total_budget",
-            "models", "max_forecast",
-            "panel", "price", "max_turns", "timeout", *(flag for flag, _ in MODEL_FLAGS))
+            "models", "max_forecast", "panel", "price", "max_turns", "timeout",
+            *(flag for flag, _ in MODEL_FLAGS))
     given = [f for f in what if getattr(args, f, None) not in (None, [])]
     if given:
         names = ["--no-prompt-caching" if g == "prompt_caching" else "--" + g.replace("_", "-")

@@ -81,7 +81,8 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
         forecast_run(spec.base.model_copy(update={"seeds": [1]}))   # fail early, file untouched
         row = ComparisonRow(f"cmp-{new_run_id()}", dt.datetime.now(dt.UTC).replace(tzinfo=None),
                             spec.base.scenario, spec.base.days, spec.models,
-                            spec.model_dump_json(), "running", None, None, None, 0,
+                            spec.model_copy(update={"base": spec.base.stored()}
+                                            ).model_dump_json(), "running", None, None, None, 0,
                             Decimal(0), None)
         with Store(db) as store:
             store.write(row)

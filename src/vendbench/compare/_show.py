@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .._text import count
 from ._race import EQUIVALENT, WINNER
 from ._run import CompareSpec, Outcome
 
@@ -64,7 +65,7 @@ def lines(outcome: Outcome, spec: CompareSpec) -> list[str]:
         out.append(f"comparison {row.comparison_id} stopped after {row.pairs} pairs; "
                    f"continue it with: vendbench compare --resume {row.comparison_id}")
     if outcome.dropped:
-        out.append(f"  {outcome.dropped} pair(s) dropped: a trial ended in a harness error "
+        out.append(f"  {count(outcome.dropped, 'pair')} dropped: a trial ended in a harness error "
                    "or was interrupted (never scored)")
     return out
 

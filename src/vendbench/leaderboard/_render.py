@@ -7,6 +7,7 @@ import io
 import json
 from typing import TYPE_CHECKING, Any
 
+from .._text import count
 from .._text import days as days_text
 from ..environment import display_columns
 from ..results import TrialStatus
@@ -118,11 +119,11 @@ def _footer(board: Board) -> list[str]:
     failed = [a for a in s.set_apart
               if a["status"] not in (TrialStatus.RUNNING, TrialStatus.NOT_STARTED)]
     if unstarted:
-        lines.append(f"not started, not ranked: {len(unstarted)} trial(s) of "
+        lines.append(f"not started, not ranked: {count(len(unstarted), 'trial')} of "
                      + ", ".join(sorted({a["model"] for a in unstarted}))
                      + " (the run's total budget could not cover them)")
     if running:
-        lines.append(f"still running, not ranked yet: {len(running)} trial(s) of "
+        lines.append(f"still running, not ranked yet: {count(len(running), 'trial')} of "
                      + ", ".join(sorted({a["model"] for a in running})))
     if failed:
         lines.append("set apart (harness errors, not ranked): " + ", ".join(
@@ -131,15 +132,16 @@ def _footer(board: Board) -> list[str]:
     within = [r for r in s.refused if r["run_id"] in s.runs]
     if whole:
         runs = len({r["run_id"] for r in whole})
-        lines.append(f"refused to mix {len(whole)} trial(s) of {runs} run(s) of other "
+        lines.append(f"refused to mix {count(len(whole), 'trial')} of {count(runs, 'run')} of other "
                      "cohorts (listed below; the reasons are in --format json)")
     if within:
-        lines.append(f"refused to mix {len(within)} trial(s): " + "; ".join(
+        lines.append(f"refused to mix {count(len(within), 'trial')}: " + "; ".join(
             sorted({f"{r['model']} from {r['run_id']}: {r['reason']}" for r in within})))
     for o in s.others:
         worlds = ", ".join(str(w) for w in o["world_seeds"])
-        lines.append(f"other cohort: {o['scenario']}, {days_text(o['days'])}, world(s) {worlds}: "
-                     f"{o['runs']} run(s), newest {o['created_at']}; rank it with: vendbench "
+        lines.append(f"other cohort: {o['scenario']}, {days_text(o['days'])}, "
+                     f"{'worlds' if len(o['world_seeds']) > 1 else 'world'} {worlds}: "
+                     f"{count(o['runs'], 'run')}, newest {o['created_at']}; rank it with: vendbench "
                      f"leaderboard --db {s.db} {o['select']}")
     return lines
 

@@ -15,6 +15,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._text import count
 from .._text import days as days_text
 from ..environment import currency, score_name
 from ..errors import ResultsError
@@ -158,7 +159,7 @@ def compare(trend: Trend) -> list[dict[str, Any]]:
         ci = bootstrap_ci(diffs) if len(diffs) >= MIN_PAIRS else None
         mean = statistics.fmean(diffs) if diffs else None
         if ci is None:
-            evidence = f"{len(diffs)} paired trial(s), fewer than {MIN_PAIRS}: not tested"
+            evidence = f"{count(len(diffs), 'paired trial')}, fewer than {MIN_PAIRS}: not tested"
         else:
             evidence = (f"paired by world, seed and repeat over {len(diffs)} trials: mean "
                         f"difference {mean:+,.0f}, 95% CI [{ci[0]:+,.0f}, {ci[1]:+,.0f}]"
@@ -197,8 +198,9 @@ def trend_table(trend: Trend) -> tuple[list[str], list[list[str]]]:
 
 def _trend_footer(trend: Trend) -> list[str]:
     c = trend.cohort
-    lines = [f"cohort: {c['scenario']}, {days_text(c['days'])}, world(s) "
-             f"{', '.join(str(w) for w in c['world_seeds'])}; {len(trend.runs)} run(s): "
+    lines = [f"cohort: {c['scenario']}, {days_text(c['days'])}, "
+             f"{'worlds' if len(c['world_seeds']) > 1 else 'world'} "
+             f"{', '.join(str(w) for w in c['world_seeds'])}; {count(len(trend.runs), 'run')}: "
              + ", ".join(r["run_id"] for r in trend.runs)]
     if trend.regressions:
         lines += [f"REGRESSION {r['model']} ({r['kind']}, {r['previous_run']} → "

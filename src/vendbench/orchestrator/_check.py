@@ -94,10 +94,16 @@ async def _probe(clients: Clients, model: ModelConfig) -> dict[str, Any]:
         failure = provider.classify(exc)
         return {"error": f"{failure.kind.value}: {failure.message}"[:300]}
     usage = completion.usage
+    latency = round(time.perf_counter() - start, 2)
+    called = bool(completion.message.get("tool_calls"))
+    if usage is None:           # nothing to calibrate against, nothing to price exactly
+        return {"called_tool": called, "server_prompt_tokens": None,
+                "our_prompt_tokens": ours, "token_ratio": None, "latency_s": latency,
+                "probe_cost_usd": None, "usage_missing": True}
     price = clients.prices.get(model.id)
     cost = price.cost(usage.prompt_tokens, usage.completion_tokens) if price else None
-    return {"called_tool": bool(completion.message.get("tool_calls")),
+    return {"called_tool": called,
             "server_prompt_tokens": usage.prompt_tokens, "our_prompt_tokens": ours,
             "token_ratio": round(usage.prompt_tokens / ours, 3) if ours else None,
-            "latency_s": round(time.perf_counter() - start, 2),
+            "latency_s": latency,
             "probe_cost_usd": float(cost) if isinstance(cost, Decimal) else None}

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from .._secrets import mask_url
 from ..budgets import Budget, Price
 from ..environment import Environment, make, record_tables
 from ..errors import ConfigError
@@ -49,7 +50,9 @@ class Clients:
                     f"{model.id} needs {' or '.join(missing)} in the environment (for a local "
                     "OpenAI-compatible server any non-empty value works), or api_key_env in "
                     "the panel file naming the variable that holds the key")
-            key = model.api_base or model.id.split("/", 1)[0]
+            # the endpoint names the provider's limits (and their events in the results
+            # file): its user and password, if any, masked
+            key = mask_url(model.api_base) if model.api_base else model.id.split("/", 1)[0]
             limit = self.limits.setdefault(key, AdaptiveLimit(key, model.max_concurrency))
             limit.ceiling = max(limit.ceiling, model.max_concurrency)
             self._clients[model.id] = ModelClient(

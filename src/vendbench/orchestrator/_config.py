@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .._secrets import mask_url
 from ..environment import REGISTRY, SALT_ENV, policy_names
 from ..errors import ConfigError
 
@@ -214,6 +215,14 @@ class RunConfig(BaseModel):
 
     def trial_budget(self, model: ModelConfig) -> Decimal | None:
         return model.budget_usd if model.budget_usd is not None else self.budget_usd
+
+    def stored(self) -> RunConfig:
+        """The config as a results file keeps it: the user and password of every
+        endpoint (``http://user:pass@host/v1``) masked, should one be there (preflight
+        refuses such an endpoint: litellm cannot send them)."""
+        return self.model_copy(update={"models": [
+            m.model_copy(update={"api_base": mask_url(m.api_base)}) if m.api_base else m
+            for m in self.models]})
 
 
 def load_panel(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:

@@ -25,8 +25,7 @@ class ExchangeLog(TrialLog):
                          for m in messages])
 
     def attempt(self, seq: int, day: int, request: dict[str, Any], attempt: Attempt) -> None:
-        c, f = attempt.completion, attempt.failure
-        u = c.usage if c else None
+        c, f, u = attempt.completion, attempt.failure, attempt.usage
         self.last_attempt = attempt.number
         self.writer.add([ExchangeRow(
             self.trial_id, seq, day, attempt.number, self.model, dumps(request),
@@ -35,7 +34,8 @@ class ExchangeLog(TrialLog):
                u.reasoning_tokens) if u else (None,) * 5),
             attempt.cost, attempt.reserved, round(attempt.latency_ms, 3),
             "ok" if c else f.kind.value, redact(f.message) if f else None,
-            dt.datetime.fromtimestamp(attempt.sent_at, dt.timezone.utc).replace(tzinfo=None))])
+            dt.datetime.fromtimestamp(attempt.sent_at, dt.timezone.utc).replace(tzinfo=None),
+            None if c is None else attempt.counted is not None)])
 
     def reservation(self, seq: int, attempt: int, day: int, reserved: Decimal,
                     request: dict[str, Any]) -> None:

@@ -22,8 +22,9 @@ def call_of(call: dict[str, Any]) -> tuple[str, Any]:
 
 
 def tool_message(call: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    """The tool result as the model reads it."""
-    return {"role": "tool", "tool_call_id": call.get("id"), "content": dumps(result)}
+    """The tool result as the model reads it: UTF-8 text, not ``\u00b0C`` escapes."""
+    return {"role": "tool", "tool_call_id": call.get("id"),
+            "content": dumps(result, ascii=False)}
 
 
 __all__ = ["MAX_SILENT_REPLIES", "call_of", "nudge", "tool_message"]

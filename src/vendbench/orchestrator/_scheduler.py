@@ -452,6 +452,6 @@ def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Schedul
                 prices: dict[str, Price | None]) -> None:
     env = scheduler.clients.make_env(config.seeds[0], config.world_seeds[0])
     begin_run(store, run_id=run_id, name=config.name, scenario=config.scenario,
-              days=config.days, config_json=config.model_dump_json(), env=env,
+              days=config.days, config_json=config.stored().model_dump_json(), env=env,
               prices_json=dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),
               total_budget=config.total_budget_usd, world_seeds=config.world_seeds)

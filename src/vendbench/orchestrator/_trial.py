@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from .._secrets import redact
+from .._secrets import mask_url, redact
 from ..budgets import Budget
 from ..environment import Environment, Kept, RecordingSession, RecordTable
 from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
@@ -149,9 +149,10 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         out.status, out.reason = TrialStatus.ERROR, str(exc)
         out.resumable = not exc.permanent
         if exc.permanent:
-            out.reason += (" (the server refuses this request as it stands: a resume would "
-                           "send it again; fix the model, its settings or the server and "
-                           "start a new run)")
+            who = "the server refuses" if exc.status is not None else "it cannot be sent"
+            out.reason += (f" ({who} this request as it stands: a resume would send it "
+                           "again; fix the model, its settings or the server and start a "
+                           "new run)")
     except asyncio.CancelledError:
         out.status = TrialStatus.INTERRUPTED
         out.reason = "the run was interrupted (Ctrl-C or SIGTERM)"
@@ -300,20 +301,32 @@ async def _send(spec: TrialSpec, ctx: TrialContext, env: Environment, context: R
         tlog.attempt(seq, day, logged, a)     # committed with the next reservation
         if a.cost is not None:
             out.cost += a.cost
-        if a.completion is not None:
-            u = a.completion.usage
+        u = a.usage
+        if u is not None:
             for i, n in enumerate((u.prompt_tokens, u.completion_tokens,
                                    u.cache_read_tokens, u.cache_write_tokens)):
                 out.tokens[i] += n
-            if a.cost is not None and a.cost > a.reserved:
-                _over_billed(spec, ctx, tlog, a, cal.scale(window.tokens))
+        if a.counted is not None:
+            tlog.warning(spec.run_id, "usage_missing", _no_usage(spec, a))
+        elif a.completion is not None and a.cost is not None and a.cost > a.reserved:
+            _over_billed(spec, ctx, tlog, a, cal.scale(window.tokens))
 
     completion = await ctx.client.complete(request, ctx.budget, cal.scale(window.tokens),
                                            on_attempt, first_attempt=attempt, on_send=on_send)
-    warning = cal.observe(window.tokens, completion.usage.prompt_tokens)
-    if warning:
-        tlog.warning(spec.run_id, "tools_dropped", warning)
+    if completion.usage is not None:         # nothing to learn from a reply without usage
+        warning = cal.observe(window.tokens, completion.usage.prompt_tokens)
+        if warning:
+            tlog.warning(spec.run_id, "tools_dropped", warning)
     return completion
+
+
+def _no_usage(spec: TrialSpec, a: Attempt) -> str:
+    """The run's warning (kept once per model) for a reply that reported no usage."""
+    m = spec.model
+    where = mask_url(m.api_base) if m.api_base else m.id.split("/", 1)[0]
+    return (f"{m.id} at {where} answered without usage (token counts), so what its replies "
+            f"cost is unknown: each is charged its full reservation (${a.reserved:.6f} for "
+            "the first), and the tokens recorded are our own count")
 
 
 def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: ExchangeLog, a: Attempt,
@@ -323,7 +336,7 @@ def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: ExchangeLog, a: Attem
     which provider did it, and the trial stops if a budget's cap is now crossed."""
     assert a.completion is not None and a.cost is not None
     u, m = a.completion.usage, spec.model
-    where = m.api_base or m.id.split("/", 1)[0]
+    where = mask_url(m.api_base) if m.api_base else m.id.split("/", 1)[0]
     message = (f"{m.id} at {where} reported usage costing ${a.cost:.6f} for a request "
                f"reserved at ${a.reserved:.6f}: {u.completion_tokens:,} output tokens for "
                f"max_tokens {m.max_output_tokens:,}, {u.prompt_tokens:,} prompt tokens where "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -71,10 +72,14 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """An assistant reply in OpenAI chat format, its usage, and the raw body."""
+    """An assistant reply in OpenAI chat format, its usage, and the raw body.
+
+    ``usage`` is None when the reply reported none (or reported nothing a request of ours
+    can cost: no prompt tokens): its cost is then unknown, never $0, and the attempt is
+    charged its full reservation (``ModelClient``)."""
 
     message: dict[str, Any]
-    usage: Usage
+    usage: Usage | None
     raw: dict[str, Any] = field(default_factory=dict)
 
 
@@ -92,3 +97,9 @@ class Provider(Protocol):
                      ) -> int: ...
 
     def missing_keys(self, model: str, api_base: str | None) -> list[str]: ...
+
+
+def said(message: str) -> str:
+    """An error's words without the exception-class prefixes litellm repeats in front of
+    them ("litellm.NotFoundError: NotFoundError: ...")."""
+    return re.sub(r"^(?:[\w.]*(?:Error|Exception)\b[: -]*)+", "", message)

@@ -2,13 +2,14 @@
 
 For each attempt: reserve a conservative cost from the trial's budget (not sent if it
 does not fit), wait for a concurrency slot and the rate limiters, let the caller make the
-reservation durable (``on_send``), send, then settle:
-the actual cost on success, nothing for an error answer (429, 5xx), the full
-reservation when the outcome is unknown (timeout, dropped connection, garbled reply).
-Every attempt is reported to ``on_attempt`` so that it can be logged before the next
-request is sent. tenacity retries with exponential backoff and jitter, and never sooner
-than a Retry-After; 400/401/403/404 are never retried, and neither is a prompt the
-server says exceeds its context (``ContextLengthExceeded``: the caller must shorten it).
+reservation durable (``on_send``), send, then settle: the actual cost on success, nothing
+for an error answer (429, 5xx), the full reservation when the outcome is unknown
+(timeout, dropped connection, garbled reply) and for a reply without usage (its cost is
+unknown, and unknown is never $0). Every attempt is reported to ``on_attempt`` so that
+it can be logged before the next request is sent. tenacity retries with exponential
+backoff and jitter, and never sooner than a Retry-After; 400/401/403/404 are never
+retried, and neither is a prompt the server says exceeds its context
+(``ContextLengthExceeded``: the caller must shorten it).
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from decimal import ROUND_CEILING, Decimal
 from tenacity import (AsyncRetrying, RetryCallState, retry_if_exception,
                       stop_after_attempt, wait_exponential_jitter)
 
+from .._text import count
 from ..budgets import Budget, Price
 from ..errors import ProviderError
-from ._base import Completion, CompletionRequest, ContextLimit, Failure, Provider, RetryKind
+from ._base import (Completion, CompletionRequest, ContextLimit, Failure, Provider, RetryKind,
+                    Usage, said)
 from ._limits import AdaptiveLimit, RateLimits
 
 SAFETY_MARGIN = Decimal("1.2")
@@ -49,6 +52,16 @@ class Attempt:
     reserved: Decimal
     latency_ms: float
     sent_at: float = 0.0          # time.time() when the request left
+    # a reply without usage: its tokens as counted here (the prompt as the caller expects
+    # the server to count it, the reply by our tokenizer); it is charged its reservation
+    counted: Usage | None = None
+
+    @property
+    def usage(self) -> Usage | None:
+        """The reply's tokens: as the server reported them, else as counted here."""
+        if self.completion is not None and self.completion.usage is not None:
+            return self.completion.usage
+        return self.counted
 
 
 class _Retry(Exception):
@@ -117,7 +130,7 @@ class ModelClient:
             if not isinstance(e, _Retry) or e.failure.kind in (RetryKind.NO,
                                                                RetryKind.CONTEXT):
                 return False
-            if e.failure.status == 500 and not OUTAGE.search(_said(e.failure.message)):
+            if e.failure.status == 500 and not OUTAGE.search(said(e.failure.message)):
                 seen.append((e.failure.status, e.failure.message))
             return not _repeating(seen)
 
@@ -147,8 +160,8 @@ class ModelClient:
             # refused as asked (a bad model string, a bad parameter) but not for the key:
             # sending the same request again cannot help
             permanent = f.kind is RetryKind.NO and f.status not in (401, 403)
-            raise ProviderError(f"{request.model}: gave up after {attempts} "
-                                f"attempt(s): {f.message}", status=f.status,
+            raise ProviderError(f"{request.model}: gave up after "
+                                f"{count(attempts, 'attempt')}: {f.message}", status=f.status,
                                 permanent=permanent) from None
         raise AssertionError("unreachable")
 
@@ -197,6 +210,15 @@ class ModelClient:
         latency = (time.perf_counter() - start) * 1000
         self.limit.succeeded()
         u = completion.usage
+        if u is None:
+            # no usage in the reply: what it cost is unknown, so it is charged as an
+            # attempt whose outcome is unknown (its full reservation), never as $0
+            hold.charge_in_full()
+            counted = Usage(input_tokens, self._count_reply(request.model, completion))
+            await on_attempt(Attempt(number, completion, None,
+                                     reserved if self.price else None, reserved, latency,
+                                     sent_at, counted=counted))
+            return completion
         cost = None if self.price is None else self.price.cost(
             u.prompt_tokens, u.completion_tokens, u.cache_read_tokens, u.cache_write_tokens,
             u.reasoning_tokens)
@@ -204,13 +226,16 @@ class ModelClient:
         await on_attempt(Attempt(number, completion, None, cost, reserved, latency, sent_at))
         return completion
 
+    def _count_reply(self, model: str, completion: Completion) -> int:
+        """The reply's tokens by our own count (for the record; the charge is the
+        reservation)."""
+        try:
+            return self.provider.count_tokens(model, messages=[completion.message])
+        except Exception:          # a tokenizer that cannot count it: the record says 0
+            return 0
+
 
 def _repeating(errors: list[tuple[int | None, str]]) -> bool:
     """Whether the last ``SAME_ERROR_LIMIT`` server errors are one and the same."""
     last = errors[-SAME_ERROR_LIMIT:]
     return len(last) == SAME_ERROR_LIMIT and len(set(last)) == 1
-
-
-def _said(message: str) -> str:
-    """What the server said, without litellm's exception-class prefixes."""
-    return re.sub(r"^(?:[\w.]*(?:Error|Exception)\b[: -]*)+", "", message)

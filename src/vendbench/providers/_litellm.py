@@ -19,8 +19,9 @@ from typing import Any
 
 from .._heap import loading
 from .._secrets import redact, redact_json
+from .._text import no_surrogates
 from ..errors import ConfigError
-from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind
+from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind, said
 from ._wire import litellm_kwargs, usage_from
 
 
@@ -85,9 +86,18 @@ class LiteLLMProvider:
 
     def classify(self, exc: BaseException) -> Failure:
         lit = self._litellm
-        message = redact(f"{type(exc).__name__}: {exc}", [self._api_key or ""])[:2000]
+        # one class name, not litellm's three ("NotFoundError: litellm.NotFoundError:
+        # NotFoundError: ...")
+        message = redact(f"{type(exc).__name__}: {said(str(exc))}",
+                         [self._api_key or ""])[:2000]
         chain = _chain(exc)
         status = getattr(exc, "status_code", None)
+        if "UnicodeEncodeError" in chain or "codec can't encode" in str(exc):
+            # failed on this machine while the request was encoded: nothing was sent, and
+            # no server is at fault (litellm reports it as an HTTP 500)
+            return Failure(RetryKind.NO, "the request could not be encoded on this machine, "
+                           "so it was never sent (a fault of vendbench's, not the "
+                           f"server's): {said(message)}"[:2000], None)
         if "credentials" in str(exc).lower() and "HTTPStatusError" not in chain:
             return Failure(RetryKind.NO, message, status)       # never left this machine
         if isinstance(exc, lit.ContextWindowExceededError) or (
@@ -170,8 +180,8 @@ def _retry_after(exc: BaseException) -> float | None:
 def _completion(response: Any, secrets: list[str]) -> Completion:
     """The reply, with any secret in it masked before anything stores, shows or sends
     it back (a provider may echo a key in a successful reply too)."""
-    raw = redact_json(response.model_dump() if hasattr(response, "model_dump")
-                      else dict(response), secrets)
+    raw = redact_json(no_surrogates(response.model_dump() if hasattr(response, "model_dump")
+                                    else dict(response)), secrets)
     choice = raw["choices"][0]["message"]
     # content is always a string: several OpenAI-compatible servers' chat templates
     # (llama.cpp's) read it from every message, and refuse null

@@ -9,6 +9,8 @@ import socket
 import urllib.parse
 from functools import cache
 
+from .._secrets import mask_url
+
 CONNECT_TIMEOUT_S = 3.0      # to see whether anything listens at an endpoint
 
 
@@ -36,8 +38,15 @@ def model_problem(model_id: str, api_base: str | None) -> str | None:
     if api_base is not None:
         parts = urllib.parse.urlsplit(api_base)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            return (f"{model_id}: --api-base {api_base!r} is not a URL: give "
+            return (f"{model_id}: --api-base {mask_url(api_base)!r} is not a URL: give "
                     "http://host:port/v1 (or https://…)")
+        if "@" in parts.netloc:
+            # litellm's HTTP client refuses credentials in the URL beside the API key's
+            # Authorization header: every request would fail on this machine
+            return (f"{model_id}: --api-base {mask_url(api_base)} carries a user and "
+                    "password, which litellm cannot send (the API key goes in the "
+                    "Authorization header): give the endpoint without them and the "
+                    "credential as the API key (OPENAI_API_KEY, or api_key_env in a panel)")
     return None
 
 

@@ -10,7 +10,13 @@ from ._litellm import import_litellm
 
 
 def litellm_price(model: str) -> Price | None:
-    """The price in litellm's (local, offline) price map, or None when it has none."""
+    """The price in litellm's (local, offline) price map, or None when it has none.
+
+    ``get_model_info`` also answers for names its map does not list, by pattern (for
+    ``openai/gpt-9-turbo`` it answers $0 in and out): such a guess is not a price. A
+    price counts only when the entry it came from is in the map; a listed $0 (a local
+    provider's, such as Ollama's) is a price.
+    """
     litellm = import_litellm()
     try:
         info = litellm.get_model_info(model)
@@ -18,6 +24,9 @@ def litellm_price(model: str) -> Price | None:
         return None
     inp, out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     if inp is None or out is None:
+        return None
+    listed = {model, model.split("/", 1)[-1], info.get("key")} & litellm.model_cost.keys()
+    if not listed:
         return None
 
     def per_m(v: float | None) -> Decimal | None:

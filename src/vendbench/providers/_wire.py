@@ -71,22 +71,37 @@ def _mark(messages: list[dict[str, Any]], points: tuple[int, ...]) -> list[dict[
 MAX_TOKENS = 10**9
 
 
-def usage_from(raw: dict[str, Any]) -> Usage:
+def usage_from(raw: dict[str, Any]) -> Usage | None:
     """A reply's usage as litellm reports it for every provider: ``prompt_tokens`` all
     input, ``prompt_tokens_details.cached_tokens`` the cache reads, and the cache writes
     (Anthropic's ``cache_creation_input_tokens``) at the top level or in the details.
-    Raises ValueError for a count that is not a whole number in 0..MAX_TOKENS (the reply
-    is then garbled: its outcome unknown, charged its reservation)."""
+
+    None when the reply reports no usage. litellm fills a missing ``usage`` with zeros,
+    so zero prompt tokens (no request of ours has an empty prompt) is read as missing,
+    and so are zero output tokens beside a reply that has output: the cost of such a
+    reply is unknown, never $0. Raises ValueError for a count that is not a whole number
+    in 0..MAX_TOKENS (the reply is then garbled: its outcome unknown, charged its
+    reservation)."""
     usage = raw.get("usage") or {}
     prompt = usage.get("prompt_tokens_details") or {}
     completion = usage.get("completion_tokens_details") or {}
     writes = usage.get("cache_creation_input_tokens") or prompt.get("cache_creation_tokens")
-    return Usage(prompt_tokens=_tokens("prompt_tokens", usage.get("prompt_tokens")),
-                 completion_tokens=_tokens("completion_tokens", usage.get("completion_tokens")),
-                 cache_read_tokens=_tokens("cached_tokens", prompt.get("cached_tokens")),
-                 cache_write_tokens=_tokens("cache writes", writes),
-                 reasoning_tokens=_tokens("reasoning_tokens",
-                                          completion.get("reasoning_tokens")))
+    found = Usage(prompt_tokens=_tokens("prompt_tokens", usage.get("prompt_tokens")),
+                  completion_tokens=_tokens("completion_tokens", usage.get("completion_tokens")),
+                  cache_read_tokens=_tokens("cached_tokens", prompt.get("cached_tokens")),
+                  cache_write_tokens=_tokens("cache writes", writes),
+                  reasoning_tokens=_tokens("reasoning_tokens",
+                                           completion.get("reasoning_tokens")))
+    if found.prompt_tokens == 0 or (found.completion_tokens == 0 and _has_output(raw)):
+        return None
+    return found
+
+
+def _has_output(raw: dict[str, Any]) -> bool:
+    """Whether the reply's first choice carries text or tool calls."""
+    choices = raw.get("choices") or [{}]
+    message = (choices[0] or {}).get("message") or {}
+    return bool(message.get("content") or message.get("tool_calls"))
 
 
 def _tokens(what: str, value: Any) -> int:

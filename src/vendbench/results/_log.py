@@ -39,6 +39,7 @@ class TrialLog:
                  records: tuple[RecordTable, ...] = ()) -> None:
         self.writer, self.trial_id, self.model = writer, trial_id, model
         self.tables = {t.name: t.names for t in records}
+        self._warned: set[str] = set()
 
     def tool_call(self, call: ToolCall) -> None:
         args = call.arguments
@@ -68,7 +69,10 @@ class TrialLog:
         self.writer.put_row(SegmentReplayed(self.trial_id, segment, from_seq, calls, seconds))
 
     def warning(self, run_id: str, kind: str, message: str) -> None:
-        """A warning for the run, kept once per model and kind."""
+        """A warning for the run, kept once per model and kind (the first)."""
+        if kind in self._warned:
+            return
+        self._warned.add(kind)
         self.writer.put_row(RunWarning(run_id, self.model, kind, redact(message), now()))
 
     def trial_row(self, *, run_id: str, seed: int, repeat: int, attempt: int,

@@ -51,6 +51,7 @@ class ExchangeRow:
     status: str
     error: str | None
     sent_at: dt.datetime
+    usage_counted: bool | None     # True: the reply had no usage; its tokens are ours
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 5      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 6      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
-                        # runs.world_salt_sha256, trials.world_seed)
+                        # runs.world_salt_sha256, trials.world_seed); 6:
+                        # exchanges.usage_counted (a reply without usage)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -45,7 +46,7 @@ CREATE TABLE IF NOT EXISTS exchanges(
     request_json VARCHAR, response_json VARCHAR, input_tokens BIGINT, output_tokens BIGINT,
     cache_read_tokens BIGINT, cache_write_tokens BIGINT, reasoning_tokens BIGINT,
     cost_usd DECIMAL(18, 9), reserved_usd DECIMAL(18, 9), latency_ms DOUBLE, status VARCHAR,
-    error VARCHAR, sent_at TIMESTAMP);
+    error VARCHAR, sent_at TIMESTAMP, usage_counted BOOLEAN);
 CREATE TABLE IF NOT EXISTS reservations(
     trial_id VARCHAR, seq INTEGER, attempt INTEGER, day INTEGER, reserved_usd DECIMAL(18, 9),
     request_json VARCHAR, reserved_at TIMESTAMP);
@@ -77,9 +78,11 @@ CREATE TABLE IF NOT EXISTS provider_events(
 
 # A file of an older schema is brought up to this one in place when it is opened: the
 # tables added since are created by DDL, and these statements add the columns (before
-# schema 5 every trial of a run played the run's one world: its world_seed, else 2026).
-UPGRADE_FROM = (3, 4)
+# schema 5 every trial of a run played the run's one world: its world_seed, else 2026;
+# before schema 6 every reply's usage was the server's).
+UPGRADE_FROM = (3, 4, 5)
 UPGRADE = """
+ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_salt_sha256 VARCHAR;
 ALTER TABLE trials ADD COLUMN IF NOT EXISTS world_seed INTEGER;

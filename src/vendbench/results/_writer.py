@@ -282,7 +282,9 @@ def _resolve(fut: asyncio.Future, failure: BaseException | None) -> None:
             fut.set_exception(failure)
 
 
-def dumps(obj: Any, *, sort_keys: bool = True) -> str:
+def dumps(obj: Any, *, sort_keys: bool = True, ascii: bool = True) -> str:
     """Compact, deterministic JSON for the log (``sort_keys=False`` keeps the order of a
-    body that was sent)."""
-    return json.dumps(obj, separators=(",", ":"), sort_keys=sort_keys, default=str)
+    body that was sent; ``ascii=False`` keeps text as UTF-8, ``°C`` rather than
+    ``\u00b0C``, as a model should read it: escapes cost tokens)."""
+    return json.dumps(obj, separators=(",", ":"), sort_keys=sort_keys, default=str,
+                      ensure_ascii=ascii)

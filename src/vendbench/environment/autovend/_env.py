@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from ..._text import no_surrogates
 from ...errors import ConfigError, ToolError, unknown_name
 from . import _state
 from ._calendar import DEFAULT_START, MAX_DAYS
@@ -219,4 +220,4 @@ def _parse_arguments(arguments: dict | str | None) -> dict:
                             "send a JSON object such as {}") from None
     if not isinstance(arguments, dict):
         raise ToolError(f"arguments must be a JSON object, got {type(arguments).__name__}")
-    return arguments
+    return no_surrogates(arguments)

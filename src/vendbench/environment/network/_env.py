@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
+from ..._text import no_surrogates
 from . import _demand
 from ._config import Economy, load
 from ._handlers import HANDLERS, status_report
@@ -125,7 +126,7 @@ class NetworkEnv:
             except json.JSONDecodeError as exc:
                 return None, f"{name}: arguments are not valid JSON: {exc}"
         try:
-            return TOOLS[name][0].model_validate(arguments or {}), None
+            return TOOLS[name][0].model_validate(no_surrogates(arguments or {})), None
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
                                  for e in exc.errors(include_url=False))
