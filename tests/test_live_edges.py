@@ -16,8 +16,12 @@ import pytest
 from vendbench.results import Store, _live, _live_wire
 from vendbench.results._live import LiveError
 
-SLOW = ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 1e12) "
-        "SELECT count(*) FROM t")
+# 10^12 rows: slow, and interrupted between chunks as DuckDB does
+SLOW = ("SELECT count(*) FROM " + ", ".join(f"(SELECT unnest(range(1000)) {c})"
+                                            for c in "abcd"))
+# one value built in one step, which DuckDB interrupts only once it is built (seconds);
+# refused by the guard, so a test lets it through on purpose
+STUCK = "SELECT len(range(40000000))"
 
 
 @pytest.fixture
@@ -130,8 +134,8 @@ def test_a_slow_query_is_interrupted_and_a_huge_answer_refused(writer, monkeypat
     with pytest.raises(LiveError, match="ran over 0.3 s"):
         reader.execute(SLOW)
     with pytest.raises(LiveError, match="over 500 rows"):
-        reader.execute("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t "
-                       "WHERE n < 100000) SELECT n FROM t")
+        reader.execute("SELECT a * 1000 + b FROM (SELECT unnest(range(1000)) a), "
+                       "(SELECT unnest(range(100)) b)")
     assert reader.execute("SELECT 41 + 1").fetchone() == (42,)
     reader.close()
 
@@ -211,3 +215,127 @@ def test_readers_together_get_a_bounded_share_of_the_runs_time(writer, monkeypat
     with pytest.raises(LiveError, match=r"readers have had their share .* try again in"):
         reader.execute("SELECT 1")
     assert writer._server.refused >= 1
+
+
+# -- what a reader may not build (SPEC 19.2) --------------------------------------------
+@pytest.mark.parametrize("sql,why", [
+    ("SELECT len(range(200000000))", "range: its size must be a number written out"),
+    ("SELECT repeat('x', 240000000)", "repeat: its size must be"),
+    ("SELECT length(lpad('', (SELECT count(*) FROM runs) * 1000000000, 'x'))",
+     "lpad: its size must be"),
+    ("WITH RECURSIVE t(s) AS (SELECT 'x' UNION ALL SELECT s || s FROM t) SELECT 1",
+     "recursive CTEs are not allowed"),
+])
+def test_a_value_too_large_to_interrupt_is_refused_as_the_sql_tool_refuses_it(writer, sql,
+                                                                              why):
+    """``SELECT len(range(200000000))`` once ran 189 s against a 1.1 s allowance and took
+    the writing run from 168 MB to 14 GB: DuckDB interrupts between chunks, not inside
+    one value. Live reads now ask the SQL tool's guard first."""
+    reader = _live.connect(writer.path)
+    with pytest.raises(LiveError, match=why):
+        reader.execute(sql)
+    assert writer._server.queries == 0 and writer._server.refused == 1
+    assert reader.execute("SELECT len(range(1000))").fetchone() == (1000,)
+    reader.close()
+
+
+def test_the_database_memory_is_capped_while_readers_are_served(writer):
+    reader = _live.connect(writer.path)
+    (limit,) = reader.execute("SELECT current_setting('memory_limit')").fetchone()
+    assert limit.endswith("GiB") and float(limit.split()[0]) <= 2.0, limit
+    reader.close()
+
+
+def test_a_query_past_its_limit_does_not_lock_out_later_readers(writer, monkeypatch):
+    """A query DuckDB cannot stop at its limit is charged its limit (and a grace), not
+    its whole run: later readers are not turned away for an hour."""
+    monkeypatch.setattr(_live, "refused_sql", lambda sql, con: None)   # let STUCK through
+    monkeypatch.setattr(_live, "READER_BURST_S", 0.5)
+    monkeypatch.setattr(_live, "READER_SHARE", 0.001)
+    monkeypatch.setattr(_live, "READER_WAIT_S", 0.2)
+    monkeypatch.setattr(_live, "READER_GRACE_S", 0.0)
+    monkeypatch.setattr(_live, "QUERY_TIMEOUT_S", 0.1)
+    reader = _live.connect(writer.path)
+    started = time.monotonic()
+    with pytest.raises(LiveError, match="ran over 0.1 s"):
+        reader.execute(STUCK)
+    assert time.monotonic() - started > 0.5            # it did run past the burst…
+    assert writer._server._used <= 0.1 + 1e-9          # …and was charged its limit only
+    assert reader.execute("SELECT 1").fetchone() == (1,)
+    reader.close()
+
+
+def test_a_reader_turned_away_is_told_why(writer, monkeypatch, capsys):
+    """When the readers' share is spent, a new reader hears that (and when to try again),
+    not that "another process holds" the file."""
+    from vendbench.cli import main
+    from vendbench.errors import ResultsError
+
+    monkeypatch.setattr(_live, "READER_WAIT_S", 0.0)
+    writer._server._used = 1e6                       # the share is spent
+    with pytest.raises(ResultsError, match=r"readers have had their share .* try again"):
+        Store(writer.path, read_only=True)
+    assert main(["runs", "--db", writer.path]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "readers have had their share" in line and "another process holds" not in line
+
+
+@pytest.fixture
+def stuck_writer(tmp_path, tmp_socket_dir, monkeypatch):
+    """A writer whose readers may call ``block()``: a query that holds its connection
+    until the test lets it go, deaf to every interrupt (as one step that builds a huge
+    value is), so the run's end meets it for certain."""
+    monkeypatch.setattr(_live, "refused_sql", lambda sql, con: None)
+    monkeypatch.setattr(_live, "END_WAIT_S", 0.2)
+    gate = threading.Event()
+
+    def block() -> int:
+        gate.wait(60)
+        return 1
+
+    store = Store(str(tmp_path / "w.duckdb"))
+    store.con.create_function("block", block, [], "INTEGER")
+    store.serve_readers({"run_id": "RUN-1"})
+    reader = _live.connect(store.path)
+    outcome: dict = {}
+
+    def query() -> None:
+        try:
+            outcome["rows"] = reader.execute("SELECT block()").fetchall()
+        except Exception as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=query)
+    thread.start()
+    until(lambda: store._server._cursors, "the reader's query to run")
+    yield store, gate
+    gate.set()
+    thread.join(60)
+    assert not thread.is_alive()
+    reader.close()
+
+
+def test_a_query_that_cannot_be_stopped_at_the_runs_end_never_fails_the_run(stuck_writer):
+    """The run ends while a reader's query runs on past every interrupt: DuckDB refuses
+    to close a connection a query holds (the run used to exit 2, "looks damaged"). The
+    close waits for it instead, and the file is whole."""
+    store, gate = stuck_writer
+    closing = threading.Thread(target=store.close)
+    closing.start()
+    closing.join(0.5)
+    assert closing.is_alive()                  # waiting for the query, not failing
+    gate.set()
+    closing.join(60)
+    assert not closing.is_alive()
+    with Store(store.path, read_only=True) as again:
+        assert again.runs() == []
+
+
+def test_a_close_that_cannot_wait_longer_leaves_the_query_and_says_so(
+        stuck_writer, monkeypatch, caplog):
+    from vendbench.results import _store
+
+    store, gate = stuck_writer
+    monkeypatch.setattr(_store, "CLOSE_WAIT_S", 0.0)
+    store.close()                              # returns, does not raise
+    assert "a reader's query is still running" in caplog.text

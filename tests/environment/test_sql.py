@@ -381,7 +381,7 @@ def test_results_are_cut_at_their_exact_limits_with_a_note():
 
 
 def test_a_size_is_a_small_number_written_out_and_nothing_else():
-    from vendbench.environment.autovend._sql import _small_literal
+    from vendbench._sqlguard import _small_literal
 
     assert _small_literal({"class": "CONSTANT", "literal": {"text": "1000"}})
     assert not _small_literal({"class": "CONSTANT", "literal": {"text": "1001"}})

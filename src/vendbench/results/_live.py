@@ -12,11 +12,15 @@ commit of the results writer (milliseconds). A reader costs the run one thread w
 its query runs; the run's own commits do not wait for readers.
 
 Only single SELECT statements are answered, over the results tables only: no table
-function (checkpoint, range, read_csv …), no file or URL, and the writer's connection
-refuses external access. The writer protects itself from its readers: a query is
-interrupted after ``QUERY_TIMEOUT_S``, an answer is capped in rows and bytes, a request
-in size, and readers in number; at the run's end their queries are interrupted and
-their connections closed before the file is, so a reader never makes a run fail.
+function (checkpoint, range, read_csv …), no file or URL, nothing that could build a
+value too large to interrupt (``_sqlguard``, as the agent's SQL tool), and the writer's
+connection refuses external access. The writer protects itself from its readers: a
+query is interrupted after ``QUERY_TIMEOUT_S``, the database's memory is capped at
+``MEMORY_LIMIT`` while readers are served, an answer is capped in rows and bytes, a
+request in size, and readers in number; at the run's end their queries are interrupted
+and their connections closed before the file is, so a reader never makes a run fail
+(``Store.close`` waits for a query that cannot be interrupted, and leaves it running
+rather than fail the run: every row is committed by then).
 
 The socket lives in a directory only this user can enter, named by the file's real
 path, so every process of the user that opens the same file finds the same socket.
@@ -38,6 +42,7 @@ import threading
 import time
 from typing import Any
 
+from .._sqlguard import oversized
 from ._live_wire import (MAX_ANSWER_BYTES, LiveError, _decode, _encode, _peer, _receive,
                          _send, private_dir, socket_path)
 
@@ -50,6 +55,12 @@ QUERY_TIMEOUT_S = 10.0           # a reader's query is interrupted after this
 READER_SHARE = 0.05              # readers together: this share of the run's time
 READER_BURST_S = 1.0             # ... plus this much, for a first look at a busy file
 READER_WAIT_S = 5.0              # a request waits this long at most for the share
+READER_GRACE_S = 1.0             # a query past its limit is charged this much more at most
+# the database's memory while readers are served: DuckDB limits a database, not a query,
+# so this bounds readers and run alike; the run's own writes need far less (appends to a
+# file of a few hundred MB), and a reader's query that needs more fails in DuckDB's words
+MEMORY_LIMIT = "2GB"
+END_WAIT_S = 5.0                 # at the run's end: for readers' answers, then their exits
 
 
 def refused_sql(sql: str, con: Any) -> str | None:
@@ -79,7 +90,8 @@ def refused_sql(sql: str, con: Any) -> str | None:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return None
+    why = oversized(sql, con)
+    return None if why is None else f"{why} while a run writes this file"
 
 
 # -- the wire: length-prefixed JSON, with the few types DuckDB returns that JSON lacks --
@@ -100,6 +112,7 @@ class LiveServer:
         self.path.unlink(missing_ok=True)         # left by a process that was killed
         con.execute("SET enable_external_access = false")   # no file, URL or extension
         con.execute("SET threads = 1")         # a reader's query takes one core at most
+        con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
         self.about = {**about, "pid": os.getpid(), "db": os.path.realpath(db)}
         self.queries = 0
         self.refused = 0
@@ -123,19 +136,27 @@ class LiveServer:
                             request = _receive(self.request, MAX_REQUEST)
                         except (ConnectionError, OSError, ValueError):
                             return
+                        if request.get("about"):    # who writes: never held back
+                            _send(self.request, {"about": server.about})
+                            continue
                         waited = server._wait_for_share()     # sleeping costs nothing
                         started = time.monotonic()
                         server._busy(+1)
+                        limit = 0.0
                         try:
                             if waited:
-                                answer = server._answer(cursor, request, duckdb)
+                                answer, limit = server._answer(cursor, request, duckdb)
                             else:
                                 server.refused += 1
                                 answer = {"error": server._spent()}
                             _send(self.request, answer)
                         finally:
                             server._busy(-1)
-                        server._charge(time.monotonic() - started)
+                        # a query that ran on past its limit (DuckDB could not interrupt
+                        # it in time) is the writer's failure, not a debt later readers
+                        # pay for an hour: charged its limit and a grace at most
+                        server._charge(min(time.monotonic() - started,
+                                           limit + READER_GRACE_S))
                 except OSError:
                     return                         # the reader went away mid-answer
                 finally:
@@ -202,12 +223,12 @@ class LiveServer:
         with self._lock:
             self._used += seconds
 
-    def _answer(self, cursor: Any, request: dict[str, Any], duckdb: Any) -> dict[str, Any]:
-        if request.get("about"):
-            return {"about": self.about}
+    def _answer(self, cursor: Any, request: dict[str, Any], duckdb: Any
+                ) -> tuple[dict[str, Any], float]:
+        """The answer to a reader's query, and the seconds it was allowed."""
         sql = request.get("sql", "")
         if not isinstance(sql, str):
-            return {"error": "a query is a string"}
+            return {"error": "a query is a string"}, 0.0
         with self._lock:
             why = None if self._closing else refused_sql(sql, cursor)
             if self._closing:
@@ -218,7 +239,11 @@ class LiveServer:
                 limit = min(QUERY_TIMEOUT_S, max(0.05, self._allowance()))
         if why is not None:
             self.refused += 1
-            return {"error": why}
+            return {"error": why}, 0.0
+        return self._run(cursor, sql, request, limit, duckdb), limit
+
+    def _run(self, cursor: Any, sql: str, request: dict[str, Any], limit: float,
+             duckdb: Any) -> dict[str, Any]:
         timer = threading.Timer(limit, cursor.interrupt)
         timer.start()
         try:
@@ -262,7 +287,7 @@ class LiveServer:
                 cursor.interrupt()
             except Exception:               # a cursor that just finished
                 pass
-        deadline = time.monotonic() + 5             # their answers ("the run is ending")
+        deadline = time.monotonic() + END_WAIT_S    # their answers ("the run is ending")
         while time.monotonic() < deadline:          # go out before the connections close
             with self._lock:
                 if not self._answering:
@@ -275,7 +300,7 @@ class LiveServer:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + END_WAIT_S
         while time.monotonic() < deadline:
             with self._lock:
                 if not self._sockets and not self._cursors:
@@ -387,7 +412,11 @@ def connect(db: str, wait_s: float = 0.0) -> LiveConnection | None:
                 raise LiveError(f"live reads refused: the process answering at {path} runs "
                                 f"as another user (uid {uid})")
             _send(sock, {"about": True})
-            about = _receive(sock)["about"]
+            answer = _receive(sock)
+            if "error" in answer:          # the writer turned this reader away: say why
+                raise LiveError(f"{db} is being written by a run, which turned this read "
+                                f"away: {answer['error']}")
+            about = answer["about"]
             if about.get("pid") != pid:
                 raise LiveError(f"live reads refused: the process answering at {path} (pid "
                                 f"{pid}) is not the one it names (pid {about.get('pid')})")

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_DB = "vendbench.duckdb"
 HOLD_WAIT_S = 5.0          # how long an open waits for a reader's lock to go
+CLOSE_WAIT_S = 30.0        # how long a close waits for a reader's query to stop
 
 
 def _writing(path: str, about: dict[str, Any]) -> str:
@@ -181,7 +182,21 @@ class Store:
         if self._server is not None:
             self._server.close()
             self._server = None
-        self.con.close()
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        while True:
+            try:
+                self.con.close()
+                return
+            except duckdb.ResourceInUseException:
+                # a reader's query DuckDB has not yet stopped holds the connection: every
+                # row is committed by now, so the run never fails on it; the connection
+                # goes when the query (or the process) ends
+                if time.monotonic() >= deadline:
+                    log.warning("%s: a reader's query is still running; the file is "
+                                "complete, its connection closes when the query ends",
+                                self.path)
+                    return
+                time.sleep(0.05)
 
     def __enter__(self) -> Store:
         return self

@@ -7,10 +7,8 @@ accepted; it runs on a timer that interrupts it, and at most 50 rows come back, 
 cell cut at ``MAX_CELL_CHARS`` and the whole at ``MAX_RESULT_CHARS`` (with a note).
 
 DuckDB checks an interrupt and its memory limit between chunks of rows, not inside one
-value: a single expression that builds a huge value (``repeat('x', 240000000)``, a
-recursive CTE that doubles a string) would run past both. So the sizes such functions
-take must be numbers written out, at most ``MAX_SIZE_ARG``, and recursive CTEs are
-refused.
+value, so a query that could build a huge value is refused first (``_sqlguard``: sizes
+written out, at most 1,000; no recursive CTE).
 
 Views: catalog, machines, sales, daily_pnl, orders, machine_inventory, warehouse.
 Amounts are CNY. The hidden demand parameters are never loaded.
@@ -21,13 +19,13 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
-import re
 import threading
 from typing import Any
 
 import duckdb
 import numpy as np
 
+from ..._sqlguard import oversized
 from ...errors import ToolError
 from ._state import Business
 
@@ -35,11 +33,6 @@ MAX_ROWS = 50
 TIME_LIMIT_S = 2.0
 MAX_CELL_CHARS = 1_000          # a cell's text in a result
 MAX_RESULT_CHARS = 16_000       # a result's rows, as JSON
-MAX_SIZE_ARG = 1_000            # repeat/pad widths, range lengths, printf widths
-# function -> which arguments are sizes (None: all of them)
-SIZED = {"repeat": (1,), "lpad": (1,), "rpad": (1,), "range": None,
-         "generate_series": None, "list_resize": (1,), "array_resize": (1,)}
-WIDTH = re.compile(r"%[-+ #0]*(\*|\d{4,})|\{:[^}]*\d{4,}")   # printf/format widths
 # Run in this order once the tables are filled: the last locks the rest in place.
 LOCKDOWN = ("SET python_enable_replacements = false", "SET threads = 1",
             "SET memory_limit = '256MB'", "SET enable_external_access = false",
@@ -189,31 +182,8 @@ class SqlSandbox:
 
     def _refused(self, sql: str) -> str | None:
         """Why a query could build a value too large to interrupt, or None."""
-        tree = json.loads(self._con.execute("SELECT json_serialize_sql(?)", [sql]
-                                            ).fetchall()[0][0])
-        stack: list[Any] = [tree]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, list):
-                stack.extend(node)
-                continue
-            if not isinstance(node, dict):
-                continue
-            if node.get("type") == "RECURSIVE_CTE_NODE":
-                return "recursive CTEs are not allowed in query_sql"
-            name = node.get("function_name")
-            if node.get("class") == "FUNCTION" and name in SIZED:
-                args = [a.get("expression") for a in node.get("arguments", [])]
-                which = SIZED[name] if SIZED[name] is not None else range(len(args))
-                if any(i < len(args) and not _small_literal(args[i]) for i in which):
-                    return (f"{name}: its size must be a number written out, at most "
-                            f"{MAX_SIZE_ARG:,}")
-            if node.get("class") == "FUNCTION" and name in ("printf", "format"):
-                first = (node.get("arguments") or [{}])[0].get("expression") or {}
-                if WIDTH.search((first.get("literal") or {}).get("text", "")):
-                    return f"{name}: a field width over {MAX_SIZE_ARG - 1:,} is not allowed"
-            stack.extend(node.values())
-        return None
+        why = oversized(sql, self._con)
+        return f"{why} in query_sql" if why and why.startswith("recursive") else why
 
 
 def _plain(v: Any) -> Any:
@@ -224,16 +194,6 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (int, float, str, bool)) or v is None:
         return v
     return str(v)
-
-
-def _small_literal(expr: Any) -> bool:
-    """Whether ``expr`` is a number written out, at most ``MAX_SIZE_ARG`` in size."""
-    if not isinstance(expr, dict) or expr.get("class") != "CONSTANT":
-        return False
-    try:
-        return abs(float((expr.get("literal") or {}).get("text", ""))) <= MAX_SIZE_ARG
-    except ValueError:
-        return False
 
 
 def _bounded(columns: list[str], rows: list[tuple]) -> dict[str, Any]:
