@@ -150,3 +150,53 @@ def test_a_missing_directory_or_a_read_only_filesystem_is_not_called_damaged(tmp
         if mounted:
             subprocess.run(["umount", str(readonly)], check=True)
         readonly.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", [["runs"], ["leaderboard"], ["view"],
+                                     ["run", "--models", "baseline/oracle", "--days", "1"]])
+def test_a_db_that_is_not_a_regular_file_is_refused_at_once(tmp_path, capsys, command):
+    """A named pipe as --db used to hang (deaf to SIGINT and SIGTERM), /dev/null to be
+    called damaged: --db takes a regular file."""
+    fifo = tmp_path / "pipe.duckdb"
+    os.mkfifo(fifo)
+    for path, kind in ((str(fifo), "a named pipe"), ("/dev/null", "a character device")):
+        assert main([*command, "--db", path]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert f"is not a regular file ({kind})" in line and "damaged" not in line
+
+
+def test_a_panel_that_is_not_a_small_regular_file_is_refused(tmp_path, capsys):
+    """``--panel /dev/zero`` used to read without end."""
+    fifo = tmp_path / "panel.toml"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.toml"
+    big.write_text("# " + "x" * (1 << 20) + "\n")
+    for panel, message in (("/dev/zero", "not a regular file"), (str(fifo), "not a regular "
+                           "file"), (str(big), "a panel is at most 1,048,576")):
+        for command in ("run", "check"):
+            assert main([command, "--panel", panel]) == 2
+            (line,) = capsys.readouterr().err.strip().splitlines()
+            assert message in line
+
+
+def test_a_place_where_no_file_can_be_made_is_not_called_damaged(capsys):
+    assert main(["run", "--models", "baseline/oracle", "--days", "1", "--db",
+                 "/proc/vendbench-test.duckdb"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "cannot create /proc/vendbench-test.duckdb" in line and "damaged" not in line
+
+
+@pytest.mark.parametrize("share", [0.7, 0.95])
+def test_a_run_on_a_file_cut_short_refuses_before_it_starts(good_db, tmp_path, capsys,
+                                                           share):
+    """A file cut short past its last read block opened fine; the run started and then
+    failed, advising a resume that could not work. It is refused first, with what to do."""
+    path = str(tmp_path / "cut.duckdb")
+    shutil.copy(good_db, path)
+    with open(path, "r+b") as f:
+        f.truncate(int(os.path.getsize(good_db) * share))
+    assert main(["run", "--models", "baseline/oracle", "--days", "1", "--db", path]) == 2
+    out, err = capsys.readouterr()
+    (line,) = err.strip().splitlines()
+    assert "is cut short" in line and "restore it from a copy" in line
+    assert "--resume" not in line and "to run" not in out + err

@@ -19,6 +19,7 @@ from ..environment import REGISTRY, SALT_ENV, policy_names
 from ..errors import ConfigError
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
+MAX_PANEL_BYTES = 1 << 20     # a panel file of a thousand models is ~200 KB
 DEFAULT_WORLD_SEED = 2026     # the paper's protocol: one frozen world, seeds vary demand
 REMOTE_TIMEOUT_S = 120.0      # a request's default time limit
 LOCAL_TIMEOUT_S = 600.0       # ... on a server of this machine (a cold prompt: 67-140 s
@@ -227,8 +228,15 @@ class RunConfig(BaseModel):
 
 def load_panel(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Read a panel TOML file (SPEC §3.1); ``overrides`` are CLI flags given with it."""
+    file = Path(path)
+    if file.exists() and not file.is_dir() and not file.is_file():
+        # a named pipe or a device (/dev/zero) would be read without end
+        raise ConfigError(f"panel file {path} is not a regular file; give the .toml file")
+    if file.is_file() and file.stat().st_size > MAX_PANEL_BYTES:
+        raise ConfigError(f"panel file {path} is {file.stat().st_size:,} bytes; a panel is "
+                          f"at most {MAX_PANEL_BYTES:,} (is it the right file?)")
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"panel file {path} does not exist") from None
     except IsADirectoryError:

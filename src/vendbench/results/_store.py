@@ -54,12 +54,28 @@ def open_error(path: str, exc: BaseException) -> str:
     folder = os.path.dirname(os.path.abspath(path))
     if "No such file or directory" in first and not os.path.isdir(folder):
         return f"cannot create {path}: the directory {folder} does not exist; pass another --db"
-    for cause in ("Read-only file system", "Permission denied"):
+    for cause in ("Read-only file system", "Permission denied", "No space left on device",
+                  "Disk quota exceeded"):
         if cause in first:
             return (f"cannot write {path}: {cause.lower()}; pass a --db where you can write "
                     "(the file itself is not damaged)")
+    if not os.path.isfile(path) and "Cannot open file" in first:   # it was being made
+        return (f"cannot create {path} ({first}); pass a --db in a directory where you can "
+                "write files")
     return (f"{path} cannot be read, it looks damaged ({first}); restore it from a copy, "
             "or pass another --db")
+
+
+def _kind(path: str) -> str:
+    """What a path that is not a regular file is, in words."""
+    import stat
+
+    mode = os.stat(path).st_mode
+    for test, word in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return word
+    return "not a regular file"
 
 
 def cached_share(input_tokens: int | None, cache_read_tokens: int | None) -> float | None:
@@ -97,6 +113,10 @@ class Store:
                                "first, or pass --db")
         if Path(self.path).is_dir():
             raise ResultsError(f"{self.path} is a directory; --db takes a results file")
+        if os.path.exists(self.path) and not os.path.isfile(self.path):
+            # a named pipe would hang the open (deaf to Ctrl-C), a device read without end
+            raise ResultsError(f"{self.path} is not a regular file ({_kind(self.path)}); --db "
+                               "takes a results file")
         self.con = self._connect(read_only)
         try:
             self._prepare(read_only)
@@ -138,7 +158,25 @@ class Store:
             log.warning("%s: other processes cannot read this file while the run writes it "
                         "(%s)", self.path, exc)
 
+    def _whole(self) -> None:
+        """Refuse a file shorter than its own index says (cut short by a copy that did
+        not finish, a full disk): DuckDB opens it, and fails only when a read reaches the
+        missing blocks, which for a run would be mid-way, after it had started. (Beside
+        a write-ahead log, blocks may still be on their way into the file: not judged.)"""
+        if os.path.exists(self.path + ".wal"):   # blocks not yet checkpointed into the file
+            return
+        row = self.con.execute("SELECT block_size, used_blocks FROM pragma_database_size() "
+                               "LIMIT 1").fetchone()
+        size = os.path.getsize(self.path)
+        if row and row[0] and size < row[0] * row[1]:
+            raise ResultsError(
+                f"{self.path} is cut short: {size:,} bytes where its index needs at least "
+                f"{row[0] * row[1]:,} (a copy that did not finish, or a full disk); restore "
+                "it from a copy, or pass another --db. Nothing was written")
+
     def _prepare(self, read_only: bool) -> None:
+        if self.live is None:
+            self._whole()
         version = self._version()
         if self.live is not None:              # the writing process has prepared it
             if version != SCHEMA_VERSION:
