@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import urllib.parse
 from typing import Any
 
 LOCAL_NAMES = ("localhost", "127.0.0.1", "[::1]")
@@ -18,6 +19,14 @@ def loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def local_name(host: str, origins: tuple[str, ...] = ()) -> bool:
+    """Whether a client that reaches ``host`` names it in a Host header ``foreign``
+    admits: a local name, or the host of an allowed origin."""
+    names = {n.strip("[]") for n in LOCAL_NAMES}
+    allowed = {urllib.parse.urlsplit(o).hostname or "" for o in origins}
+    return host.strip("[]").lower() in names | allowed
 
 
 def foreign(scope: dict, port: int, origins: tuple[str, ...] = ()) -> str | None:

@@ -115,3 +115,135 @@ def test_bad_input_is_one_clear_line(results, capsys):
     assert "does not exist" in capsys.readouterr().err
     assert main(["view", "--db", results["db"], "no-such-run"]) == 2
     assert "no run or trial 'no-such-run'" in capsys.readouterr().err
+
+
+def test_the_pages_run_their_one_script_by_its_hash_and_no_other(results, server, tmp_path):
+    """SPEC 19.3: no inline script is allowed as such (no 'unsafe-inline'); the pages'
+    own script is allowed by its hash, served and written alike, and a static page
+    carries the policy in a meta tag (no header goes with a file)."""
+    import base64
+    import hashlib
+    import re
+
+    with httpx.Client(base_url=server) as client:
+        home = client.get("/")
+    policy = home.headers["content-security-policy"]
+    script_src = re.search(r"script-src ([^;]+)", policy).group(1)
+    assert "unsafe-inline" not in script_src and "frame-ancestors 'none'" in policy
+    scripts = re.findall(r"<script>(.*?)</script>", home.text, re.S)
+    assert len(scripts) == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    assert script_src.strip() == f"'sha256-{digest}'"
+    out = tmp_path / "site"
+    assert main(["view", "--db", results["db"], "--static", str(out)]) == 0
+    day = (out / "trial" / results["llm"] / "day-2.html").read_text()
+    meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)"', day)
+    assert meta and f"sha256-{digest}" in meta.group(1).replace("&#39;", "'")
+    assert re.findall(r"<script>(.*?)</script>", day, re.S) == scripts
+
+
+def test_hidden_characters_are_shown_not_obeyed(tmp_path):
+    """A reply that carries a right-to-left override or a control character cannot
+    reorder or hide what a page shows: they are written out."""
+    import asyncio
+    import json
+
+    from vendbench.orchestrator import build_config, execute
+
+    from ..fakellm import FakeLLM, Reply
+
+    sneaky = "pay \u202eredro\u202c now\x07\x1b[2J"
+    calls = iter([[("write_notes", json.dumps({"text": sneaky}))]])
+    with FakeLLM(script=lambda body: Reply(content=sneaky,
+                                           tool_calls=next(calls, [("end_day", "{}")]))) as llm:
+        db = str(tmp_path / "r.duckdb")
+        run = asyncio.run(execute(build_config({"days": 1, "retry_backoff_s": 0.01, "models": [
+            {"id": "openai/fake", "api_base": llm.url, "input_usd_per_mtok": "1",
+             "output_usd_per_mtok": "1", "max_output_tokens": 256}]}), db))
+    trial = run.as_json()["trials"][0]["trial_id"]
+    body = Pages(db).get(f"trial/{trial}/day-1.html").body
+    for hidden in ("\u202e", "\u202c", "\x07", "\x1b"):
+        assert hidden not in body
+    assert "⟨U+202E⟩redro⟨U+202C⟩" in body and "⟨U+0007⟩" in body and "⟨U+001B⟩" in body
+
+
+def test_a_trial_id_too_long_for_a_file_name_gets_a_short_one(tmp_path):
+    """An MCP client's long name makes a trial id over 255 bytes: the static export used
+    to crash half-written. Its pages get a prefix and a hash, and links follow them."""
+    import asyncio
+
+    from vendbench.results import Store, path_id
+    from vendbench.serve._server import ServeConfig, Session, WorldServer
+
+    db = str(tmp_path / "mcp.duckdb")
+    with Store(db) as store:
+        world = WorldServer(ServeConfig(days=1, db=db), store)
+        session = Session(world, "agent-" + "x" * 300)
+
+        async def play() -> None:
+            await session.call("end_day", {})
+
+        asyncio.run(play())
+        world.close()
+        (trial,) = store.trials(world.run_id)
+    long_id = trial["trial_id"]
+    assert len(long_id.encode()) > 255 and len(path_id(long_id).encode()) <= 160
+    out = tmp_path / "site"
+    assert main(["view", "--db", db, "--static", str(out)]) == 0
+    folder = out / "trial" / path_id(long_id)
+    assert (folder / "index.html").exists() and (folder / "day-1.html").exists()
+    run_page = (out / "run" / f"{world.run_id}.html").read_text()
+    assert f'trial/{path_id(long_id)}/index.html' in run_page
+    served = Pages(db).get(f"trial/{path_id(long_id)}/index.html")   # the server resolves it
+    assert served.status == 200 and long_id in served.body
+
+
+def test_bad_ids_hosts_and_files_are_refused_before_anything_is_made(results, tmp_path,
+                                                                     capsys):
+    out = tmp_path / "site"
+    assert main(["view", "--db", results["db"], "--static", str(out), "no-such-run"]) == 2
+    assert "no run 'no-such-run'" in capsys.readouterr().err and not out.exists()
+    # a loopback address the Host check would refuse: every request would be a 403
+    assert main(["view", "--db", results["db"], "--host", "127.0.0.2"]) == 2
+    assert "Host header" in capsys.readouterr().err
+    from vendbench.errors import ConfigError
+    from vendbench.serve._server import ServeConfig
+
+    with pytest.raises(ConfigError, match="--allow-origin http://127.0.0.2:8765"):
+        ServeConfig(transport="http", host="127.0.0.2").check()
+    ServeConfig(transport="http", host="127.0.0.2",
+                allow_origins=("http://127.0.0.2:8765",)).check()
+    ServeConfig(transport="http", host="localhost").check()
+    # a damaged file: one line at start, not a 500 (and a traceback) per request
+    damaged = tmp_path / "damaged.duckdb"
+    damaged.write_bytes(b"not a database at all" * 1000)
+    assert main(["view", "--db", str(damaged)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "not a results database" in line
+
+
+def test_chart_labels_days_and_times_read_right(results):
+    from vendbench.view._pages import _chart
+
+    chart = _chart([{"day": 1, "net_assets": 1.0, "cash": 1.0, "cost_usd": 0.0},
+                    {"day": 2, "net_assets": 2.0, "cash": 2.0, "cost_usd": 0.0012}],
+                   "net_assets", "net assets")
+    assert ">$0.0012</text>" in chart and ">$0.0000</text>" in chart     # not "0" and "0"
+    pages = Pages(results["db"])
+    first = pages.get(f"trial/{results['llm']}/day-1.html").body
+    head = first.split('<a id="up"')[1].split("<h1>")[0]
+    assert "·" not in head and 'id="next"' in head                      # no stray " · "
+    import re
+
+    runs = pages.get("index.html").body
+    assert re.search(r'<td class="l">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d</td>', runs)
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d+", runs)                  # to the second
+
+
+def test_tool_results_read_as_utf8_in_the_viewer():
+    from vendbench.results._transcripts import _preview, readable
+
+    old = '{"ok":true,"report":"Day 2 \\u00b7 23\\u00b0C"}'                 # as sent before
+    assert readable(old) == '{"ok":true,"report":"Day 2 · 23°C"}'
+    assert "23°C" in _preview({"role": "tool", "content": old})
+    assert readable("not json \\u00b0") == "not json \\u00b0"

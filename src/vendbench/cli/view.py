@@ -47,13 +47,14 @@ def add(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from ..view import ViewConfig, view, write_static
+    from ..view import ViewConfig, static_plan, view, write_static
 
     if args.static:
         from .board import output_dir
 
+        plan = static_plan(args.db, args.start)          # a bad id: nothing is created
         out = output_dir(args.static, flag="--static")
-        count = write_static(args.db, out, args.start)
+        count = write_static(args.db, out, args.start, plan=plan)
         print(f"wrote {count} pages into {out} (open {out / 'index.html'})", file=sys.stderr)
         return 0
     view(ViewConfig(db=args.db, host=args.host, port=args.port, start=args.start))

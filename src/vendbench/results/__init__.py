@@ -9,6 +9,7 @@ from ._reads import RunInfo, RunSummary, TrialInfo
 from ._runs import begin_run, code_version, new_run_id
 from ._schema import COLUMNS, DDL
 from ._store import DEFAULT_DB, Store, TrialHistory, cached_share
+from ._transcripts import path_id
 from ._trials import FINISHED, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
 from ._writer import ResultsWriter, append, dumps
 
@@ -16,7 +17,7 @@ __all__ = ["Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begi
            "cached_share", "code_version", "COLUMNS", "comparison", "ComparisonRow",
            "ComparisonStep", "comparison_steps", "DDL", "DEFAULT_DB", "dumps",
            "ExchangeRow", "FINISHED", "latest_attempts", "MessageRow", "new_run_id",
-           "now", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
+           "now", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
            "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning",
            "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",
            "Store", "ToolCallRow", "TrialHistory", "TrialInfo", "TrialKey", "TrialLog",

@@ -7,6 +7,7 @@ biggest trial reads a small part of it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from typing import Any
@@ -17,6 +18,18 @@ SEARCH_LIMIT = 200           # hits a search returns at most
 HEAD = 2                     # a conversation's first messages: the system prompt and the
                              # note that stands for evicted ones (the rolling context's)
 PREVIEW_CHARS = 240          # of a message, in a window's list
+MAX_ID_BYTES = 160           # an id in a page's path (a file name has at most 255 bytes)
+ID_PREFIX = 100              # what a shortened id keeps of the id, before its hash
+
+
+def path_id(value: str) -> str:
+    """A run or trial id as it appears in a page's path: whole when short, else its first
+    ``ID_PREFIX`` characters, ``~`` and a hash (a trial id named after a long MCP client
+    name can pass the 255 bytes a file name may have)."""
+    if len(value.encode()) <= MAX_ID_BYTES:
+        return value
+    digest = hashlib.sha256(value.encode()).hexdigest()[:16]
+    return f"{value[:ID_PREFIX]}~{digest}"
 
 
 class Transcripts:
@@ -32,6 +45,14 @@ class Transcripts:
             SELECT t.*, r.scenario, r.days AS horizon, r.name AS run_name
             FROM trials t JOIN runs r USING (run_id) WHERE t.trial_id = ?""", [trial_id])
         return rows[0] if rows else None
+
+    def ids_starting(self, prefix: str, limit: int = 100) -> list[str]:
+        """Run and trial ids that start with ``prefix`` (a shortened id's first part)."""
+        rows = self.store.con.execute("""
+            SELECT run_id FROM runs WHERE starts_with(run_id, $p)
+            UNION SELECT trial_id FROM trials WHERE starts_with(trial_id, $p)
+            LIMIT $n""", {"p": prefix, "n": limit}).fetchall()
+        return [r[0] for r in rows]
 
     def days(self, trial_id: str, only: int | None = None) -> list[dict[str, Any]]:
         """The trial's day rows (``only``: that day's), with each day's exchanges, cost,
@@ -176,11 +197,23 @@ class Transcripts:
         return hits
 
 
+def readable(content: Any) -> Any:
+    """A tool message's content as UTF-8 text: older trials sent JSON with ``\u00b0C``
+    escapes, shown as the ``°C`` they stand for."""
+    if isinstance(content, str) and "\\u" in content:
+        try:
+            return json.dumps(json.loads(content), ensure_ascii=False,
+                              separators=(",", ":"))
+        except ValueError:
+            return content
+    return content
+
+
 def _preview(body: dict[str, Any]) -> str:
     content = body.get("content")
     if isinstance(content, list):          # content parts (cache markers)
         content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-    text = content or ""
+    text = readable(content) or ""
     if body.get("tool_calls"):
         names = [(c.get("function") or {}).get("name", "?") for c in body["tool_calls"]]
         text = (text + " " if text else "") + "→ " + ", ".join(names)

@@ -17,7 +17,7 @@ from typing import Any
 from .. import __version__
 from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
                            record_tables, score_name)
-from .._localhttp import foreign, loopback, reply
+from .._localhttp import foreign, local_name, loopback, reply
 from ..errors import ConfigError
 from ..results import (AppendRow, Row, RunEnded, Store, TrialLog, TrialStatus, append,
                        as_append, begin_run, dumps, new_run_id, now)
@@ -62,6 +62,13 @@ class ServeConfig:
             if not re.fullmatch(r"https?://[\w.\-\[\]:]+", origin):
                 raise ConfigError(f"--allow-origin takes an origin like "
                                   f"http://myhost:8765, got {origin!r}")
+        wildcard = self.host in ("0.0.0.0", "::", "[::]")   # local names reach it too
+        if self.transport == "http" and not wildcard and \
+                not local_name(self.host, self.allow_origins):
+            raise ConfigError(
+                f"--host {self.host}: clients would name it in the Host header, which the "
+                "server refuses (localhost names only, against DNS rebinding): add "
+                f"--allow-origin http://{self.host}:{self.port}, or bind 127.0.0.1")
         if not 0 < self.idle_timeout_s <= 7 * 86_400:
             raise ConfigError("--idle-timeout is 1 second to 7 days")
         if not 1 <= self.max_sessions <= 10_000:

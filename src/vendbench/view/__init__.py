@@ -5,6 +5,6 @@ or written as files (``write_static``)."""
 
 from ._pages import Page, Pages
 from ._server import ViewConfig, app, view
-from ._static import write_static
+from ._static import static_plan, write_static
 
-__all__ = ["Page", "Pages", "ViewConfig", "app", "view", "write_static"]
+__all__ = ["Page", "Pages", "ViewConfig", "app", "static_plan", "view", "write_static"]

@@ -6,6 +6,7 @@ writing the file answers through its live reads) and reads a bounded part of it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -17,10 +18,10 @@ from markupsafe import Markup
 from ..environment import REGISTRY
 from ..errors import ResultsError
 from ..results import Store, TrialStatus, cached_share
-from ..results._transcripts import SEARCH_LIMIT, Transcripts
-from ._templates import TEMPLATES
+from ..results._transcripts import SEARCH_LIMIT, Transcripts, path_id
+from ._templates import CSP, SCRIPT, TEMPLATES
 
-ID = r"[A-Za-z0-9._@+-]+"
+ID = r"[A-Za-z0-9._@+~-]+"
 ROUTES = [(re.compile(p), name) for p, name in (
     (r"(?:index\.html)?", "runs"),
     (rf"run/({ID})\.html", "run"),
@@ -49,10 +50,12 @@ class Pages:
     def __init__(self, db: str, served: bool = True) -> None:
         self.db, self.served = db, served
         self.env = jinja2.Environment(loader=jinja2.DictLoader(TEMPLATES), autoescape=True,
-                                      undefined=jinja2.ChainableUndefined)
+                                      undefined=jinja2.ChainableUndefined, finalize=visible)
         self.env.globals.update(money=_money, percent=_percent, spark=_spark,
                                 pretty=_pretty, pretty_obj=_pretty_obj, share=_share_of,
-                                share_of=_share_of)
+                                share_of=_share_of, csp=CSP, when=_when,
+                                script=Markup(SCRIPT))
+        self.env.filters["path"] = path_id
 
     def get(self, path: str, query: dict[str, str] | None = None) -> Page:
         path = path.lstrip("/")
@@ -61,9 +64,10 @@ class Pages:
             if match:
                 try:
                     with Store(self.db, read_only=True) as store:
-                        return getattr(self, f"_{name}")(Transcripts(store), *match.groups(),
-                                                         query=query or {},
-                                                         root="../" * path.count("/"))
+                        tx = Transcripts(store)
+                        return getattr(self, f"_{name}")(
+                            tx, *(_resolve(tx, g) for g in match.groups()),
+                            query=query or {}, root="../" * path.count("/"))
                 except ResultsError as exc:
                     return self._error(503, "The results file cannot be read", str(exc),
                                        "../" * path.count("/"))
@@ -182,7 +186,8 @@ class Pages:
             if diverge is None and diff:
                 diverge = day
             rows.append({"day": day, "a": x, "b": y, "diff": diff})
-        return self._page("compare", root, [(f"run {a['run_id']}", f"{root}run/{a['run_id']}.html"),
+        return self._page("compare", root, [(f"run {a['run_id']}",
+                                             f"{root}run/{path_id(a['run_id'])}.html"),
                                             ("side by side", None)],
                           a=a, b=b, rows=rows, diverge=diverge, **about)
 
@@ -197,7 +202,7 @@ class Pages:
 
     # -- helpers -----------------------------------------------------------------------------
     def _crumbs(self, t: dict, root: str, link: bool = False) -> list[tuple[str, str | None]]:
-        return [(f"run {t['run_id']}", f"{root}run/{t['run_id']}.html"),
+        return [(f"run {t['run_id']}", f"{root}run/{path_id(t['run_id'])}.html"),
                 (f"{t['model']} s{t['seed']}", "index.html" if link else None)]
 
     def _missing(self, trial_id: str, root: str) -> Page:
@@ -211,8 +216,38 @@ class Pages:
     def _live_run(self, run: dict, trials: list[dict]) -> dict | None:
         if not self.served or run["status"] != "running":
             return None
-        return {"url": f"{run['run_id']}.state.txt",
+        return {"url": f"{path_id(run['run_id'])}.state.txt",
                 "seen": ";".join(_state(t) for t in trials)}
+
+
+def _resolve(tx: Transcripts, part: str) -> str:
+    """The id a path part stands for (a shortened one looked up by its prefix)."""
+    if "~" not in part:
+        return part
+    prefix = part.split("~", 1)[0]
+    return next((i for i in tx.ids_starting(prefix) if path_id(i) == part), part)
+
+
+# characters that change how text reads without showing themselves: C0/C1 controls
+# (tab and newline aside) and the bidirectional embeddings, overrides and isolates
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069]")
+
+
+def visible(value: Any) -> Any:
+    """Every value a page shows, with hidden characters written out (``⟨U+202E⟩``):
+    a reply cannot reorder or hide what the page shows. Markup the viewer made itself
+    (charts) is left as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup) and _HIDDEN.search(value):
+        return _HIDDEN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", value)
+    return value
+
+
+def _when(value: Any) -> str:
+    """A time to the second."""
+    if value is None or isinstance(value, jinja2.Undefined):
+        return "—"
+    return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value)
 
 
 def _ranges(messages: list[dict]) -> str:
@@ -301,7 +336,7 @@ def _chart(days: list[dict], column: str, label: str, width: int = 900,
     x = [pad + (i * (width - 2 * pad) / max(n - 1, 1)) for i in range(n)]
 
     def line(values: list[float | None], color: str, top: int, h: int, dash: str = "",
-             at: float = 4) -> str:
+             at: float = 4, label: str = "{:,.0f}") -> str:
         known = [v for v in values if v is not None]
         if not known:
             return ""
@@ -311,8 +346,8 @@ def _chart(days: list[dict], column: str, label: str, width: int = 900,
                        for i, v in enumerate(values) if v is not None)
         return (f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
                 f'stroke-dasharray="{dash}" points="{pts}"/>'
-                f'<text x="{at}" y="{top + 8}">{high:,.0f}</text>'
-                f'<text x="{at}" y="{top + h}">{low:,.0f}</text>')
+                f'<text x="{at}" y="{top + 8}">{label.format(high)}</text>'
+                f'<text x="{at}" y="{top + h}">{label.format(low)}</text>')
 
     score = [_num(d.get(column)) for d in days]
     cash = [_num(d.get("cash")) for d in days]
@@ -322,13 +357,20 @@ def _chart(days: list[dict], column: str, label: str, width: int = 900,
         f'y="0" width="6" height="{height}" fill="transparent"/></a>' for i, d in enumerate(days))
     body = (line(score, "#0b5cad", 10, 120) + (line(cash, "#9a6700", 10, 120, "4 3", width - pad + 4)
                                                if column != "cash" else "")
-            + line(spend, "#b00020", 150, 50, at=4) + links)
+            + line(spend, "#b00020", 150, 50, at=4, label=_dollars(spend)) + links)
     legend = (f"<span style='color:#0b5cad'>— {label}</span> "
               + ("<span style='color:#9a6700'>‐ ‐ cash</span> " if column != "cash" else "")
               + "<span style='color:#b00020'>— API spend per day ($)</span>")
     return (f'<figure><svg viewBox="0 0 {width} {height}" width="100%" role="img" '
             f'aria-label="{label} by day">{body}</svg><figcaption class="meta">{legend}; '
             "click a day to open it</figcaption></figure>")
+
+
+def _dollars(spend: list[float]) -> str:
+    """The spend axis's label format: enough places that its ends differ from 0."""
+    top = max(spend, default=0.0)
+    places = 2 if top >= 1 or top == 0 else min(8, 1 - math.floor(math.log10(top)))
+    return "${:,.%df}" % places
 
 
 def _num(value: Any) -> float | None:

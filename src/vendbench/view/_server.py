@@ -14,16 +14,18 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-from .._localhttp import foreign, loopback, reply
+from .._localhttp import foreign, local_name, loopback, reply
 from ..errors import ConfigError
+from ..results import Store
 from ._pages import Pages
+from ._templates import CSP
 
+# the pages' own policy (their one script by its hash, no other), and what only a
+# header can say: no page may frame them
 SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"),
                     (b"referrer-policy", b"no-referrer"),
                     (b"content-security-policy",
-                     b"default-src 'none'; style-src 'unsafe-inline'; "
-                     b"script-src 'unsafe-inline'; img-src data:; connect-src 'self'; "
-                     b"form-action 'self'; frame-ancestors 'none'")]
+                     f"{CSP}; frame-ancestors 'none'".encode())]
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,11 @@ class ViewConfig:
             raise ConfigError(f"--host {self.host} is reachable from other machines: the "
                               "viewer shows every prompt and reply in the file; bind "
                               "127.0.0.1 (or use --static DIR and publish the files)")
+        if not local_name(self.host):
+            raise ConfigError(f"--host {self.host}: a browser would name it in the Host "
+                              "header, which the viewer refuses (it answers localhost, "
+                              "127.0.0.1 and ::1 only, against DNS rebinding); bind one of "
+                              "those")
 
 
 def app(pages: Pages, port: int) -> Any:
@@ -85,6 +92,8 @@ def view(config: ViewConfig) -> None:
     config.check()
     if not os.path.exists(config.db):
         raise ConfigError(f"{config.db} does not exist: pass the results file with --db")
+    with Store(config.db, read_only=True):     # a damaged file: one line now, not a 500
+        pass                                   # a page
     pages = Pages(config.db)
     first = start_path(pages, config.start)
     sock = socket.socket(socket.AF_INET6 if ":" in config.host else socket.AF_INET)

@@ -8,32 +8,45 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ResultsError
 from ..results import Store
 from ..results._transcripts import Transcripts
-from ._pages import Pages, _pairs
+from ._pages import Pages, _pairs, path_id
+
+
+def static_plan(db: str, run: str | None = None) -> list[str]:
+    """The paths of the pages of ``db`` (only run ``run``'s, if given), nothing written:
+    ConfigError for a run the file does not have."""
+    with Store(db, read_only=True) as store:
+        try:
+            runs = [store.run(run)] if run else store.runs()
+        except ResultsError:
+            raise ConfigError(f"no run {run!r} in {db} (vendbench runs --db {db} lists "
+                              "them); nothing was written") from None
+        plan = ["index.html"]
+        for r in runs:
+            plan.append(f"run/{path_id(r['run_id'])}.html")
+            trials = store.trials(r["run_id"])
+            for t in trials:
+                folder = f"trial/{path_id(t['trial_id'])}"
+                plan.append(f"{folder}/index.html")
+                last = t["days_completed"] or 0
+                plan += [f"{folder}/day-{d}.html" for d in range(1, last + 1)]
+                plan += [f"{folder}/window-{seq}-{attempt}.html"
+                         for seq, attempt in Transcripts(store).requests(t["trial_id"])]
+            plan += [f"compare/{path_id(a['trial_id'])}/{path_id(b['trial_id'])}.html"
+                     for a, b in _pairs(trials)]
+    return plan
 
 
 def write_static(db: str, out: str | Path, run: str | None = None,
-                 on_page: Callable[[str], None] | None = None) -> int:
-    """Write the pages of ``db`` (only run ``run``'s, if given) under ``out``; returns
-    how many were written."""
+                 on_page: Callable[[str], None] | None = None,
+                 plan: list[str] | None = None) -> int:
+    """Write the pages of ``db`` (only run ``run``'s, if given; ``plan``: these, from
+    ``static_plan``) under ``out``; returns how many were written."""
     pages = Pages(db, served=False)
     out = Path(out)
-    with Store(db, read_only=True) as store:
-        runs = [store.run(run)] if run else store.runs()
-        plan = ["index.html"]
-        for r in runs:
-            plan.append(f"run/{r['run_id']}.html")
-            trials = store.trials(r["run_id"])
-            for t in trials:
-                plan.append(f"trial/{t['trial_id']}/index.html")
-                last = t["days_completed"] or 0
-                plan += [f"trial/{t['trial_id']}/day-{d}.html" for d in range(1, last + 1)]
-                plan += [f"trial/{t['trial_id']}/window-{seq}-{attempt}.html"
-                         for seq, attempt in Transcripts(store).requests(t["trial_id"])]
-            plan += [f"compare/{a['trial_id']}/{b['trial_id']}.html"
-                     for a, b in _pairs(trials)]
+    plan = static_plan(db, run) if plan is None else plan
     written = 0
     for path in plan:
         page = pages.get(path)
@@ -46,4 +59,3 @@ def write_static(db: str, out: str | Path, run: str | None = None,
         if on_page is not None:
             on_page(path)
     return written
-

@@ -4,8 +4,12 @@ pages work served and written as files."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+
 BASE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{ csp }}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{% block title %}vendbench{% endblock %} · vendbench view</title>
 <style>
@@ -35,23 +39,7 @@ svg text{font-size:10px;fill:#555}
 <span class="keys">{% block keys %}{% endblock %}</span>
 {% if live %}<span class="muted" id="live" data-state="{{ live.url }}" data-seen="{{ live.seen }}">live: refreshes as days arrive</span>{% endif %}
 </header><main>{% block main %}{% endblock %}</main>
-<script>
-document.addEventListener('keydown', e => {
-  if (e.target.matches('input, textarea')) return;
-  const go = id => { const a = document.getElementById(id); if (a) location.href = a.href; };
-  if (e.key === 'ArrowLeft' || e.key === 'k') go('prev');
-  if (e.key === 'ArrowRight' || e.key === 'j') go('next');
-  if (e.key === 'u') go('up');
-  if (e.key === '/') { const s = document.querySelector('input[type=search]');
-                       if (s) { e.preventDefault(); s.focus(); } }
-});
-const live = document.getElementById('live');
-if (live) setInterval(async () => {
-  try { const r = await fetch(live.dataset.state, {cache: 'no-store'});
-        const s = await r.text(); if (s.trim() !== live.dataset.seen) location.reload(); }
-  catch (e) {}
-}, 3000);
-</script></body></html>"""
+<script>{{ script }}</script></body></html>"""
 
 RUNS = """{% extends "base" %}{% block title %}runs{% endblock %}{% block main %}
 <h1>Runs in {{ db }}</h1>
@@ -59,10 +47,10 @@ RUNS = """{% extends "base" %}{% block title %}runs{% endblock %}{% block main %
 <table><thead><tr><th class="l">run</th><th class="l">name</th><th class="l">scenario</th>
 <th>days</th><th class="l">status</th><th>trials</th><th>completed</th><th>cost $</th>
 <th class="l">started</th></tr></thead><tbody>
-{% for r in runs %}<tr><td class="l"><a href="run/{{ r.run_id }}.html">{{ r.run_id }}</a></td>
+{% for r in runs %}<tr><td class="l"><a href="run/{{ r.run_id|path }}.html">{{ r.run_id }}</a></td>
 <td class="l">{{ r.name or "" }}</td><td class="l">{{ r.scenario }}</td><td>{{ r.days }}</td>
 <td class="l">{{ r.status }}</td><td>{{ r.trials }}</td><td>{{ r.completed }}</td>
-<td class="num">{{ money(r.cost_usd, 4) }}</td><td class="l">{{ r.created_at }}</td></tr>{% endfor %}
+<td class="num">{{ money(r.cost_usd, 4) }}</td><td class="l">{{ when(r.created_at) }}</td></tr>{% endfor %}
 </tbody></table>{% endif %}{% endblock %}"""
 
 RUN = """{% extends "base" %}{% block title %}run {{ run.run_id }}{% endblock %}
@@ -73,19 +61,19 @@ RUN = """{% extends "base" %}{% block title %}run {{ run.run_id }}{% endblock %}
 <table><thead><tr><th class="l">trial</th><th class="l">model</th><th>world</th><th>seed</th>
 <th>rep.</th><th class="l">status</th><th>{{ score_name }}</th><th>cost $</th><th>cached</th>
 <th>days</th><th class="l">{{ score_name }} by day</th></tr></thead><tbody>
-{% for t in trials %}<tr><td class="l"><a href="{{ root }}trial/{{ t.trial_id }}/index.html">{{ t.trial_id }}</a></td>
+{% for t in trials %}<tr><td class="l"><a href="{{ root }}trial/{{ t.trial_id|path }}/index.html">{{ t.trial_id }}</a></td>
 <td class="l">{{ t.model }}</td><td>{{ t.world_seed }}</td><td>{{ t.seed }}</td><td>{{ t.repeat }}</td>
 <td class="l {{ 'ok' if t.status == 'completed' else 'bad' if t.status in ('error', 'budget_exhausted', 'bankrupt') else '' }}">{{ t.status }}</td>
 <td class="num">{{ money(t.final_net_assets) }}</td><td class="num">{{ money(t.cost_usd, 4) }}</td>
 <td class="num">{{ percent(t.cached) }}</td><td>{{ t.days_completed }}</td>
 <td class="l">{{ spark(t.series) }}</td></tr>{% endfor %}</tbody></table>
 {% if pairs %}<h2>Side by side</h2><ul>{% for a, b in pairs %}
-<li><a href="{{ root }}compare/{{ a.trial_id }}/{{ b.trial_id }}.html">{{ a.model }} vs {{ b.model }}, world {{ a.world_seed }}, seed {{ a.seed }}</a></li>{% endfor %}</ul>{% endif %}
+<li><a href="{{ root }}compare/{{ a.trial_id|path }}/{{ b.trial_id|path }}.html">{{ a.model }} vs {{ b.model }}, world {{ a.world_seed }}, seed {{ a.seed }}</a></li>{% endfor %}</ul>{% endif %}
 {% endblock %}"""
 
 TRIAL = """{% extends "base" %}{% block title %}{{ t.trial_id }}{% endblock %}
 {% block keys %}<kbd>u</kbd> run · <kbd>/</kbd> search{% endblock %}{% block main %}
-<a id="up" href="{{ root }}run/{{ t.run_id }}.html" hidden></a>
+<a id="up" href="{{ root }}run/{{ t.run_id|path }}.html" hidden></a>
 <h1>{{ t.model }} · world {{ t.world_seed }} · seed {{ t.seed }} · repeat {{ t.repeat }}</h1>
 <p class="meta">{{ t.scenario }}, {{ t.days_completed }} of {{ t.horizon }} days; <b>{{ t.status }}</b>{% if t.reason %}: {{ t.reason }}{% endif %};
 {{ score_name }} {{ money(t.final_net_assets) }} {{ currency }}; {{ t.exchanges }} requests, {{ t.tool_calls }} tool calls; cost ${{ money(t.cost_usd, 4) }}</p>
@@ -102,7 +90,8 @@ DAY = """{% extends "base" %}{% block title %}day {{ day }} · {{ t.trial_id }}{
 {% block keys %}<kbd>←</kbd><kbd>→</kbd> day · <kbd>u</kbd> trial{% endblock %}{% block main %}
 <a id="up" href="index.html" hidden></a>
 {% if day > 1 %}<a id="prev" href="day-{{ day - 1 }}.html">← day {{ day - 1 }}</a>{% endif %}
-{% if day < last %} · <a id="next" href="day-{{ day + 1 }}.html">day {{ day + 1 }} →</a>{% endif %}
+{% if day > 1 and day < last %} · {% endif %}
+{% if day < last %}<a id="next" href="day-{{ day + 1 }}.html">day {{ day + 1 }} →</a>{% endif %}
 <h1>Day {{ day }} · {{ t.model }} · seed {{ t.seed }}</h1>
 {% if row %}<p class="meta">end of day: {{ score_name }} {{ money(row[score_column]) }}, cash {{ money(row.cash) }} {{ currency }}</p>{% endif %}
 {% if report %}<details open><summary>Daily report</summary><pre>{{ report }}</pre></details>{% endif %}
@@ -165,9 +154,9 @@ COMPARE = """{% extends "base" %}{% block title %}side by side{% endblock %}{% b
 <p class="meta">The first day where the two differ in {{ score_name }}: {{ diverge if diverge else "none" }}.</p>
 <table><thead><tr><th>day</th><th>{{ a.model }}</th><th>calls</th><th>rejected</th><th>{{ b.model }}</th><th>calls</th><th>rejected</th><th>difference</th></tr></thead><tbody>
 {% for r in rows %}<tr id="day-{{ r.day }}"><td>{{ r.day }}</td>
-<td class="num">{% if r.a %}<a href="{{ root }}trial/{{ a.trial_id }}/day-{{ r.day }}.html">{{ money(r.a[score_column]) }}</a>{% endif %}</td>
+<td class="num">{% if r.a %}<a href="{{ root }}trial/{{ a.trial_id|path }}/day-{{ r.day }}.html">{{ money(r.a[score_column]) }}</a>{% endif %}</td>
 <td>{{ r.a.calls if r.a else "" }}</td><td class="{{ 'bad' if r.a and r.a.rejected }}">{{ r.a.rejected if r.a else "" }}</td>
-<td class="num">{% if r.b %}<a href="{{ root }}trial/{{ b.trial_id }}/day-{{ r.day }}.html">{{ money(r.b[score_column]) }}</a>{% endif %}</td>
+<td class="num">{% if r.b %}<a href="{{ root }}trial/{{ b.trial_id|path }}/day-{{ r.day }}.html">{{ money(r.b[score_column]) }}</a>{% endif %}</td>
 <td>{{ r.b.calls if r.b else "" }}</td><td class="{{ 'bad' if r.b and r.b.rejected }}">{{ r.b.rejected if r.b else "" }}</td>
 <td class="num">{{ money(r.diff) }}</td></tr>{% endfor %}</tbody></table>{% endblock %}"""
 
@@ -177,3 +166,28 @@ ERROR = """{% extends "base" %}{% block title %}not found{% endblock %}{% block 
 TEMPLATES = {"base": BASE, "runs": RUNS, "run": RUN, "trial": TRIAL, "day": DAY, "call": CALL,
              "window": WINDOW, "message": MESSAGE, "search": SEARCH, "compare": COMPARE,
              "error": ERROR}
+
+
+# The one script of every page (the keys, the live refresh), allowed by its hash: the
+# pages run no other script, inline or not, whatever a reply puts in them.
+SCRIPT = """
+document.addEventListener('keydown', e => {
+  if (e.target.matches('input, textarea')) return;
+  const go = id => { const a = document.getElementById(id); if (a) location.href = a.href; };
+  if (e.key === 'ArrowLeft' || e.key === 'k') go('prev');
+  if (e.key === 'ArrowRight' || e.key === 'j') go('next');
+  if (e.key === 'u') go('up');
+  if (e.key === '/') { const s = document.querySelector('input[type=search]');
+                       if (s) { e.preventDefault(); s.focus(); } }
+});
+const live = document.getElementById('live');
+if (live) setInterval(async () => {
+  try { const r = await fetch(live.dataset.state, {cache: 'no-store'});
+        const s = await r.text(); if (s.trim() !== live.dataset.seen) location.reload(); }
+  catch (e) {}
+}, 3000);
+"""
+_SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; "
+       f"script-src 'sha256-{_SCRIPT_HASH}'; img-src data:; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'")
