@@ -37,6 +37,30 @@ def test_lock_file_pins_everything_and_excludes_compromised_litellm():
         assert f"litellm=={bad}" not in lines
 
 
+def test_every_locked_package_installs_on_the_oldest_python_pyproject_accepts():
+    """``requires-python >= 3.11`` admits Debian 12's python3 (3.11.2): a locked package
+    that needs 3.11.5 (pymdown-extensions 13.x did) stops the quick start there. Each
+    installed distribution's own Requires-Python is held to the floor."""
+    import tomllib
+    from importlib import metadata
+
+    from packaging.specifiers import SpecifierSet
+
+    floor = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    oldest = re.fullmatch(r">=\s*([\d.]+)", floor).group(1)
+    oldest += ".0" * (2 - oldest.count("."))                 # 3.11 -> 3.11.0
+    pinned = dict(ln.split("==") for ln in (ROOT / "requirements.lock").read_text().splitlines()
+                  if ln and not ln.startswith("#"))
+    refused = []
+    for name, version in pinned.items():
+        dist = metadata.distribution(name)
+        assert dist.version == version, f"{name} {dist.version} installed, {version} locked"
+        needs = dist.metadata.get("Requires-Python")
+        if needs and not SpecifierSet(needs).contains(oldest, prereleases=True):
+            refused.append(f"{name}=={version} needs Python {needs}")
+    assert refused == [], f"pyproject accepts Python {oldest}: {refused}"
+
+
 def test_example_panel_is_valid_and_priced():
     from vendbench.budgets import resolve_prices
     from vendbench.orchestrator import load_panel
