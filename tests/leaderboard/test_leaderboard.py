@@ -461,3 +461,33 @@ def test_json_and_csv_numbers_are_the_decimals_they_stand_for():
     assert repr(mean) == "51261.329999999994"
     assert exact({"a": [mean, (0.000123456789012345, 2)], "b": "x", "c": None}) == \
         {"a": [51261.33, [0.000123456789012, 2]], "b": "x", "c": None}
+
+
+def test_nothing_rankable_is_said_in_a_line_with_the_trials_states(tmp_path, capsys,
+                                                                   monkeypatch):
+    """Every LLM trial errored: the leaderboard used to end in a TypeError traceback
+    (also with --charts)."""
+    import asyncio
+
+    from vendbench.cli import main
+    from vendbench.orchestrator import build_config, execute
+
+    from ..fakellm import FakeLLM
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789")
+    db = str(tmp_path / "r.duckdb")
+    with FakeLLM() as llm:
+        llm.inject("401", times=10)
+        asyncio.run(execute(build_config({"days": 2, "seeds": [1, 2], "models": [
+            {"id": "openai/fake", "api_base": llm.url, "input_usd_per_mtok": 1,
+             "output_usd_per_mtok": 1, "max_output_tokens": 256}]}), db))
+    for extra in ([], ["--charts", str(tmp_path / "charts")], ["--format", "markdown"]):
+        assert main(["leaderboard", "--db", db, *extra]) == 0
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err and err == ""
+        first, *states = out.strip().splitlines()
+        assert first.startswith("nothing to rank in run ") and len(first) <= 80
+        assert states[0] == "  openai/fake: 2 error"
+    assert not (tmp_path / "charts").exists()
+    assert main(["leaderboard", "--db", db, "--format", "json"]) == 0    # data: still whole
+    assert json.loads(capsys.readouterr().out)["rows"] == []

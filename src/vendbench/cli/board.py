@@ -86,6 +86,9 @@ def leaderboard(args: argparse.Namespace) -> int:
 
     filters = Filters(days=args.days, scenario=args.scenario)
     board = build(args.db, args.run, filters)
+    if not board.rows and (args.format in ("table", "markdown") or args.charts):
+        print(nothing_to_rank(board, args.db))
+        return 0
     out = output_dir(args.charts) if args.charts else None     # before any output
     print(render(board, args.format, wide=args.wide))
     if out is not None:
@@ -97,6 +100,24 @@ def leaderboard(args: argparse.Namespace) -> int:
         _writing(out, lambda: report.write_text(html_report(board, trend, pages=out)))
         print(f"\nwrote {len(files)} chart files and {report}", file=sys.stderr)
     return 0
+
+
+def nothing_to_rank(board: Any, db: str) -> str:
+    """Why a ranking is empty, in a line, and the state of each model's trials."""
+    from collections import Counter
+
+    s = board.selection
+    runs = ", ".join(s.runs) or "none"
+    lines = [f"nothing to rank in run {runs} yet (no chart or report written):"]
+    states: dict[str, Counter] = {}
+    for t in s.set_apart:
+        states.setdefault(t["model"], Counter())[t["status"]] += 1
+    for model, counted in sorted(states.items()):
+        lines.append(f"  {model}: " + ", ".join(f"{n} {status}" for status, n in
+                                                 sorted(counted.items())))
+    if len(s.runs) == 1:
+        lines.append(f"  (each trial's reason: vendbench runs --db {db} --run {s.runs[0]})")
+    return "\n".join(lines)
 
 
 def trend_command(args: argparse.Namespace) -> int:
