@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from decimal import Decimal
 from types import TracebackType
@@ -80,9 +81,20 @@ class DayProgress:
             self._progress.__exit__(exc_type, exc, tb)
 
 
+WAIT_SHOWN_S = 5.0        # a request waiting this long shows in the live display
+WAIT_REPORT_S = 30.0      # ... and, not on a terminal, a line this often while it waits
+
+
+def waiting_text(n: int, longest: float) -> str:
+    """``2 requests waiting for a reply, the longest for 47s``."""
+    return (f"{count(n, 'request')} waiting for a reply, "
+            f"{'the longest ' if n > 1 else ''}for {eta_text(longest)}")
+
+
 class RunProgress:
-    """Live progress of a run: per trial day/horizon, net assets and spend, and overall
-    trials done and spend against the budget. Plain lines on stderr when not a terminal."""
+    """Live progress of a run: per trial day/horizon, net assets and spend, overall
+    trials done and spend against the budget, and requests waiting long for a reply.
+    Plain lines on stderr when not a terminal."""
 
     def __init__(self, config: Any, enabled: bool = True) -> None:
         from .environment import currency, score_name
@@ -97,21 +109,46 @@ class RunProgress:
         self._done = 0
         self._total = 0
         self._pool: Any = None
+        self._waiting: Any = None          # the scheduler's requests in flight
         self._live: Any = None
+        self._stop = threading.Event()
+        self._reporter: threading.Thread | None = None
 
     def __enter__(self) -> RunProgress:
         if self._tty:
             from rich.live import Live
 
-            self._live = Live(self._render(), refresh_per_second=4, transient=False,
-                              redirect_stdout=False)
+            # redrawn 4 times a second, so a wait grows on screen while nothing else moves
+            self._live = Live(get_renderable=self._render, refresh_per_second=4,
+                              transient=False, redirect_stdout=False)
             self._live.__enter__()
+        elif self._enabled:
+            self._reporter = threading.Thread(target=self._report_waits, daemon=True,
+                                              name="progress-waits")
+            self._reporter.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        if self._reporter is not None:
+            self._reporter.join(5)
         if self._live is not None:
             self._live.update(self._render())
             self._live.__exit__(*exc)
+
+    def _report_waits(self) -> None:
+        """Not on a terminal: a line every ``WAIT_REPORT_S`` while a request has waited
+        that long (a server that accepts connections and never answers is not silent)."""
+        step = WAIT_REPORT_S
+        due = step                           # the next wait to report: 30 s, 60 s, ...
+        while not self._stop.wait(min(1.0, step / 10)):
+            n, longest = self._waiting.now() if self._waiting is not None else (0, 0.0)
+            if longest < step:                 # nothing waits long (any more)
+                due = step
+            if longest < due:
+                continue
+            print(waiting_text(n, longest), file=sys.stderr, flush=True)
+            due = (longest // step + 1) * step
 
     def event(self, kind: str, data: dict[str, Any]) -> None:
         if not self._enabled:
@@ -124,6 +161,7 @@ class RunProgress:
                     print(line, file=sys.stderr, flush=True)
         elif kind == "run_started":
             self._total, self._pool = data["trials"], data["pool"]
+            self._waiting = data.get("waiting")
             self._started = time.monotonic()
             self._line(f"run {data['run_id']}: {count(data['trials'], 'trial')} to run"
                        + (f", {data['kept']} kept from before" if data["kept"] else ""))
@@ -182,6 +220,9 @@ class RunProgress:
         cap = self._pool.limit if self._pool is not None else None
         title = (f"trials {self._done}/{self._total} done · spent ${spent:.4f}"
                  + (f" of ${cap}" if cap is not None else "") + self._eta())
+        n, longest = self._waiting.now() if self._waiting is not None else (0, 0.0)
+        if n and longest >= WAIT_SHOWN_S:
+            title += f"\n{waiting_text(n, longest)}"
         table = Table(title=title, expand=False)
         for col in ("model", "seed", "rep", "status", "day", f"{self._score} {self._currency}",
                     "spend USD"):               # names fold rather than cut to a lookalike

@@ -78,3 +78,17 @@ def test_a_price_litellm_only_guesses_is_no_price(llm, tmp_path, capsys):
                  "--json"]) == 0
     (trial,) = json.loads(capsys.readouterr().out)["trials"]
     assert trial["status"] == "completed" and trial["cost_usd"] == 0
+
+
+def test_a_server_that_never_answers_is_named_with_the_limit(llm, capsys, monkeypatch):
+    """A server that accepts connections and never answers: check used to wait 72.7 s and
+    say "unknown: TimeoutError: ". It waits its own limit and names the endpoint."""
+    from vendbench.orchestrator import _check
+
+    monkeypatch.setattr(_check, "PROBE_TIMEOUT_S", 0.5)
+    llm.inject("hang", seconds=30)
+    assert main(["check", "--models", "openai/fake", "--api-base", llm.url, "--price",
+                 "openai/fake=0.4,1.6"]) == 2
+    err = capsys.readouterr().err
+    assert f"{llm.url} did not answer within 0.5 s" in err and "--request-timeout" in err
+    assert "TimeoutError: \n" not in err and "unknown:" not in err

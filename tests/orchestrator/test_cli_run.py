@@ -337,3 +337,41 @@ def test_a_password_in_the_endpoint_is_refused_in_one_line_and_never_kept(tmp_pa
         clients = Clients(config, {"openai/fake": None})
         clients.client(config.models[0])
         assert list(clients.limits) == [llm.url.replace("http://", "http://***@")]
+
+
+def test_a_request_left_waiting_shows_in_the_progress(tmp_path, monkeypatch):
+    """A server that accepts a request and holds it: the run used to be silent for as long
+    as it waited. Not on a terminal, the progress says how many requests wait and for how
+    long, every WAIT_REPORT_S."""
+    import io
+    import threading
+
+    from vendbench import ui
+    from vendbench.cli import main
+
+    from ..fakellm import FakeLLM
+
+    class Stderr(io.StringIO):
+        """What the run prints, and an event once it says a request waits."""
+        seen = threading.Event()
+
+        def write(self, text: str) -> int:
+            if "1 request waiting for a reply, for" in text:
+                self.seen.set()
+            return super().write(text)
+
+    err = Stderr()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(ui, "WAIT_REPORT_S", 0.3)
+    with FakeLLM() as llm:
+        llm.gate.clear()                        # every reply waits until the run says so
+
+        def release() -> None:
+            err.seen.wait(60)
+            llm.gate.set()
+
+        threading.Thread(target=release, daemon=True).start()
+        code = main(["run", "--models", "openai/fake", "--api-base", llm.url, "--price",
+                     "openai/fake=0.4,1.6", "--days", "1", "--db", str(tmp_path / "r.duckdb")])
+    assert err.seen.is_set(), err.getvalue()
+    assert code == 0

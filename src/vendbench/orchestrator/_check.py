@@ -14,6 +14,7 @@ import time
 from decimal import Decimal
 from typing import Any
 
+from .._secrets import mask_url
 from ..errors import ConfigError
 from ..providers import CompletionRequest, make_provider, model_problem, unreachable
 from ._clients import Clients
@@ -22,6 +23,7 @@ from ._forecast import panel_forecast
 from ._preflight import run_prices
 
 PROBE_MAX_TOKENS = 256        # the check's one request: enough for a tool call
+PROBE_TIMEOUT_S = 10.0        # ... and how long it may take (SPEC 16: check is quick)
 
 
 async def check(config: RunConfig, send: bool = True) -> dict[str, Any]:
@@ -82,16 +84,24 @@ async def _probe(clients: Clients, model: ModelConfig) -> dict[str, Any]:
         model=model.id, messages=messages, tools=env.tools,
         max_tokens=min(model.max_output_tokens, PROBE_MAX_TOKENS),
         temperature=model.temperature, api_base=model.api_base,
-        timeout_s=min(model.timeout_s, 60.0), tool_choice=model.tool_choice)
+        timeout_s=PROBE_TIMEOUT_S, tool_choice=model.tool_choice)
     key = os.environ.get(model.api_key_env) if model.api_key_env else None
     provider = make_provider(model.id, key)
     counter, tools_tokens = clients.counter(model)
     ours = tools_tokens + sum(counter.count_now(messages))
     start = time.perf_counter()
     try:
-        completion = await asyncio.wait_for(provider.complete(request), request.timeout_s)
+        # litellm's own timeout, and ours a little later in case it does not fire
+        completion = await asyncio.wait_for(provider.complete(request),
+                                            PROBE_TIMEOUT_S + 2)
     except Exception as exc:                  # any failure is the answer to report
         failure = provider.classify(exc)
+        if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
+            where = mask_url(model.api_base) if model.api_base else model.id
+            return {"error": f"{where} did not answer within {PROBE_TIMEOUT_S:g} s (it "
+                             "accepts connections: is the model still loading, or the "
+                             "server stuck? A run waits up to "
+                             f"{model.timeout_s:g} s a request: --request-timeout)"}
         return {"error": f"{failure.kind.value}: {failure.message}"[:300]}
     usage = completion.usage
     latency = round(time.perf_counter() - start, 2)

@@ -34,6 +34,7 @@ from ._forecast import PanelForecast, panel_forecast, refuse_above
 from ._preflight import preflight, run_prices
 from ._shards import WorkerDied, Workers, plan_processes
 from ._trial import TrialOutcome, TrialSpec, run_trial
+from ._waiting import Waiting
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,7 @@ class Scheduler:
         self._freed = asyncio.Condition()
         self._worker_events: list[LimitEvent] = []
         self._history: Callable[[str], TrialHistory] | None = None
+        self.waiting = Waiting()          # requests sent and not yet answered
 
     # -- the run ------------------------------------------------------------------------------
     def specs(self, run_id: str) -> list[TrialSpec]:
@@ -120,6 +122,7 @@ class Scheduler:
         results file holds of it) when it starts, and continues from there."""
         self.clients.prepare()
         self._history = history
+        writer.watch(self.waiting.rows)
         processes = plan_processes(self.config)     # checked once already, in ``execute``
         workers = None
         if processes and any(not s.model.in_process for s in specs):
@@ -172,6 +175,7 @@ class Scheduler:
                                      "net_assets": standing(e)})))
                     out.spec = replace(out.spec, history=None)      # it may be large
                     outcomes.append(out)
+                    self.waiting.ended(spec.trial_id)
                     self.on_event("trial_finished", {"outcome": out})
                 finally:
                     budget.close()
@@ -296,7 +300,8 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                 kept, specs = _plan_resume(store, run_id, specs, scheduler.pool,
                                            restart=restart)
             on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
-                                                  "kept": len(kept), "pool": scheduler.pool})
+                                                  "kept": len(kept), "pool": scheduler.pool,
+                                                  "waiting": scheduler.waiting})
             result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool,
                                forecast=forecast)
             settle()            # what the run keeps is loaded: out of the collector's walks

@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -78,6 +78,12 @@ class ResultsWriter:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._taking_part = 0               # trials that may flush (``taking_part``)
         self._last_start = self._last_seconds = 0.0
+        self._watchers: list[Callable[[str, list[tuple], tuple[str, ...] | None], None]] = []
+
+    def watch(self, watcher: Callable[[str, list[tuple], tuple[str, ...] | None], None]
+              ) -> None:
+        """Show ``watcher`` every append as it is queued: (table, rows, columns)."""
+        self._watchers.append(watcher)
 
     @contextmanager
     def taking_part(self) -> Iterator[None]:
@@ -116,6 +122,8 @@ class ResultsWriter:
         without waiting. After a failed commit nothing more can be written, and ``flush``
         says so."""
         if rows and self.failure is None:
+            for watcher in self._watchers:
+                watcher(table, rows, columns or COLUMNS.get(table))
             self._queue.put_nowait(("__append__", Append(table, rows, columns), None))
 
     def add(self, rows: list[AppendRow]) -> None:
