@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 import threading
 import time
 from decimal import Decimal
@@ -241,24 +242,29 @@ def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
     """Lines for a ``PanelForecast.as_json()`` of a ``days``-day run."""
     if not panel["models"]:
         return []
-    lines = [f"cost forecast, {days} day{'s' if days != 1 else ''} a trial, for an operator "
-             "as busy as baseline/order-up-to:"]
+    lines = [f"cost forecast, {days} day{'s' if days != 1 else ''} a trial, if the model "
+             "is as busy as baseline/order-up-to:"]
     for m in panel["models"]:
         lines.append(f"  {m['model']}")
         if m["trial_usd"] is None:
             lines.append("    no price: no forecast (and no budget)")
             continue
-        lines.append(f"    a trial: {_usd(m['trial_usd'])} ({m['requests']:,} requests, "
+        lines.append(f"    a trial: about {_usd(m['trial_usd'])} ({m['requests']:,} requests, "
                      f"{m['input_tokens'] / 1e6:.1f}M tokens in, {m['cached_share']:.0%} "
                      "cached)")
+        if m.get("cached_at_full_rate"):
+            lines.append("    cached input at the full rate (no cache price: --price "
+                         "M=IN,OUT,CACHE_READ)")
         lines.append(f"    a request reserves {_usd(m['first_request_reserves_usd'], 4)} "
                      f"at first, {_usd(m['full_request_reserves_usd'], 4)} once the "
                      "window is full")
         covered = m["days_covered"]
         if covered is not None and covered < days:
             lasts = f"about {covered} of {days} days" if covered else "less than a day"
-            lines.append(f"    its {_usd(m['budget_usd'])} budget lasts {lasts}: trials end "
-                         "budget_exhausted")
+            lines += textwrap.wrap(f"at that pace its {_usd(m['budget_usd'])} budget would "
+                                   f"last {lasts}, and a trial would end budget_exhausted",
+                                   width=80, initial_indent="    ",
+                                   subsequent_indent="      ")
         whole = Decimal(m["trial_usd"]) * m["trials"]
         uncapped = "" if whole == Decimal(m["total_usd"]) else \
             f" within their budgets (finishing them: {_usd(str(whole))})"

@@ -90,11 +90,16 @@ def test_run_prints_the_forecast_and_refuses_above_max_forecast(llm, tmp_path, c
     assert not db.exists() and llm.served == 0
     assert "cost forecast, 30 days a trial" in err
     # 301 requests, all input at $0.40 (no cache price given): 12.1M tokens, $4.84 + output
-    assert "a trial: $5.03 (301 requests, 12.1M tokens in, 90% cached)" in err
+    assert "a trial: about $5.03 (301 requests, 12.1M tokens in, 90% cached)" in err
+    assert "cost forecast, 30 days a trial, if the model is as busy as " \
+           "baseline/order-up-to:" in err                          # what it assumes
+    assert "cached input at the full rate (no cache price: --price" in err
     # once full: (60,000 - 4,096 + 1) in at $0.40 + 4,096 out at $1.60, x 1.2 margin
     assert "a request reserves $0.0092 at first, $0.0347 once the window is full" in err
-    assert re.search(r"its \$0.50 budget lasts about \d of 30 days: trials end "
-                     "budget_exhausted", err)
+    said = " ".join(err.split())
+    assert re.search(r"at that pace its \$0.50 budget would last about \d of 30 days, "
+                     r"and a trial would end budget_exhausted", said)    # a forecast
+    assert "trials end budget_exhausted" not in err
     assert "2 trials: $1.00 within their budgets (finishing them: $10.06)" in err
     assert "the run is forecast at $1.00, above --max-forecast $0.90" in err
     assert all(len(line) <= 80 for line in err.splitlines()[:-1])

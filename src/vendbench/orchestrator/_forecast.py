@@ -29,6 +29,7 @@ class ModelForecast:
     first_reserve: Decimal
     full_reserve: Decimal
     budget: Decimal | None
+    full_rate_cache: bool = False     # cached input priced as plain input (no cache price)
 
     @property
     def days_covered(self) -> int | None:
@@ -55,6 +56,7 @@ class ModelForecast:
                 "full_request_reserves_usd": str(self.full_reserve),
                 "budget_usd": str(self.budget) if self.budget is not None else None,
                 "days_covered": self.days_covered,
+                "cached_at_full_rate": self.full_rate_cache,
                 "total_usd": str(self.total) if self.total is not None else None}
 
 
@@ -95,8 +97,11 @@ def _one(config: RunConfig, clients: Clients, model: ModelConfig,
                      stable_prefix=calibration.scale(clients.stable_prefix_tokens(model)),
                      strategy=model.context_strategy, low_water=model.context_low_water,
                      caching=model.prompt_caching, max_turns=config.max_turns)
+    price = clients.prices.get(model.id)
     return ModelForecast(model.id, trials, trial, clients.first_request_cost(model),
-                         clients.full_request_cost(model), config.trial_budget(model))
+                         clients.full_request_cost(model), config.trial_budget(model),
+                         full_rate_cache=price is not None and price.cache_read is None
+                         and trial.cached_share > 0)
 
 
 def refuse_above(panel: PanelForecast, limit: Decimal | None) -> None:
