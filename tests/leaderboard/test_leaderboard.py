@@ -356,6 +356,28 @@ def test_the_heatmap_colours_material_differences_only():
     assert heat("waste_rate", [None, 0.1], lower_is_better=True) == [None, 0.0]
 
 
+def test_an_idle_agents_few_calls_are_not_coloured_better():
+    """Tool calls a day describe an operator; they do not rank one: an idle agent's 2 a
+    day were shown green ("better") against a busy one's 40."""
+    from types import SimpleNamespace
+
+    from vendbench.environment import metric_directions
+    from vendbench.leaderboard._charts import dollars_tick, heat_grid
+
+    for scenario in ("autovend", "network"):
+        assert metric_directions(scenario)["tool_calls_per_day"] == "neither"
+    rows = [SimpleNamespace(operations={"tool_calls_per_day": 2.0, "waste_rate": 0.02}),
+            SimpleNamespace(operations={"tool_calls_per_day": 40.0, "waste_rate": 0.12}),
+            SimpleNamespace(operations={"tool_calls_per_day": 41.0, "waste_rate": 0.07})]
+    board = SimpleNamespace(rows=rows, directions=metric_directions("autovend"))
+    grid = heat_grid(board, ["tool_calls_per_day", "waste_rate"])
+    assert grid[:, 0].mask.all()                        # calls a day: no colour at all
+    assert list(grid[:, 1]) == [1.0, -1.0, 0.0]          # waste: coloured as before
+    # the cost axis: two significant digits, never e-notation
+    assert [dollars_tick(v) for v in (3e-05, 0.00123456, 1.5, 1234.5)] == \
+        ["$0.00003", "$0.0012", "$1.5", "$1,200"]
+
+
 def test_the_report_table_scrolls_with_the_model_column_fixed_and_sorts_blanks_last(db):
     with Store(db) as s:
         add_run(s, "r1")

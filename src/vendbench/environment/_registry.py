@@ -135,6 +135,8 @@ def display_columns(scenario_name: str) -> tuple[tuple[str, str, float, int], ..
 
 
 def metric_directions(scenario_name: str) -> dict[str, str]:
-    """Which way each operational metric is better ("higher" or "lower")."""
+    """Which way each operational metric is better: "higher", "lower", or "neither" (a
+    description, not a merit: tool calls a day are as low for an idle agent as for a
+    frugal one)."""
     entry = scenario(scenario_name)
     return dict(entry.load(entry.metrics).DIRECTIONS)

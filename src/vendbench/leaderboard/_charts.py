@@ -5,9 +5,8 @@ model's normalised operational profile."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 import statistics
+from typing import TYPE_CHECKING, Any
 
 from .._text import days as days_text
 from ..environment import currency, score_name
@@ -159,11 +158,25 @@ def _return_vs_cost(plt, board: Board, out: Path) -> list[Path]:
             marker="D", markersize=7, fillstyle="none", label="efficiency frontier")
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))   # labels within a decade
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: dollars_tick(v)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())              # no overlapping labels
     ax.set(title="Return against API cost, per trial", xlabel="API cost per trial (USD)",
            ylabel=f"{board.score_name} − starting cash (thousand {board.currency})")
     return _finish(plt, fig, ax, out, "return_vs_cost")
+
+
+def dollars_tick(value: float) -> str:
+    """A cost axis's label: at most two significant digits, never in e-notation
+    (``$0.00003``, ``$0.2``, ``$1.5``, ``$1,200``)."""
+    import numpy as np
+
+    if value <= 0:
+        return "$0"
+    text = np.format_float_positional(value, precision=2, unique=True, fractional=False,
+                                      trim="-")
+    whole, _, frac = text.partition(".")
+    return "$" + f"{int(whole):,}" + (f".{frac}" if frac else "")
 
 
 def material_step(key: str, values: list[float]) -> float:
@@ -195,8 +208,24 @@ def heat(key: str, values: list[float | None], lower_is_better: bool) -> list[fl
     return out
 
 
-def _operations(plt, board: Board, out: Path) -> list[Path]:
+def heat_grid(board: Board, keys: list[str]) -> Any:
+    """The operations heatmap's colours, a row per model and a column per metric, masked
+    where there is no value or the metric has no better direction (tool calls a day:
+    an idle agent's 2 are not "better" than a busy one's 40)."""
     import numpy as np
+
+    grid = np.ma.masked_all((len(board.rows), len(keys)))
+    for j, key in enumerate(keys):
+        if board.directions.get(key) not in ("higher", "lower"):
+            continue                        # a description, no better or worse: uncoloured
+        for i, v in enumerate(heat(key, [r.operations.get(key) for r in board.rows],
+                                   board.directions.get(key) == "lower")):
+            if v is not None:
+                grid[i, j] = v
+    return grid
+
+
+def _operations(plt, board: Board, out: Path) -> list[Path]:
     from matplotlib.colors import LinearSegmentedColormap
 
     rows = board.rows
@@ -206,12 +235,7 @@ def _operations(plt, board: Board, out: Path) -> list[Path]:
         board.chart_notes["operations"] = "Operational profile: not drawn, no metric yet"
         return []
     fig, ax = plt.subplots(figsize=(1.1 * len(keys) + 3, 0.55 * len(rows) + 2.1))
-    grid = np.ma.masked_all((len(rows), len(keys)))
-    for j, key in enumerate(keys):
-        for i, v in enumerate(heat(key, [r.operations.get(key) for r in rows],
-                                   board.directions.get(key) == "lower")):
-            if v is not None:
-                grid[i, j] = v
+    grid = heat_grid(board, keys)
     cmap = LinearSegmentedColormap.from_list("worse-neutral-better",
                                              ["#c0392b", "#eeeeee", "#1e8449"])
     ax.imshow(grid, cmap=cmap, vmin=-1, vmax=1, aspect="auto")
@@ -225,7 +249,8 @@ def _operations(plt, board: Board, out: Path) -> list[Path]:
             ax.text(j, i, "—" if v is None else f"{v * scale:.{places}f}", ha="center",
                     va="center", fontsize=8)
     ax.set_title("Operational profile: green better, red worse than the models' median;\n"
-                 "grey within one material step (1–5 points for rates, 10% otherwise)",
+                 "grey within one material step (1–5 points for rates, 10% otherwise);\n"
+                 "white: no better or worse (calls a day describe, they do not rank)",
                  fontsize=9)
     ax.spines[:].set_visible(False)
     return _finish(plt, fig, ax, out, "operations")

@@ -69,7 +69,7 @@ DISPLAY = [("waste_rate", "waste %", 100, 2), ("stockout_rate", "stock-outs %", 
            ("rejected_item_rate", "rejected %", 100, 1)]
 DIRECTIONS = {"waste_rate": "lower", "stockout_rate": "lower", "empty_machine_rate": "lower",
               "shelf_utilisation": "higher", "capital_efficiency": "higher",
-              "tool_calls_per_day": "lower", "rejected_item_rate": "lower",
+              "tool_calls_per_day": "neither", "rejected_item_rate": "lower",
               "pricing_regret": "lower", "pricing_regret_share": "lower",
               "assortment_score": "higher"}
 PRICE_GRID = np.linspace(0.5, 2.0, 16)

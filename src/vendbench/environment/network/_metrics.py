@@ -28,7 +28,7 @@ DISPLAY = [("profit", "profit", 1, 0), ("stockout_rate", "sold out %", 100, 1),
            ("rejected_call_rate", "rejected %", 100, 1)]
 DIRECTIONS = {"profit": "higher", "stockout_rate": "lower", "marketing_spend": "lower",
               "refunds": "lower", "working_hours_use": "higher",
-              "tool_calls_per_day": "lower", "rejected_call_rate": "lower"}
+              "tool_calls_per_day": "neither", "rejected_call_rate": "lower"}
 
 
 def trial_metrics(records: dict[str, list[dict[str, Any]]], tool_calls: list[dict[str, Any]],
