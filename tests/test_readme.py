@@ -66,6 +66,10 @@ def test_example_panel_is_valid_and_priced():
     from vendbench.orchestrator import load_panel
     from vendbench.providers import litellm_price
 
+    text = (ROOT / "examples" / "nightly.toml").read_text()
+    linked = re.findall(r"docs/[\w/]+\.md", text)           # the pages it points to exist
+    assert linked and all((ROOT / page).exists() for page in linked), linked
+    assert "README" not in text                 # the README is a front page: no sections
     config = load_panel(ROOT / "examples" / "nightly.toml")
     assert config.total_budget_usd == 300 and len(config.models) == 4
     prices = resolve_prices([m.id for m in config.models], {}, lookup=litellm_price)

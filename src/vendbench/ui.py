@@ -42,9 +42,8 @@ def print_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
         return
     print(f"# {title}")
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
-    print("  ".join(str(h).ljust(w) for h, w in zip(headers, widths)))
-    for r in rows:
-        print("  ".join(str(v).ljust(w) for v, w in zip(r, widths)))
+    for line in [headers, *rows]:           # no trailing spaces: the last column is ragged
+        print("  ".join(str(v).ljust(w) for v, w in zip(line, widths)).rstrip())
 
 
 class DayProgress:

@@ -183,6 +183,10 @@ def test_an_unknown_comparison_is_named(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", "--resume", "nope", "--db", db]) == 2
     assert capsys.readouterr().err.strip() == f"vendbench: error: no comparison nope in {db}"
+    assert main(["compare", "--show", "latest", "--db", db]) == 2      # none at all yet
+    assert capsys.readouterr().err.strip() == (
+        f"vendbench: error: {db} holds no comparison yet: vendbench compare MODEL_A "
+        "MODEL_B starts one")
 
 
 @pytest.mark.parametrize("argv, message", [

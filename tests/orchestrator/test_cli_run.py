@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -63,9 +64,21 @@ def test_run_json_and_runs_listing(llm, tmp_path):
     rc, out, err = finish(vendbench("runs", "--db", db, "--run", "latest"))
     assert rc == 0 and max(len(line) for line in out.splitlines()
                            if not line.startswith("#")) <= 80     # the title names the file
-    assert "openai/fake" in out and "tool calls" not in out
+    assert "openai/fake" in out and "requests" not in out
+    assert all(line == line.rstrip() for line in out.splitlines())        # no trailing spaces
+    listed = out
     rc, out, err = finish(vendbench("runs", "--db", db, "--run", "latest", "--wide"))
-    assert rc == 0 and "tool calls" in out and "cached" in out
+    assert rc == 0 and "requests" in out and "calls" in out and "cached" in out
+    # the run's own table and `runs --run`: the same column names and number formats
+    ran = finish(vendbench("run", "--models", "baseline/oracle", "--days", "2", "--db",
+                           str(Path(db).with_name("again.duckdb"))))[1]
+    def columns(text: str) -> set[str]:
+        return set(re.split(r"\s{2,}", next(ln for ln in text.splitlines()
+                                            if ln.startswith("model"))))
+
+    assert {"seed", "status", "net assets", "cost USD"} <= columns(ran) & columns(listed)
+    assert re.search(r"\d{1,3}(,\d{3})*\.\d\d  +0\.0000", ran)     # 39,520.00  0.0000
+    assert re.search(r"\d{1,3}(,\d{3})*\.\d\d  +0\.0000", listed)
     rc, out, err = finish(vendbench("runs", "--db", db, "--run", "latest", "--json"))
     assert rc == 0 and len(json.loads(out)["trials"]) == 4
     rc, out, err = finish(vendbench("leaderboard", "--db", db, "--format", "json"))
@@ -375,3 +388,21 @@ def test_a_request_left_waiting_shows_in_the_progress(tmp_path, monkeypatch):
                      "openai/fake=0.4,1.6", "--days", "1", "--db", str(tmp_path / "r.duckdb")])
     assert err.seen.is_set(), err.getvalue()
     assert code == 0
+
+
+def test_output_stays_in_order_when_piped_into_one_stream(llm, tmp_path):
+    """``vendbench run ... 2>&1 | cat``: the run's table (stdout) came after the warnings
+    that follow it (stderr), stdout being block-buffered in a pipe."""
+    llm.inject("401", times=5)
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+           "OPENAI_API_KEY": CANARY}                         # stdout buffered, as in a pipe
+    proc = subprocess.run([sys.executable, "-m", "vendbench", "run", "--models", "openai/fake",
+                           "baseline/oracle", *llm_args(llm), "--days", "1", "--db",
+                           str(tmp_path / "r.duckdb")], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=240)
+    rc, out = proc.returncode, proc.stdout
+    lines = out.splitlines()
+    table = next(i for i, ln in enumerate(lines) if ln.startswith("# run "))
+    warned = next(i for i, ln in enumerate(lines) if "ended in a harness or provider" in ln)
+    forecast = next(i for i, ln in enumerate(lines) if ln.startswith("cost forecast"))
+    assert rc == 3 and forecast < table < warned, out

@@ -85,6 +85,10 @@ def _is_duckdb_error(exc: BaseException) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _setup_logging(args.verbose)
+    # results go to stdout, progress and warnings to stderr: piped into one file (2>&1),
+    # a block-buffered stdout would put a run's table after the warnings that follow it
+    if hasattr(sys.stdout, "reconfigure") and not sys.stdout.line_buffering:
+        sys.stdout.reconfigure(line_buffering=True)
     try:
         return args.func(args)
     except VendbenchError as exc:

@@ -104,8 +104,11 @@ def command(args: argparse.Namespace) -> int:
             try:
                 row = comparison(store, args.show or args.resume)
             except KeyError:
-                raise ConfigError(f"no comparison {args.show or args.resume} in "
-                                  f"{args.db}") from None
+                which = args.show or args.resume
+                if which == "latest":
+                    raise ConfigError(f"{args.db} holds no comparison yet: vendbench compare "
+                                      "MODEL_A MODEL_B starts one") from None
+                raise ConfigError(f"no comparison {which} in {args.db}") from None
         spec = CompareSpec.model_validate_json(row.config_json)
         if args.show:
             return _show(args, spec, asyncio.run(compare(spec, args.db,

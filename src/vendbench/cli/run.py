@@ -308,12 +308,13 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str, scenario: str) -> No
     repeats = any(t["repeat"] != 1 for t in trials)
     llm = any(t.get("exchanges") for t in trials)
     headers = ["model", *(["world"] if worlds else []), "seed", *(["rep"] if repeats else []),
-               "status", score_name(scenario), "cost $", *(["cached"] if llm else []),
+               "status", score_name(scenario), "cost USD", *(["cached"] if llm else []),
                "calls"]
     rows, notes = [], []
     for t in trials:
-        cost = "—" if t["cost_usd"] is None else f"{t['cost_usd']:.4f}"
-        na = "—" if t["final_net_assets"] is None else f"{t['final_net_assets']:,.0f}"
+        # the same names and formats as `vendbench runs --run` (money to the cent)
+        cost = "—" if t["cost_usd"] is None else f"{t['cost_usd']:,.4f}"
+        na = "—" if t["final_net_assets"] is None else f"{t['final_net_assets']:,.2f}"
         rows.append([t["model"], *([t["world_seed"]] if worlds else []), t["seed"],
                      *([t["repeat"]] if repeats else []), t["status"], na, cost,
                      *([share_text(t.get("cached_share"))] if llm else []), t["tool_calls"]])

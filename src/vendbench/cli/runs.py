@@ -58,7 +58,7 @@ def command(args: argparse.Namespace) -> int:
                      t["seed"], t["repeat"], t["status"], _num(t["final_net_assets"]),
                      _num(t["cost_usd"], 4), t["days_completed"]] for t in trials]
             if args.wide:
-                headers = ["trial", *headers, "cached", "requests", "tool calls"]
+                headers = ["trial", *headers, "cached", "requests", "calls"]
                 rows = [[t["trial_id"][len(run["run_id"]) + 1:], *row,
                          share_text(cached_share(t["input_tokens"], t["cache_read_tokens"])),
                          t["exchanges"], t["tool_calls"]] for t, row in zip(trials, rows)]
