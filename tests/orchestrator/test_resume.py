@@ -224,3 +224,70 @@ def test_a_provider_outage_ends_the_trial_error_and_resume_continues_it(llm, tmp
     assert query(db, "SELECT attempt FROM exchanges WHERE seq = 6 ORDER BY attempt") == \
         [(1,), (2,), (3,), (4,)]                  # the failed request, sent once more
     assert outcome(db) == outcome(reference)
+
+
+@pytest.mark.parametrize("column", ["cash", "net_assets"])
+def test_a_replayed_day_must_match_the_log_in_cash_and_in_net_assets(llm, tmp_path, column):
+    """Resume checks each replayed day to the cent in both figures: a logged day whose
+    cash differs while its net assets agree (and the mirror case) ends the trial
+    ``error`` naming the day and suggesting --restart, and nothing more is sent."""
+    import asyncio
+
+    from vendbench.orchestrator import build_config, execute
+    from vendbench.results import Store
+
+    db = str(tmp_path / "r.duckdb")
+    llm.latency = 0.01
+    config = build_config({"days": 10, "seeds": [1], "retry_backoff_s": 0.01,
+                           "models": [model(llm)]})
+
+    async def interrupted() -> str:
+        task = asyncio.create_task(execute(config, db))
+        await until(lambda: llm.served >= 8, what="8 requests")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return query(db, "SELECT run_id FROM runs")[0][0]
+
+    run_id = asyncio.run(interrupted())
+    with Store(db) as store:                      # one cent off on day 2, the other agrees
+        store.con.execute(f"UPDATE days SET {column} = {column} + 0.01 WHERE day = 2")
+    served = llm.served
+    trial = asyncio.run(execute(config, db, resume=run_id)).as_json()["trials"][0]
+    assert trial["status"] == "error" and "day 2 ends with cash" in trial["reason"]
+    assert "--restart" in trial["reason"]
+    assert llm.served == served                   # nothing more sent to the provider
+
+
+def test_a_kill_while_the_server_holds_a_request_charges_its_reservation(tmp_path):
+    """SIGKILL at a moment the test chooses (not a random one): the server holds the
+    request unanswered; the attempt stays charged its reservation, and the run's spend
+    includes it, before and after the resume."""
+    from vendbench.results import Store
+
+    with FakeLLM() as llm:
+        db = str(tmp_path / "r.duckdb")
+        llm.gate.clear()                          # requests wait at the server
+        proc = start(llm, db, "--models", "openai/fake", "--price", "openai/fake=0.4,1.6",
+                     "--max-output-tokens", "256", "--days", "3", "--api-base", llm.url)
+        deadline = time.monotonic() + 120
+        while llm.in_flight == 0 and proc.poll() is None:
+            assert time.monotonic() < deadline, "no request reached the server"
+            time.sleep(0.005)
+        os.killpg(proc.pid, signal.SIGKILL)          # the request is at the server
+        proc.wait()
+        run_id = query(db, "SELECT run_id FROM runs")[0][0]
+        (reserved,) = query(db, "SELECT reserved_usd FROM reservations")[0]
+        assert query(db, "SELECT count(*) FROM exchanges")[0][0] == 0   # no reply came
+        with Store(db, read_only=True) as store:
+            assert store.run_spend(run_id) == reserved > 0
+        llm.gate.set()
+        proc = start(llm, db, "--resume", run_id)
+        assert proc.wait(timeout=240) == 0, proc.stderr.read()
+    first = query(db, "SELECT status, cost_usd, reserved_usd FROM exchanges WHERE seq = 1 "
+                      "AND attempt = 1")
+    assert first == [("unknown", reserved, reserved)]
+    total = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
+    assert query(db, "SELECT cost_usd FROM trials")[0][0] == total >= reserved
+    with Store(db, read_only=True) as store:
+        assert store.run_spend(run_id) == total

@@ -229,3 +229,30 @@ def test_resume_reruns_the_failed_trial_of_each_world(tmp_path, capsys):
                      "FROM trials ORDER BY world_seed")
     assert rows == [(7, "completed", 1), (8, "completed", 1)]
     assert query(db, "SELECT trial_id, ended_at FROM trials WHERE world_seed = 7") == kept
+
+
+def test_a_private_and_a_public_world_run_are_never_paired(tmp_path, monkeypatch):
+    """Two runs that agree on everything but the salt are separate cohorts: the
+    leaderboard's --run all and the trend never pair or pool them."""
+    from vendbench.leaderboard import build, build_trend
+
+    db = str(tmp_path / "r.duckdb")
+    models = [{"id": "baseline/order-up-to"}, {"id": "baseline/oracle"}]
+    run(db, days=2, seeds=[1, 2], models=models)                     # public
+    monkeypatch.setenv("VENDBENCH_WORLD_SALT", SALT)
+    run(db, days=2, seeds=[1, 2], models=models)                     # private
+    runs = [r for r, in query(db, "SELECT run_id FROM runs ORDER BY created_at")]
+    board = build(db, "all")
+    assert board.selection.runs == [runs[1]]                         # the newest cohort only
+    assert {t["run_id"] for t in board.selection.trials} == {runs[1]}
+    assert [o["runs"] for o in board.selection.others] == [1]        # the other, listed apart
+    assert all(r.trials == 2 for r in board.rows)                    # never pooled
+    trend = build_trend(db)
+    assert [r["run_id"] for r in trend.runs] == [runs[1]]            # nothing to pair across
+    assert trend.comparisons == [] or all(c.get("previous_run") != runs[0]
+                                          for c in trend.comparisons)
+    assert trend.regressions == []
+    monkeypatch.delenv("VENDBENCH_WORLD_SALT")
+    public = build(db, runs[0])
+    assert public.selection.cohort["world_salt_sha256"] is None
+    assert board.selection.cohort["world_salt_sha256"] is not None
