@@ -1,26 +1,34 @@
-"""`vendbench compare`'s guarantees and savings, by simulation from the calibrated noise.
+"""`vendbench compare`'s verdicts, the leaderboard's interval and the trend's test, by
+simulation over the shapes real scores have (SPEC §18.6).
 
-    python benchmarks/bench_compare.py [--reps 4000] [--seed 1]
+    python benchmarks/bench_compare.py [--reps 2000] [--seed 1] [--quick]
 
-Each model's score on a pair is its mean times (1 + CV * z), z standard normal and
-independent between models and pairs (no seed effect shared by the two models of a pair,
-which would only narrow the differences): CV 2.7 % within the paper's one world, 8 %
-across held-out worlds (the seed-to-seed spreads measured in docs/scenarios.md's
-calibration). The comparison runs exactly as `vendbench compare` decides
-(`vendbench.compare.assess`: batches of 2 pairs, alpha 0.05, margin 2 %), up to a cap of
-pairs. For each true difference it reports:
+Scores are oracle shares in [0, 1.25] (a trial's score over the oracle's on the same
+world and seed, floored at 0 and capped). The shape library: normal (CV 2.7 % and 60 %),
+bimodal with bankruptcies, a world effect both models share, lognormal (sigma_log 1.5),
+t(2) noise, discrete scores, coins, near-ties, and a model that usually scores 2-40 %
+more but fails (scores 0) with probability 2-30 %, its mean equal to the other's, with
+small and large noise of its own.
 
-* under no difference, how often a winner is declared (at the stop: the error rate) and
-  how often any batch's interval excluded 0 (at every stopping time at once);
-* at 5 % and 10 % better, the share decided for the better model, the share decided
-  wrongly, and the mean pairs (cost is proportional to pairs);
-* the fixed design with the same error rate (a two-sided paired t-test at 5 %) that has
-  the same power: its pairs, and the sequential design's mean cost as a share of it
-  (target: at most 60 %); and, as a user who must fix the pairs in advance would, the
-  fixed design sized for the smallest difference of interest (5 %) at that power.
+For each shape, with no difference (equal means), a difference of twice the margin, and
+of ten times the margin, as `vendbench compare` decides (batches of 2 pairs, alpha 5 %,
+margin 5 % of the oracle), stopping at 10, 50 or 200 pairs:
 
-Also the error rate when trials fail outright (score 0, far from Gaussian), and a
-three-model race (1.00, 1.05, 1.10). About 3 minutes on 2 cores.
+* false winners (no difference, a winner declared) and false equivalences (twice the
+  margin, "equivalent" declared), each with its binomial 95 % CI: target, the CI's
+  upper end at or below 5 % in every shape;
+* the share decided for the better model (power) and the mean pairs;
+* beside it, on the same draws, the Gaussian sequence (`--assume gaussian`) and a
+  fixed-n paired t-test at the cap.
+
+Then races of 3 and 4 equal models (rare failures), the leaderboard interval's coverage
+at n = 3, 5, 10, 20 (target >= 95 % in every shape; the percentile bootstrap it replaced
+beside it), the trend's false alarms per 100 nights of a steady model (target <= 5),
+and the two power targets: baseline/oracle against baseline/order-up-to at 30 days
+(decided within 20 pairs), and a difference of 25 % of the oracle at CV 50 % (decided
+within 100 pairs in >= 80 %). The decisions are read off one sequence per comparison
+(a prefix of the values has the prefix of the sequence), and the script checks, on a
+sample, that they equal `vendbench.compare.assess`'s. About 15 minutes on 2 cores.
 """
 
 from __future__ import annotations
@@ -28,108 +36,380 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from vendbench.compare import PRIOR_PRECISION, WINNER, assess  # noqa: E402
-
-ALPHA, MARGIN = 0.05, 0.02
-NOISE = {"within one world": (0.027, 60), "across worlds": (0.08, 240)}   # CV, pair cap
-
-
-def sequential(rng: np.random.Generator, means: list[float], cv: float, cap: int,
-               batch: int = 4, prior: float = PRIOR_PRECISION, fail: float = 0.0
-               ) -> tuple[str | None, str | None, int, bool]:
-    """One comparison: (verdict, best, pairs used, whether any step excluded 0).
-    ``fail``: the chance that a trial fails outright and scores 0."""
-    names = [f"m{i}" for i in range(len(means))]
-    draws = {n: mu * (1 + cv * rng.standard_normal(cap)) * (rng.random(cap) >= fail)
-             for n, mu in zip(names, means)}
-    survivors, ever, n = names, False, 0
-    while n + batch <= cap:
-        n += batch
-        a = assess({m: list(draws[m][:n]) for m in survivors}, survivors,
-                   started_with=len(names), alpha=ALPHA, margin=MARGIN, prior=prior)
-        ever = ever or any(p.low > 0 or p.high < 0 for p in a.pairwise)
-        survivors = a.survivors
-        if a.verdict is not None:
-            return a.verdict, a.best, n, ever
-    return None, None, n, ever
+from vendbench.compare import EQUIVALENT, WINNER, assess  # noqa: E402
+from vendbench._betting import sequences  # noqa: E402
+from vendbench.compare._confseq import half_width  # noqa: E402
+from vendbench.compare._race import SD_FLOOR  # noqa: E402
 
 
-def t_critical(df: int) -> float:
-    """Two-sided 5 % Student t critical value (Cornish-Fisher to 1e-3 for df >= 3)."""
+ALPHA, MARGIN, CAP, BATCH = 0.05, 0.05, 1.25, 2
+CAPS = (10, 50, 200)
+BOUNDS = (0.0, CAP)
+Draw = Callable[[np.random.Generator, int, int, float], tuple[np.ndarray, np.ndarray]]
+
+
+def _clip(x: np.ndarray) -> np.ndarray:
+    return np.clip(x, 0.0, CAP)
+
+
+def _normal(cv: float, mean: float = 0.4) -> Draw:
+    def draw(rng, reps, n, delta):
+        a = mean * (1 + cv * rng.standard_normal((reps, n)))
+        b = (mean + delta) * (1 + cv * rng.standard_normal((reps, n)))
+        return _clip(a), _clip(b)
+    return draw
+
+
+def _bankrupt(rng, reps, n, delta):
+    def one(mean):
+        alive = rng.random((reps, n)) >= 0.2
+        return _clip(mean / 0.8 * (1 + 0.05 * rng.standard_normal((reps, n))) * alive)
+    return one(0.4), one(0.4 + delta)
+
+
+def _world(rng, reps, n, delta):
+    w = np.exp(0.3 * rng.standard_normal((reps, n)) - 0.045)      # shared by the pair
+    return (_clip(0.4 * w * (1 + 0.027 * rng.standard_normal((reps, n)))),
+            _clip((0.4 + delta) * w * (1 + 0.027 * rng.standard_normal((reps, n)))))
+
+
+def _lognormal(rng, reps, n, delta):
+    def one(shift):
+        return _clip(0.05 * np.exp(1.5 * rng.standard_normal((reps, n))) + shift)
+    return one(0.0), one(delta)
+
+
+def _t2(rng, reps, n, delta):
+    return (_clip(0.4 + 0.05 * rng.standard_t(2, (reps, n))),
+            _clip(0.4 + delta + 0.05 * rng.standard_t(2, (reps, n))))
+
+
+def _discrete(rng, reps, n, delta):
+    levels = np.array([0.2, 0.4, 0.6])
+    return (levels[rng.integers(0, 3, (reps, n))],
+            _clip(levels[rng.integers(0, 3, (reps, n))] + delta))
+
+
+def _coins(rng, reps, n, delta):
+    return (0.8 * (rng.random((reps, n)) < 0.5),
+            0.8 * (rng.random((reps, n)) < (0.4 + delta) / 0.8))
+
+
+def _ties(rng, reps, n, delta):
+    return (np.full((reps, n), 0.5),
+            _clip(0.5 + delta + 0.001 * rng.standard_normal((reps, n))))
+
+
+def _rare(fail: float, cv: float) -> Draw:
+    """b usually scores 1 / (1 - fail) times a's mean, but fails with chance ``fail``."""
+    def draw(rng, reps, n, delta):
+        a = 0.5 * (1 + cv * rng.standard_normal((reps, n)))
+        ok = rng.random((reps, n)) >= fail
+        b = (0.5 + delta) / (1 - fail) * (1 + cv * rng.standard_normal((reps, n))) * ok
+        return _clip(a), _clip(b)
+    return draw
+
+
+SHAPES: dict[str, Draw] = {
+    "normal, CV 2.7 %": _normal(0.027), "normal, CV 60 %": _normal(0.6),
+    "bimodal, 20 % bankrupt": _bankrupt, "shared world effect": _world,
+    "lognormal, sigma_log 1.5": _lognormal, "t(2) noise": _t2,
+    "discrete (0.2/0.4/0.6)": _discrete, "coins (0 or 0.8)": _coins,
+    "near-ties": _ties,
+    "fails 2 %, +2 % otherwise, CV 2.7 %": _rare(0.02, 0.027),
+    "fails 10 %, +11 % otherwise, CV 2.7 %": _rare(0.10, 0.027),
+    "fails 30 %, +43 % otherwise, CV 2.7 %": _rare(0.30, 0.027),
+    "fails 10 %, +11 % otherwise, CV 30 %": _rare(0.10, 0.30),
+}
+
+
+# -- decisions, read off one sequence per comparison ------------------------------------
+def betting_bands(d: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    return sequences(d, bounds=(-CAP, CAP), alpha=alpha)
+
+
+def gaussian_bands(d: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """``--assume gaussian``'s interval after each pair, as compare computes it."""
+    n = np.arange(1, d.shape[1] + 1)
+    mean = np.cumsum(d, 1) / n
+    spread = np.cumsum(d * d, 1) - n * mean**2
+    spread = np.maximum(spread, np.maximum(n - 1, 0) * SD_FLOOR**2)
+    width = np.array([[half_width(int(k), float(s), alpha) for k, s in zip(n, row)]
+                      for row in spread])
+    return mean - width, mean + width
+
+
+def decide(lo: np.ndarray, hi: np.ndarray, cap: int, margin: float = MARGIN
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Per comparison: the verdict (+1 b wins, -1 a wins, 2 equivalent, 0 none by the
+    cap) and the pairs it took, checking after every batch."""
+    steps = np.arange(BATCH, cap + 1, BATCH) - 1
+    l, h = lo[:, steps], hi[:, steps]
+    code = np.where(l > 0, 1, np.where(h < 0, -1, np.where((l > -margin) & (h < margin),
+                                                            2, 0)))
+    stopped = code != 0
+    first = np.where(stopped.any(1), stopped.argmax(1), len(steps) - 1)
+    verdict = code[np.arange(len(code)), first]
+    return verdict, steps[first] + 1
+
+
+def t_test(d: np.ndarray) -> np.ndarray:
+    """A fixed-n two-sided paired t-test at 5 %: +1, -1 or 0."""
+    n = d.shape[1]
+    sd = d.std(1, ddof=1)
+    t = np.where(sd > 0, d.mean(1) / np.where(sd > 0, sd, 1) * math.sqrt(n), 0.0)
+    crit = _t_critical(n - 1)
+    return np.where(t > crit, 1, np.where(t < -crit, -1, 0))
+
+
+def _t_critical(df: int) -> float:
+    """Two-sided 5 % Student t critical value (Cornish-Fisher, to 1e-3 for df >= 3)."""
+    if df < 3:
+        return {1: 12.706, 2: 4.303}[df]
     z = 1.959964
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2) + \
         (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
 
 
-def fixed_power(rng: np.random.Generator, delta: float, cv: float, n: int, reps: int
-                ) -> float:
-    a = 1 + cv * rng.standard_normal((reps, n))
-    b = (1 + delta) * (1 + cv * rng.standard_normal((reps, n)))
-    d = b - a
-    t = d.mean(1) / (d.std(1, ddof=1) / math.sqrt(n))
-    return float(np.mean(t > t_critical(n - 1)))
+def ci(k: float, n: int) -> tuple[float, float]:
+    """Wilson's 95 % interval for a share of ``k`` in ``n``."""
+    if n == 0:
+        return 0.0, 1.0
+    p, z = k / n, 1.959964
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def fixed_pairs(rng: np.random.Generator, delta: float, cv: float, power: float, reps: int
-                ) -> int:
-    n = 3
-    while fixed_power(rng, delta, cv, n, reps) < power:
-        n += 1
-    return n
+def rate(hits: np.ndarray) -> str:
+    k, n = int(hits.sum()), hits.size
+    low, high = ci(k, n)
+    return f"{k / n:.1%} [{low:.1%}, {high:.1%}]"
+
+
+# -- the tables ---------------------------------------------------------------------------
+def pairs_table(rng: np.random.Generator, reps: int) -> list[str]:
+    out = ["| shape | pairs at most | false winners (none) | Gaussian | t-test | equivalent "
+           "(none) | false equivalences (2x margin) | power at 2x margin (pairs) | Gaussian "
+           "| t-test | power at 10x margin (pairs) |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    print("\n".join(out), flush=True)
+    worst_winner = worst_equiv = 0.0
+    for name, draw in SHAPES.items():
+        runs = {}
+        for delta in (0.0, 2 * MARGIN, 10 * MARGIN):
+            a, b = draw(rng, reps, CAPS[-1], delta)
+            d = b - a
+            runs[delta] = (d, betting_bands(d, ALPHA), gaussian_bands(d, ALPHA))
+        for cap in CAPS:
+            row = [name, str(cap)]
+            d, (lo, hi), (glo, ghi) = runs[0.0]
+            v, _ = decide(lo, hi, cap)
+            gv, _ = decide(glo, ghi, cap)
+            fw = np.isin(v, (1, -1))
+            worst_winner = max(worst_winner, ci(fw.sum(), fw.size)[1])
+            row += [rate(fw), rate(np.isin(gv, (1, -1))), rate(t_test(d[:, :cap]) != 0),
+                    f"{np.mean(v == 2):.1%}"]
+            d, (lo, hi), (glo, ghi) = runs[2 * MARGIN]
+            v, n = decide(lo, hi, cap)
+            gv, _ = decide(glo, ghi, cap)
+            fe = v == 2
+            worst_equiv = max(worst_equiv, ci(fe.sum(), fe.size)[1])
+            row += [rate(fe), f"{np.mean(v == 1):.1%} ({n.mean():.0f})",
+                    f"{np.mean(gv == 1):.1%}", f"{np.mean(t_test(d[:, :cap]) == 1):.1%}"]
+            d, (lo, hi), _ = runs[10 * MARGIN]
+            v, n = decide(lo, hi, cap)
+            row.append(f"{np.mean(v == 1):.1%} ({n.mean():.0f})")
+            out.append("| " + " | ".join(row) + " |")
+            print(out[-1], flush=True)
+    out.append(f"\nworst upper 95 % bound: false winners {worst_winner:.2%}, false "
+               f"equivalences {worst_equiv:.2%} (target: at most 5 % each)")
+    print(out[-1], flush=True)
+    return out
+
+
+def race_table(rng: np.random.Generator, reps: int) -> list[str]:
+    """Races of K equal models (each failing 10 % of the time and otherwise scoring
+    +11 %, or steady): how often a winner is declared among equals, 200 pairs at most."""
+    out = []
+    for k in (3, 4):
+        for name, fail in (("steady, CV 2.7 %", 0.0), ("one fails 10 %, +11 %", 0.10)):
+            scores = [0.5 * (1 + 0.027 * rng.standard_normal((reps, CAPS[-1])))
+                      for _ in range(k)]
+            if fail:
+                ok = rng.random((reps, CAPS[-1])) >= fail
+                scores[0] = scores[0] / (1 - fail) * ok
+            scores = [_clip(s) for s in scores]
+            level = ALPHA / (k * (k - 1) // 2)
+            bands = {(i, j): betting_bands(scores[j] - scores[i], level)
+                     for i in range(k) for j in range(i + 1, k)}
+            wrong = 0
+            for r in range(reps):
+                alive = list(range(k))
+                for t in range(BATCH, CAPS[-1] + 1, BATCH):
+                    beaten = set()
+                    for (i, j), (lo, hi) in bands.items():
+                        if i in alive and j in alive:
+                            if lo[r, t - 1] > 0:
+                                beaten.add(i)
+                            elif hi[r, t - 1] < 0:
+                                beaten.add(j)
+                    alive = [m for m in alive if m not in beaten]
+                    if len(alive) == 1:
+                        wrong += 1
+                        break
+            hits = np.zeros(reps, bool)
+            hits[:wrong] = True
+            out.append(f"race of {k} equal models ({name}): a winner declared "
+                       f"{rate(hits)}")
+            print(out[-1], flush=True)
+    return out
+
+
+def coverage_table(rng: np.random.Generator, reps: int) -> list[str]:
+    out = ["| shape | n = 3 | n = 5 | n = 10 | n = 20 | mean width, n = 3 / 10 / 20 | "
+           "percentile bootstrap, n = 3 / 10 |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    print("\n".join(out), flush=True)
+    worst = 1.0
+    for name, draw in SHAPES.items():
+        _, big = draw(rng, 2, 200_000, 0.0)
+        truth = float(big.mean())
+        row, widths = [name], []
+        for n in (3, 5, 10, 20):
+            _, x = draw(rng, reps, n, 0.0)
+            lows, highs = sequences(x, bounds=BOUNDS, alpha=0.05, fixed_n=n)
+            covered = (lows[:, -1] <= truth) & (truth <= highs[:, -1])
+            worst = min(worst, float(covered.mean()))
+            row.append(f"{covered.mean():.1%}")
+            if n in (3, 10, 20):
+                widths.append(f"{(highs[:, -1] - lows[:, -1]).mean():.2f}")
+        row.append(" / ".join(widths))
+        boot = []
+        for n in (3, 10):
+            _, x = draw(rng, min(reps, 1000), n, 0.0)
+            idx = rng.integers(0, n, (x.shape[0], 1000, n))
+            means = np.take_along_axis(x[:, None, :].repeat(1000, 1), idx, 2).mean(2)
+            lo, hi = np.percentile(means, [2.5, 97.5], axis=1)
+            boot.append(f"{np.mean((lo <= truth) & (truth <= hi)):.0%}")
+        row.append(" / ".join(boot))
+        out.append("| " + " | ".join(row) + " |")
+        print(out[-1], flush=True)
+    out.append(f"\nworst coverage: {worst:.1%} (target: at least 95 % in every shape)")
+    print(out[-1], flush=True)
+    return out
+
+
+def trend_table(rng: np.random.Generator, reps: int) -> list[str]:
+    """A steady model, night after night: each night's seeds paired with the previous
+    night's; a false alarm when the test says the latest night is worse."""
+    out = []
+    worst = 0.0
+    for name in ("normal, CV 60 %", "bimodal, 20 % bankrupt", "lognormal, sigma_log 1.5",
+                 "fails 10 %, +11 % otherwise, CV 30 %", "coins (0 or 0.8)"):
+        for seeds in (5, 10, 20):
+            nights = 101
+            _, x = SHAPES[name](rng, reps * nights, seeds, 0.0)
+            x = x.reshape(reps, nights, seeds)
+            d = (x[:, 1:] - x[:, :-1]).reshape(-1, seeds)
+            alarms = np.array([regressed(list(row)) for row in d]).reshape(
+                reps, nights - 1).sum(1)
+            worst = max(worst, float(alarms.mean()))
+            out.append(f"{name}, {seeds} seeds a night: {alarms.mean():.2f} false alarms "
+                       "per 100 steady nights")
+            print(out[-1], flush=True)
+    out.append(f"worst: {worst:.2f} per 100 nights (target: at most 5)")
+    print(out[-1], flush=True)
+    # and when a model did regress: how often the test says so, by drop and seeds
+    for drop in (0.1, 0.25, 0.5):
+        for seeds in (5, 10, 20):
+            before = _clip(0.6 * (1 + 0.3 * rng.standard_normal((reps * 10, seeds))))
+            after = _clip((0.6 - drop) * (1 + 0.3 * rng.standard_normal((reps * 10, seeds))))
+            flagged = np.array([regressed(list(a - b)) for a, b in zip(after, before)])
+            out.append(f"a drop of {drop:.0%} of the oracle (0.60 -> {0.6 - drop:.2f}, CV 30 %), "
+                       f"{seeds} seeds: flagged {flagged.mean():.0%}")
+            print(out[-1], flush=True)
+    return out
+
+
+def regressed(diffs: list[float]) -> bool:
+    """The trend's test, as `vendbench trend` makes it."""
+    from vendbench.leaderboard._trend import MEAN_ALPHA, MIN_PAIRS, SIGN_ALPHA, sign_test
+
+    if len(diffs) < MIN_PAIRS:
+        return False
+    worse, better = sum(d < 0 for d in diffs), sum(d > 0 for d in diffs)
+    high = sequences(np.asarray([diffs]), bounds=(-CAP, CAP), alpha=MEAN_ALPHA,
+                     fixed_n=len(diffs))[1][0, -1]
+    return sign_test(worse, worse + better) <= SIGN_ALPHA or high < 0
+
+
+def power_targets(rng: np.random.Generator, reps: int) -> list[str]:
+    out = []
+    # baseline/oracle against baseline/order-up-to at 30 days: the oracle's share is 1
+    # by definition; order-up-to's is 51,586 / 133,335 = 0.387 (seeds 1-3, CV ~1 %)
+    a = _clip(0.387 * (1 + 0.01 * rng.standard_normal((reps, 40))))
+    lo, hi = betting_bands(1.0 - a, ALPHA)
+    v, n = decide(lo, hi, 40)
+    out.append(f"oracle vs order-up-to, 30 days: decided for the oracle {np.mean(v == 1):.1%},"
+               f" after {n.min()}-{n.max()} pairs (target: within 20)")
+    a = _clip(0.5 * (1 + 0.5 * rng.standard_normal((reps, 100))))
+    b = _clip(0.75 * (1 + 0.5 * rng.standard_normal((reps, 100))))
+    lo, hi = betting_bands(b - a, ALPHA)
+    v, n = decide(lo, hi, 100)
+    out.append(f"a 25 %-of-oracle difference at CV 50 % (0.50 vs 0.75): decided within 100 "
+               f"pairs {np.mean(v == 1):.1%}, mean pairs {n.mean():.0f} (target: >= 80 %)")
+    for line in out:
+        print(line, flush=True)
+    return out
+
+
+def check_against_assess(rng: np.random.Generator) -> None:
+    """The vectorised reading decides as ``assess`` does, batch by batch."""
+    for name, draw in list(SHAPES.items())[::3]:
+        a, b = draw(rng, 3, 30, 2 * MARGIN)
+        lo, hi = betting_bands(b - a, ALPHA)
+        v, n = decide(lo, hi, 30)
+        for r in range(3):
+            got = None
+            for t in range(BATCH, 31, BATCH):
+                s = assess({"a": list(a[r, :t]), "b": list(b[r, :t])}, ["a", "b"],
+                           started_with=2, alpha=ALPHA, margin=MARGIN, bounds=BOUNDS)
+                if s.verdict is not None:
+                    got = (2 if s.verdict == EQUIVALENT else 1 if s.best == "b" else -1, t)
+                    break
+            assert s.verdict in (None, WINNER, EQUIVALENT)
+            want = (int(v[r]), int(n[r])) if v[r] != 0 else None
+            assert got == want, (name, r, got, want)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--reps", type=int, default=4000)
+    ap.add_argument("--reps", type=int, default=2000, help="comparisons a setting")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--batch", type=int, default=2, help="pairs per batch (compare's default)")
-    ap.add_argument("--prior", type=float, default=PRIOR_PRECISION,
-                    help="the effect-size prior's precision c (compare's default)")
+    ap.add_argument("--quick", action="store_true", help="200 comparisons a setting")
     args = ap.parse_args()
+    reps = 200 if args.quick else args.reps
     rng = np.random.default_rng(args.seed)
-    sized: dict[str, int] = {}
-    print("| noise | true difference | decided for the better | decided wrongly | "
-          "equivalent | mean pairs | fixed design: pairs for that power | cost share | "
-          "sized for 5 %: cost share |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, (cv, cap) in NOISE.items():
-        for delta in (0.0, 0.05, 0.10):
-            runs = [sequential(rng, [1.0, 1.0 + delta], cv, cap, args.batch, args.prior)
-                    for _ in range(args.reps)]
-            pairs = float(np.mean([r[2] for r in runs]))
-            equivalent = sum(r[0] == "equivalent" for r in runs) / args.reps
-            if delta == 0:
-                wrong = sum(r[0] == WINNER for r in runs) / args.reps
-                ever = sum(r[3] for r in runs) / args.reps
-                print(f"| {label} | none | — | {wrong:.2%} (any step: {ever:.2%}) | "
-                      f"{equivalent:.1%} | {pairs:.1f} | — | — | — |", flush=True)
-                continue
-            right = sum(r[0] == WINNER and r[1] == "m1" for r in runs) / args.reps
-            wrong = sum(r[0] == WINNER and r[1] == "m0" for r in runs) / args.reps
-            n_fixed = fixed_pairs(rng, delta, cv, min(right, 0.999), 20_000)
-            sized.setdefault(label, n_fixed)         # the 5 % row comes first
-            print(f"| {label} | {delta:.0%} | {right:.1%} | {wrong:.2%} | {equivalent:.1%} | "
-                  f"{pairs:.1f} | {n_fixed} | {pairs / n_fixed:.0%} | "
-                  f"{pairs / sized[label]:.0%} |", flush=True)
-    for fail in (0.05, 0.2):
-        runs = [sequential(rng, [1.0, 1.0], 0.027, 60, args.batch, args.prior, fail)
-                for _ in range(args.reps)]
-        wrong = sum(r[0] == WINNER for r in runs) / args.reps
-        print(f"no difference, each trial failing (score 0) with chance {fail:.0%}, one "
-              f"world: a winner declared {wrong:.2%}")
-    race = [sequential(rng, [1.0, 1.05, 1.10], 0.027, 60, args.batch, args.prior)
-            for _ in range(args.reps // 4)]
-    best = sum(r[0] == WINNER and r[1] == "m2" for r in race) / len(race)
-    wrong = sum(r[0] == WINNER and r[1] != "m2" for r in race) / len(race)
-    print(f"\nthree-model race (1.00, 1.05, 1.10; CV 2.7 %, at most 60 pairs): the best found "
-          f"{best:.1%}, a wrong winner {wrong:.2%}, mean pairs "
-          f"{np.mean([r[2] for r in race]):.1f} (each pair runs every model still racing)")
+    check_against_assess(rng)
+    print(f"alpha {ALPHA}, margin {MARGIN} of the oracle, batches of {BATCH}, {reps} "
+          "comparisons a setting; rates with their 95 % CIs\n")
+    pairs_table(rng, reps)
+    print()
+    race_table(rng, max(200, reps // 4))
+    print()
+    coverage_table(rng, reps)
+    print()
+    trend_table(rng, max(100, reps // 20))
+    print()
+    power_targets(rng, reps)
 
 
 if __name__ == "__main__":

@@ -54,14 +54,16 @@ def test_the_check_finds_sql_where_it_should_not_be(tmp_path, monkeypatch):
 # each package, and the packages it may import (its own modules aside): lower layers only
 LAYERS = {
     "errors": set(), "_secrets": set(), "_text": set(), "_heap": set(), "_sqlguard": set(),
+    "_betting": set(),
     "environment": {"errors", "_text", "_sqlguard"},
     "budgets": {"errors"},
     "results": {"errors", "_secrets", "environment", "", "_sqlguard"},
     "providers": {"errors", "_secrets", "budgets", "_heap", "_text"},
     "orchestrator": {"errors", "_secrets", "environment", "budgets", "results", "providers",
                      "_heap"},
-    "leaderboard": {"errors", "environment", "results", "_text"},
-    "compare": {"errors", "results", "orchestrator", "leaderboard", "_text"},
+    "leaderboard": {"errors", "environment", "results", "_text", "_betting"},
+    "compare": {"errors", "environment", "results", "orchestrator", "leaderboard", "_text",
+                "_betting"},
     "serve": {"errors", "environment", "results", "", "_localhttp"},
     "view": {"errors", "environment", "results", "_localhttp", "_text"},
     "_localhttp": set(),

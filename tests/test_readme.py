@@ -101,5 +101,5 @@ def test_the_main_job_runs_offline_and_writes_the_report(tmp_path):
     assert (report / "report.html").stat().st_size > 20_000
     # the offline panel has no API cost: no empty return-vs-cost chart, a note instead
     assert {p.stem for p in report.glob("*.png")} == {p.stem for p in report.glob("*.svg")} \
-        == {"trajectories", "terminal_net_assets", "operations"}
+        == {"trajectories", "oracle_share", "operations"}
     assert "Return against API cost: not drawn" in (report / "report.html").read_text()

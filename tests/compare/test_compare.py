@@ -32,23 +32,14 @@ def _coin(body: dict) -> bool:
 
 
 def skills(body: dict) -> Reply:
-    """``idle``: ends every day. ``wasteful``: orders stock on day 1 and throws it away
-    when it arrives (a known loss: its cost, about 8 % of net assets). ``coin-…``: on a
-    fair coin per world seed, idle or wasteful on a tenth of the scale (below the 2 %
-    margin). Anything else: idle too."""
-    last = body["messages"][-1]
-    wasteful = body["model"].endswith("wasteful") or \
+    """``idle``: ends every day (about 70-90 % of the oracle's score at 5-8 days).
+    ``quitter``: never calls a tool, so its trial ends agent_stopped on day 1 and scores
+    0. ``coin-…``: on a fair coin per world seed, idle or a quitter; two ``coin-…``
+    models play the same distribution. Anything else: idle too."""
+    quits = body["model"].endswith("quitter") or \
         ("/coin-" in "/" + body["model"] and _coin(body))
-    if last["role"] == "tool" or not wasteful:
-        return Reply(tool_calls=[("end_day", "{}")])
-    text = last.get("content") or ""
-    units = 60 if "/coin-" in "/" + body["model"] else 600
-    if "Day 1 of" in text:
-        items = [{"product_id": p, "quantity": units} for p in PRODUCTS]
-        return Reply(tool_calls=[("place_order", json.dumps({"items": items}))])
-    if re.search(r"Warehouse: [1-9]\d* units", text):
-        items = [{"product_id": p, "quantity": units} for p in PRODUCTS]
-        return Reply(tool_calls=[("discard", json.dumps({"items": items}))])
+    if quits:
+        return Reply(content="I would rather not.")
     return Reply(tool_calls=[("end_day", "{}")])
 
 
@@ -65,17 +56,22 @@ def _models(llm: FakeLLM, *names: str) -> list[dict]:
 
 
 def _spec(models: list[dict], **extra) -> CompareSpec:
+    """8 days, at most 20 pairs; a wide margin (half the oracle's score): deciding two
+    identical models equivalent within 5 % takes over 100 pairs (docs/compare.md)."""
     return CompareSpec(base=build_config({"days": 8, "seeds": [1], "models": models}),
-                       max_pairs=20, **extra)
+                       **{"max_pairs": 20, "margin": 0.5, **extra})
 
 
 def test_the_better_fake_model_wins_within_the_budget(llm, tmp_path):
     db = str(tmp_path / "c.duckdb")
-    out = asyncio.run(compare(_spec(_models(llm, "wasteful", "idle"),
+    out = asyncio.run(compare(_spec(_models(llm, "quitter", "idle"),
                                     budget_usd=Decimal("20")), db))
     assert out.row.verdict == WINNER and out.row.best == "openai/idle"
-    assert out.row.pairs <= 8 and Decimal(0) < out.row.spent_usd <= Decimal(20)
-    assert all(w < i for w, i in zip(out.scores["openai/wasteful"], out.scores["openai/idle"]))
+    assert out.row.pairs <= 14 and Decimal(0) < out.row.spent_usd <= Decimal(20)
+    assert out.scores["openai/quitter"] == [0.0] * out.row.pairs    # scored 0, in shares
+    assert all(0.5 < i < 1 for i in out.scores["openai/idle"])
+    assert out.shares == {"openai/quitter": (out.row.pairs, 0, out.row.pairs),
+                          "openai/idle": (0, 0, out.row.pairs)}       # unfinished, above
     with Store(db, read_only=True) as store:
         row = comparison(store, "latest")
         steps = comparison_steps(store, row.comparison_id)
@@ -112,31 +108,40 @@ def test_identically_skilled_models_are_not_called_different(llm, tmp_path):
 
 
 def test_a_race_of_three_drops_the_worst_and_calls_the_rest_equivalent(llm, tmp_path):
-    out = asyncio.run(compare(_spec(_models(llm, "idle", "wasteful", "idle-twin")),
+    out = asyncio.run(compare(_spec(_models(llm, "idle", "quitter", "idle-twin")),
                               str(tmp_path / "c.duckdb")))
     assert out.row.verdict == EQUIVALENT
     first, last = out.steps[0], out.steps[-1]
     assert len(first.intervals) == 3                       # every pair of the three
-    assert first.survivors == ["openai/idle", "openai/wasteful", "openai/idle-twin"]
+    assert first.survivors == ["openai/idle", "openai/quitter", "openai/idle-twin"]
     assert last.survivors == ["openai/idle", "openai/idle-twin"]     # after the step
-    below = [p for p in last.intervals if "openai/wasteful" in (p["a"], p["b"])]
-    assert all((p["high"] < 0) if p["b"] == "openai/wasteful" else (p["low"] > 0)
+    below = [p for p in last.intervals if "openai/quitter" in (p["a"], p["b"])]
+    assert all((p["high"] < 0) if p["b"] == "openai/quitter" else (p["low"] > 0)
                for p in below) and len(below) == 2
 
 
-def test_a_batch_the_budget_cannot_cover_is_not_started(llm, tmp_path):
-    db = str(tmp_path / "c.duckdb")
-    out = asyncio.run(compare(_spec(_models(llm, "idle", "wasteful"),
-                                    budget_usd=Decimal("0.001")), db))
-    assert out.row.verdict == INCONCLUSIVE and out.steps == [] and llm.served == 0
-    assert "the next batch is forecast at $" in out.row.reason and "budget is left" in \
-        out.row.reason
+def test_a_budget_that_cannot_pay_the_first_batch_runs_nothing(llm, tmp_path, capsys):
+    """It used to exit 0, "inconclusive after 0 pairs", with an empty chart."""
+    from vendbench.errors import ConfigError
+
+    db = tmp_path / "c.duckdb"
+    with pytest.raises(ConfigError, match=r"the first batch \(2 pairs\) is forecast at \$"):
+        asyncio.run(compare(_spec(_models(llm, "idle", "quitter"),
+                                  budget_usd=Decimal("0.001")), str(db)))
+    assert llm.served == 0 and not db.exists()
+    assert main(["compare", "openai/idle", "openai/quitter", "--api-base", llm.url,
+                 "--price", "openai/idle=0.4,1.6", "--price", "openai/quitter=0.4,1.6",
+                 "--days", "8", "--budget", "0.001", "--db", str(db),
+                 "--chart", str(tmp_path / "c.png")]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "nothing was run" in line
+    assert llm.served == 0 and not db.exists() and not (tmp_path / "c.png").exists()
 
 
 def test_a_crash_after_a_batch_resumes_to_the_same_answer(tmp_path):
     models = [{"id": "baseline/order-up-to"}, {"id": "baseline/oracle"}]
-    spec = CompareSpec(base=build_config({"days": 5, "seeds": [1], "models": models}),
-                       max_pairs=12)
+    spec = CompareSpec(base=build_config({"days": 15, "seeds": [1], "models": models}),
+                       max_pairs=20)
     whole = asyncio.run(compare(spec, str(tmp_path / "whole.duckdb")))
     db = str(tmp_path / "c.duckdb")
 
@@ -165,16 +170,23 @@ def _status(db: str) -> str:
 
 
 def test_the_cli_runs_shows_and_charts_a_comparison(tmp_path, capsys):
+    """SPEC 18.6's first power target: the oracle against order-up-to at 30 days is
+    decided for the oracle within 20 pairs."""
     db = str(tmp_path / "c.duckdb")
-    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "5",
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "30",
                  "--db", db, "--chart", str(tmp_path / "c.png")]) == 0
     out = capsys.readouterr()
     assert "verdict: baseline/oracle is better, after" in out.out
+    assert "method: betting confidence sequence" in out.out
+    assert "baseline/oracle: 0% of" in out.out and "0% above the oracle" in out.out
     assert "batch 1: seeds 1-2" in out.err and (tmp_path / "c.png").stat().st_size > 10_000
     assert main(["compare", "--show", "latest", "--db", db, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["verdict"] == WINNER and shown["steps"][0]["intervals"][0]["low"] is None
-    assert shown["steps"][-1]["intervals"][0]["relative"]["low"] > 0
+    assert shown["verdict"] == WINNER and shown["pairs"] <= 20
+    assert shown["steps"][0]["intervals"][0]["low"] < 0 < shown["steps"][-1]["intervals"][0][
+        "low"]                                                        # in oracle shares
+    assert shown["estimand"] == "mean" and "Waudby-Smith" in shown["method"]
+    assert shown["models_shares"]["baseline/oracle"]["above_oracle_share"] == 0
 
 
 def test_an_unknown_comparison_is_named(tmp_path, capsys):

@@ -12,7 +12,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from vendbench.leaderboard import bootstrap_ci, build, html_report, render, write_charts
+from vendbench.leaderboard import (bootstrap_ci, build, html_report, mean_interval, render,
+                                   write_charts)
 from vendbench.results import Store
 
 T0 = dt.datetime(2026, 11, 1)
@@ -33,8 +34,8 @@ def add_trial(store, run_id, model, seed, status="completed", net=50_000.0, cost
     tid = f"{run_id}-{model}-{seed}-{attempt}"
     store.con.execute(
         'INSERT INTO trials (trial_id, run_id, model, seed, "repeat", attempt, status, '
-        "initial_cash, final_cash, final_net_assets, cost_usd, started_at, days_completed) "
-        "VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 30)",
+        "initial_cash, final_cash, final_net_assets, cost_usd, started_at, days_completed, "
+        "world_seed) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 30, 2026)",
         [tid, run_id, model, seed, attempt, status, cash, net, net,
          None if cost is None else D(cost), started])
     for day, row in enumerate(days or [], 1):
@@ -42,6 +43,13 @@ def add_trial(store, run_id, model, seed, status="completed", net=50_000.0, cost
             "INSERT INTO days (trial_id, day, cash, net_assets, revenue, cogs, waste_cost) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)", [tid, day, *row])
     return tid
+
+
+def add_ceiling(store, seed, score, days=30, scenario="autovend"):
+    """What the oracle scores on world 2026, ``seed`` (kept, as a run keeps it)."""
+    from vendbench.results import CeilingRow
+
+    store.write(CeilingRow(scenario, 2026, seed, "", days, "baseline/oracle", score, T0))
 
 
 @pytest.fixture
@@ -62,6 +70,7 @@ def test_core_metrics_with_known_answers(db):
             add_trial(s, "r1", "baseline/order-up-to", seed, net=net)
         for seed, net in enumerate([140_000, 140_000, 140_000], 1):
             add_trial(s, "r1", "baseline/oracle", seed, net=net)
+            add_ceiling(s, seed, 140_000.0)
     board = build(db)
     a = row(board, "openai/a")
     assert a.trials == a.completed == 3
@@ -72,9 +81,12 @@ def test_core_metrics_with_known_answers(db):
     assert a.api_efficiency == pytest.approx((10_000 + 10_000 + 30_000) / 3)
     assert a.vs_baseline_ratio == pytest.approx((1.2 + 1.6 + 1.4) / 3)
     assert a.beats_baseline == 3 and a.baseline_pairs == 3
-    assert a.oracle_share == pytest.approx((0.2 + 0.4 + 0.3) / 3)
-    lo, hi = a.ci_net_assets
-    assert 60_000 <= lo < 70_000 < hi <= 80_000
+    # oracle share: the score over the oracle's on the same world and seed, averaged
+    assert a.oracle_share == pytest.approx(70_000 / 140_000)
+    lo, hi = a.ci_oracle_share
+    assert lo < 0.5 < hi and (lo, hi) == mean_interval([60 / 140, 80 / 140, 70 / 140],
+                                                       bounds=(0, 1.25))
+    assert a.above_oracle == 0
     assert [r.model for r in board.rows] == ["baseline/oracle", "openai/a",
                                              "baseline/order-up-to"]
     base = row(board, "baseline/order-up-to")
@@ -106,7 +118,9 @@ def test_all_unfinished_and_single_trial_edge_cases(db):
     a, b = row(board, "openai/a"), row(board, "openai/b")
     assert a.mean_net_assets == 0 and a.cv is None
     assert a.api_efficiency is None and a.api_efficiency_note == "no completed trial"
-    assert b.sd_net_assets == 0 and b.ci_net_assets is None           # one trial: no CI
+    assert b.sd_net_assets == 0
+    lo, hi = b.ci_oracle_share                      # one trial: an honest, wide interval
+    assert lo <= b.oracle_share <= hi and hi - lo > 0.5
     assert b.api_efficiency == pytest.approx(30_000)
     assert "—" in render(board, "table")
 
@@ -163,19 +177,25 @@ def test_baseline_and_oracle_comparisons_pair_by_seed_and_a_tie_is_no_win(db):
             add_trial(s, "r1", "openai/a", seed, net=model, cost="1")
             add_trial(s, "r1", "baseline/order-up-to", seed, net=base)
             add_trial(s, "r1", "baseline/oracle", seed, net=oracle)
+            add_ceiling(s, seed, oracle)
         add_trial(s, "r1", "openai/b", 4, net=90_000, cost="1")   # a seed with no baseline
+        add_ceiling(s, 4, 60_000.0)                               # it beat the oracle
     board = build(db)
     a = row(board, "openai/a")
     assert a.vs_baseline_ratio == pytest.approx((2.0 + 0.5 + 1.0) / 3)      # not 1.0
     assert a.beats_baseline == 1 and a.baseline_pairs == 3                  # the tie: no
-    # oracle share: growth over the oracle's growth on the same seed, averaged
-    assert a.oracle_share == pytest.approx((60 / 100 + 10 / 200 + 40 / 80) / 3)
+    # oracle share: the score over the oracle's on the same world and seed, averaged
+    assert a.oracle_share == pytest.approx((100 / 140 + 50 / 240 + 80 / 120) / 3)
     oracle = row(board, "baseline/oracle")
-    assert oracle.oracle_share == pytest.approx(1.0)
+    assert oracle.oracle_share == pytest.approx(1.0) and oracle.above_oracle == 0
     assert oracle.vs_baseline_ratio == pytest.approx((140 / 50 + 240 / 100 + 120 / 80) / 3)
     b = row(board, "openai/b")
     assert b.vs_baseline_ratio is None and b.beats_baseline is None and b.baseline_pairs == 0
-    assert b.oracle_share is None
+    # above the oracle: an exploit or a bug, flagged where a user looks (capped at 1.25)
+    assert b.oracle_share == 1.25 and b.above_oracle == 1
+    text = render(board, "table")
+    assert "125% (" in text and " !" in text and "ABOVE THE ORACLE: openai/b" in \
+        " ".join(text.split())
 
 
 def test_a_model_below_a_zero_baseline_does_not_beat_it_and_has_no_ratio(db):
@@ -240,17 +260,19 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
                       days=[(40_000.0, 40_000.0, 0, 0, 0), (41_000.0, 60_000.0 + seed, 9, 5, 0)])
             add_trial(s, "r1", "baseline/order-up-to", seed, net=50_000,
                       days=[(40_000.0, 40_000.0, 0, 0, 0), (41_000.0, 50_000.0, 9, 5, 0)])
+            add_ceiling(s, seed, 100_000.0)
     board = build(db)
     assert render(board, "markdown").startswith("| #")
     csv_text = render(board, "csv")
     header = csv_text.splitlines()[0].split(",")
     assert header[:4] == ["rank", "model", "trials", "completed"]
-    assert "ci_net_assets_low" in header and "ci_net_assets_high" in header
-    assert "ci_net_assets" not in header and "[" not in csv_text       # one value per cell
+    assert "ci_oracle_share_low" in header and "ci_oracle_share_high" in header
+    assert "ci_oracle_share" not in header and "[" not in csv_text     # one value per cell
     rows = list(csv.DictReader(io.StringIO(csv_text)))
     assert [r["rank"] for r in rows] == ["1", "2"] and rows[0]["model"] == "openai/a"
-    assert float(rows[0]["ci_net_assets_low"]) <= float(rows[0]["mean_net_assets"]) <= \
-        float(rows[0]["ci_net_assets_high"])
+    assert float(rows[0]["oracle_share"]) == pytest.approx(0.600015)
+    assert float(rows[0]["ci_oracle_share_low"]) <= float(rows[0]["oracle_share"]) <= \
+        float(rows[0]["ci_oracle_share_high"])
     # rates are fractions in the data, percents only in the tables people read
     data = json.loads(render(board, "json"))["rows"][0]
     rates = ("cv", "oracle_share", "cached_share", "waste_rate", "stockout_rate",
@@ -261,7 +283,7 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
     assert f"{data['cv'] * 100:.1f}%" in render(board, "markdown")   # the same, as a percent
     files = write_charts(board, tmp_path / "charts")
     assert {f.name for f in files} == {f"{n}.{e}" for n in ("trajectories",
-                                                          "terminal_net_assets",
+                                                          "oracle_share",
                                                           "return_vs_cost", "operations")
                                        for e in ("png", "svg")}
     assert all(f.stat().st_size > 5_000 for f in files)
@@ -288,12 +310,15 @@ def test_model_rows_edge_cases_on_hand_built_trials():
                                                                    40_000, "0"),
               trial("baseline/oracle", 1, 40_000, "0"), trial("baseline/oracle", 2, 40_000.5,
                                                               "0")]
-    rows = {r.model: r for r in model_rows(trials, {"openai/a-1": {"waste_rate": 0.1}})}
+    shares = {"openai/a-1": 0.5, "openai/a-2": None, "baseline/oracle-1": 1.0}
+    rows = {r.model: r for r in model_rows(trials, {"openai/a-1": {"waste_rate": 0.1}},
+                                           shares)}
     a = rows["openai/a"]
     assert a.sd_net_assets == pytest.approx(statistics.stdev([60_000, 80_000]))   # two trials
     assert a.vs_baseline_ratio == pytest.approx((60_000 / 0.5 + 80_000 / 40_000) / 2)
-    # the oracle grew by 0 on seed 1 (no share to take) and by 0.5 on seed 2
-    assert a.oracle_share == pytest.approx(40_000 / 0.5)
+    # seed 2 has no oracle score (a private world without its salt): seed 1's share alone
+    assert a.oracle_share == 0.5 and a.ci_oracle_share[0] < 0.5 < a.ci_oracle_share[1]
+    assert rows["baseline/order-up-to"].oracle_share is None
     assert a.operations == {"waste_rate": 0.1}                # seed 2 had no figures
     assert a.cached_share == 0.0                              # input, but nothing read
     cached = model_rows([trial("openai/c", 1, 50_000, inp=1000, read=250),
@@ -305,7 +330,7 @@ def test_model_rows_edge_cases_on_hand_built_trials():
     assert (base.vs_baseline_ratio, base.beats_baseline, base.baseline_pairs) == (None, None, 0)
     assert base.cached_share is None                          # no LLM input at all
     out = a.as_json()
-    assert out["ci_net_assets"] == list(a.ci_net_assets) and out["waste_rate"] == 0.1
+    assert out["ci_oracle_share"] == list(a.ci_oracle_share) and out["waste_rate"] == 0.1
     assert json.loads(json.dumps(out))["ci_api_efficiency"] == list(a.ci_api_efficiency)
 
 
@@ -331,10 +356,13 @@ def test_the_terminal_table_fits_80_columns_and_wide_has_every_column(db, capsys
         for seed in (1, 2, 3):
             add_trial(s, "r1", long, seed, net=249_612.0 + seed, cost="61.25")
             add_trial(s, "r1", "baseline/order-up-to", seed, net=50_000.0 + seed)
+            add_ceiling(s, seed, 500_000.0)
     assert main(["leaderboard", "--db", db]) == 0
     narrow = capsys.readouterr().out
     assert max(len(line) for line in narrow.splitlines() if db not in line) <= 80, narrow
-    assert long in narrow and "249,614" in narrow and "249,613–249,615" in narrow  # not cut
+    lo, hi = mean_interval([(249_612 + k) / 500_000 for k in (1, 2, 3)], bounds=(0, 1.25))
+    assert long in narrow and "249,614" in narrow                         # not cut
+    assert f"50% ({lo:.0%}–{hi:.0%})" in narrow                          # its share, honestly
     assert "more columns (vs base, cost $, growth" in narrow and "--wide" in narrow
     assert main(["leaderboard", "--db", db, "--wide"]) == 0
     wide = capsys.readouterr().out

@@ -16,17 +16,20 @@ from vendbench.cli import main
 from vendbench.leaderboard import Filters, build, build_trend, html_report, write_trend_chart
 from vendbench.results import Store
 
-from .test_leaderboard import T0, add_run, add_trial
+from .test_leaderboard import T0, add_ceiling, add_run, add_trial
 
 SEEDS = range(1, 9)
 # per-seed levels: seeds differ a lot (demand draws), which pairing removes
 LEVEL = {s: 60_000 + 9_000 * s for s in SEEDS}
+ORACLE_SCORE = 150_000.0             # what the oracle scores on each seed
 
 
 def night(store, run_id: str, day: int, scores: dict[str, dict[int, float]],
           statuses: dict[tuple[str, int], str] | None = None, *, days: int = 30) -> None:
     created = T0 + dt.timedelta(days=day)
     add_run(store, run_id, created=created, days=days)
+    for seed in {seed for by_seed in scores.values() for seed in by_seed}:
+        add_ceiling(store, seed, ORACLE_SCORE, days=days)     # kept once per key
     for model, by_seed in scores.items():
         for seed, net in by_seed.items():
             status = (statuses or {}).get((model, seed), "completed")
@@ -61,9 +64,12 @@ def test_a_regressing_model_is_flagged_a_steady_or_noisy_one_is_not(db):
     flags = {(r["model"], r["kind"]): r for r in trend.regressions}
     assert set(flags) == {("openai/regress", "score"), ("openai/flaky", "failures")}
     score = flags[("openai/regress", "score")]
-    assert score["pairs"] == 8 and score["mean_difference"] == pytest.approx(-3_000 - 250 * 4.5)
+    assert score["pairs"] == 8 and score["mean_difference"] == pytest.approx(
+        (-3_000 - 250 * 4.5) / ORACLE_SCORE)                     # in oracle shares
     lo, hi = score["ci_difference"]
-    assert lo <= score["mean_difference"] <= hi < 0
+    assert lo <= score["mean_difference"] <= hi               # too small for the interval,
+    assert score["worse"] == 8 and score["sign_test_p"] == 2 ** -8   # not for the signs
+    assert "sign test p 0.004" in score["evidence"]
     assert (score["previous_run"], score["latest_run"]) == ("n1", "n2")
     failures = flags[("openai/flaky", "failures")]
     assert (failures["previous_failed"], failures["latest_failed"]) == (0, 3)
@@ -108,7 +114,8 @@ def test_trend_formats_and_exit_code(db, tmp_path, capsys):
     assert all(r["evidence"] for r in data["regressions"])
     regress = [n for n in data["nights"] if n["model"] == "openai/regress"]
     assert [n["run_id"] for n in regress] == ["n1", "n2"]
-    assert regress[0]["ci_net_assets"][0] <= regress[0]["mean_net_assets"]
+    lo, hi = regress[0]["ci_oracle_share"]
+    assert lo <= regress[0]["oracle_share"] <= hi
     assert regress[0]["cost_total_usd"] == 4.0 and regress[0]["completed"] == 8
     assert main(["trend", "--db", db, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
@@ -178,10 +185,11 @@ def test_too_few_pairs_are_not_tested_rather_than_flagged_by_chance(tmp_path):
     """Three seeds all lower: the percentile bootstrap's interval would lie below 0 (as
     it does for one night in eight by chance alone), so three pairs are not tested."""
     from vendbench.leaderboard._board import bootstrap_ci
-    from vendbench.leaderboard._trend import MIN_PAIRS
+    from vendbench.leaderboard._trend import MIN_PAIRS, sign_test
 
     drop = {1: -400.0, 2: -300.0, 3: -500.0}
     assert bootstrap_ci(list(drop.values()))[1] < 0        # what would have been flagged
+    assert sign_test(3, 3) == 1 / 8                        # chance alone: one night in 8
     db = str(tmp_path / "three.duckdb")
     with Store(db) as s:
         night(s, "n1", 1, {"openai/a": {k: LEVEL[k] for k in drop}})
@@ -191,3 +199,22 @@ def test_too_few_pairs_are_not_tested_rather_than_flagged_by_chance(tmp_path):
     check = next(c for c in trend.comparisons if c["kind"] == "score")
     assert check["pairs"] == 3 and not check["regressed"] and check["ci_difference"] is None
     assert f"need {MIN_PAIRS}+ trials" in " ".join(trend.notes)
+
+
+def test_a_large_drop_clears_the_interval_and_a_steady_model_never_does(tmp_path):
+    """The mean's interval flags a collapse even when the signs alone could not (some
+    seeds up); the sign test is exact: 7 worse of 8 is 3.5 %, within its 4 %, and 8 of
+    10 is 5.5 %, above it."""
+    from vendbench.leaderboard._trend import sign_test
+
+    assert sign_test(8, 8) == 1 / 256 and sign_test(7, 8) == pytest.approx(9 / 256)
+    assert sign_test(8, 10) == pytest.approx(56 / 1024)
+    assert sign_test(0, 0) == 1.0
+    db = str(tmp_path / "c.duckdb")
+    seeds = range(1, 21)
+    with Store(db) as s:
+        night(s, "n1", 1, {"openai/a": {k: 140_000.0 for k in seeds}})
+        # collapses on 15 seeds, a little better on 5: 15 of 20 worse is p = 2.1 %...
+        night(s, "n2", 2, {"openai/a": {k: (0.0 if k <= 15 else 141_000.0) for k in seeds}})
+    (check,) = [c for c in build_trend(db).comparisons if c["kind"] == "score"]
+    assert check["regressed"] and check["ci_difference"][1] < 0

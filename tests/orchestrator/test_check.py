@@ -86,7 +86,7 @@ def test_a_server_that_never_answers_is_named_with_the_limit(llm, capsys, monkey
     from vendbench.orchestrator import _check
 
     monkeypatch.setattr(_check, "PROBE_TIMEOUT_S", 0.5)
-    llm.inject("hang", seconds=30)
+    llm.inject("hang", seconds=5)              # ten times the limit
     assert main(["check", "--models", "openai/fake", "--api-base", llm.url, "--price",
                  "openai/fake=0.4,1.6"]) == 2
     err = capsys.readouterr().err

@@ -247,3 +247,26 @@ def test_tool_results_read_as_utf8_in_the_viewer():
     assert readable(old) == '{"ok":true,"report":"Day 2 · 23°C"}'
     assert "23°C" in _preview({"role": "tool", "content": old})
     assert readable("not json \\u00b0") == "not json \\u00b0"
+
+
+def test_a_trial_above_the_oracle_is_flagged_where_a_user_looks(tmp_path):
+    """SPEC 18.1: a trial that beats the privileged oracle has found an exploit or a bug.
+    (Here the kept oracle score is lowered by hand, as an exploit would raise a trial.)"""
+    import asyncio
+
+    from vendbench.orchestrator import build_config, execute
+    from vendbench.results import Store
+
+    db = str(tmp_path / "r.duckdb")
+    run = asyncio.run(execute(build_config({"days": 2, "models": [
+        {"id": "baseline/order-up-to"}]}), db))
+    trial = run.as_json()["trials"][0]["trial_id"]
+    pages = Pages(db)
+    assert "Above the oracle" not in pages.get(f"trial/{trial}/index.html").body
+    with Store(db) as store:
+        (kept,) = store.con.execute("SELECT score FROM ceilings").fetchone()
+        store.con.execute("UPDATE ceilings SET score = score / 2")
+    page = pages.get(f"trial/{trial}/index.html").body
+    assert "Above the oracle" in page and "125%" in page
+    assert "125% !" in pages.get(f"run/{run.run_id}.html").body
+    assert kept > 0

@@ -20,6 +20,9 @@ from decimal import Decimal
 from ..errors import BudgetExceeded
 
 ZERO = Decimal(0)
+# the scope of a run's one pool: a BudgetExceeded of this scope ("run budget: ...") ended
+# a trial because the pool, not its own budget, could not hold its next request
+POOL_SCOPE = "run"
 
 
 class Budget:

@@ -10,25 +10,35 @@ from decimal import Decimal
 from typing import Any
 
 from ..errors import ConfigError
-from ._args import (HelpFormatter, days, number, positive, run_until_signalled, seed, usd,
-                    wrap)
+from ._args import (HelpFormatter, days, number, run_until_signalled, seed, usd,
+                    within, wrap)
 
 EPILOG = """\
-Both models play the same worlds and seeds (a pair), in batches. After each batch an
-anytime-valid 95% confidence sequence for the mean paired difference is updated: it
-covers the true difference at every batch at once, so stopping as soon as it decides
-keeps the error rate at 5%. The comparison stops when the interval excludes 0 (a
-winner), lies within +-margin of the first model's mean (equivalent), or when the next
-batch's forecast cost would pass --budget or --max-pairs is reached (inconclusive, with
-a guess at what deciding would take). With three or more models it races them: a model
-is out as soon as another is better, and the race ends with one model left or the rest
-equivalent, with the same 5% guarantee overall.
+Both models play the same worlds and seeds (a pair), in batches. Each trial's score is
+taken as a share of the scenario's oracle on the same world and seed (an unfinished
+trial's 0 included, capped at 125%), so scores lie in known bounds; after each batch an
+anytime-valid 95% confidence sequence for the mean paired difference of those shares is
+updated, by betting (Waudby-Smith & Ramdas 2024): it covers the true difference at
+every batch at once whatever the shape of the scores (failures scored 0, heavy tails,
+ties), so stopping as soon as it decides keeps the error rate at 5%. The comparison
+stops when the interval excludes 0 (a winner), lies within +-margin (a share of the
+oracle's score, fixed before the first pair: equivalent), or when the next batch's
+forecast cost would pass --budget, --max-pairs is reached, or two batches in a row add
+no pair (inconclusive, with a guess at what deciding would take). With three or more
+models it races them: a model is out as soon as another is better, and the race ends
+with one model left or the rest equivalent, with the same 5% guarantee overall.
 
-Scores are the leaderboard's (a trial that did not finish counts 0); a pair with a
-harness error is dropped, never scored. Every batch is a run of --db (named "compare ID
-batch K"), every trial logged as in vendbench run; the comparison and its whole
-sequence are stored (tables comparisons, comparison_steps). The method, its citation
-and its measured savings: docs/compare.md.
+--estimand win-rate asks another question: does B beat A on more worlds than A beats
+B (a sequential sign test, ties left out), reported as a share of worlds, never as
+money. --assume gaussian uses the Gaussian sequence instead, valid only if the paired
+differences are Gaussian; every output then says so.
+
+A pair with a harness error, an interrupted trial, or a trial the comparison's own
+budget stopped is dropped, never scored. Every verdict shows each model's share of
+unfinished trials and of trials above the oracle. Every batch is a run of --db (named
+"compare ID batch K"), every trial logged as in vendbench run; the comparison and its
+whole sequence are stored (tables comparisons, comparison_steps). The method, its
+citation and its measured error rates and power: docs/compare.md.
 
 examples:
   vendbench compare baseline/order-up-to baseline/oracle --days 30
@@ -60,16 +70,22 @@ def add(sub: Any) -> None:
                           "it is not started")
     cmp.add_argument("--trial-budget", dest="budget", type=usd, metavar="USD",
                      help="USD budget per trial (as run --budget)")
-    cmp.add_argument("--max-pairs", type=positive, metavar="N",
-                     help="pairs at most (default 50)")
+    cmp.add_argument("--max-pairs", type=within("--max-pairs", 2, 10_000), metavar="N",
+                     help="pairs at most, 2-10,000 (default 50)")
     cmp.add_argument("--margin", type=number("a margin", 0, 1, above_low=True), metavar="M",
-                     help="equivalence margin, a share of the first model's mean score "
-                          "(default 0.02)")
+                     help="equivalence margin, a share of the oracle's score, fixed before "
+                          "the first pair (default 0.05)")
+    cmp.add_argument("--estimand", choices=["mean", "win-rate"],
+                     help="mean: the mean difference of oracle shares (default); win-rate: "
+                          "the share of worlds one model wins, by a sequential sign test")
+    cmp.add_argument("--assume", choices=["gaussian"],
+                     help="decide with the Gaussian sequence instead (valid only for Gaussian "
+                          "differences; every output says so)")
     cmp.add_argument("--alpha", type=number("an error rate", 0, 0.5, above_low=True),
                      metavar="A", help="error rate, over all stops (default 0.05)")
-    cmp.add_argument("--batch", type=positive, metavar="N",
-                     help="pairs per batch (default 2; rounded up to whole seeds when "
-                          "there are several worlds)")
+    cmp.add_argument("--batch", type=within("--batch", 1, 1_000), metavar="N",
+                     help="pairs per batch, 1-1,000 (default 2; rounded up to whole seeds "
+                          "when there are several worlds)")
     cmp.add_argument("--days", type=days, metavar="D",
                      help="horizon, 1-365 (default: the scenario's)")
     cmp.add_argument("--scenario", metavar="S", help="autovend (default) or network")
@@ -134,7 +150,8 @@ def _spec(args: argparse.Namespace) -> Any:
     base = config_from_args(args)
     fields: dict[str, Any] = {"base": base}
     for name, key in (("compare_budget", "budget_usd"), ("max_pairs", "max_pairs"),
-                      ("margin", "margin"), ("alpha", "alpha"), ("batch", "batch")):
+                      ("margin", "margin"), ("alpha", "alpha"), ("batch", "batch"),
+                      ("estimand", "estimand"), ("assume", "assume")):
         value = getattr(args, name)
         if value is not None:
             fields[key] = Decimal(value) if key == "budget_usd" else value
@@ -143,6 +160,7 @@ def _spec(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
     from ..compare import compare
+    from ..compare._show import method
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if args.json:
@@ -150,7 +168,8 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
         if kind == "started":
             what = "continuing" if data["resumed"] else "comparing"
             print(f"{what} {', '.join(spec.models)} ({data['comparison_id']}): paired batches "
-                  f"of {spec.batch}, alpha {spec.alpha}, margin ±{spec.margin:.1%}"
+                  f"of {spec.batch}, alpha {spec.alpha}, margin ±{spec.margin:.1%} of the "
+                  f"oracle; {method(spec)}"
                   + (f", budget ${spec.budget_usd}" if spec.budget_usd else ""),
                   file=sys.stderr, flush=True)
         elif kind == "batch":
@@ -172,7 +191,7 @@ def _show(args: argparse.Namespace, spec: Any, outcome: Any) -> int:
     from ..compare import as_json, lines, write_chart
 
     if args.json:
-        print(json.dumps(as_json(outcome)))
+        print(json.dumps(as_json(outcome, spec)))
     else:
         print("\n".join(lines(outcome, spec)))
     if args.chart:

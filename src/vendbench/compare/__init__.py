@@ -1,16 +1,19 @@
-"""Cost-capped comparisons (SPEC §17): paired batches of trials, an anytime-valid
-confidence sequence per pair of models, a stop at a winner, an equivalence, or the
-budget; racing for more than two models.
+"""Cost-capped comparisons (SPEC §17, §18): paired batches of trials, an anytime-valid
+confidence sequence per pair of models on oracle shares (by betting: valid for any
+shape of scores within their bounds), a stop at a winner, an equivalence, or the budget;
+racing for more than two models. ``assess`` is the decision, pure, for checks from
+outside.
 
     spec = CompareSpec(base=build_config({...}), budget_usd=Decimal(20))
     outcome = asyncio.run(compare(spec, "vendbench.duckdb"))
 """
 
 from ._confseq import PRIOR_PRECISION, Interval, half_width, interval, ratio
-from ._race import EQUIVALENT, INCONCLUSIVE, WINNER, Assessment, Pairwise, assess
+from ._race import (EQUIVALENT, INCONCLUSIVE, METHODS, WIN_RATE, WINNER, Assessment, Pairwise,
+                    assess)
 from ._run import CompareSpec, Outcome, compare
 from ._show import as_json, lines, write_chart
 
 __all__ = ["Assessment", "CompareSpec", "EQUIVALENT", "INCONCLUSIVE", "Interval", "Outcome",
-           "Pairwise", "PRIOR_PRECISION", "WINNER", "as_json", "assess", "compare", "half_width",
+           "METHODS", "Pairwise", "PRIOR_PRECISION", "WIN_RATE", "WINNER", "as_json", "assess", "compare", "half_width",
            "interval", "lines", "ratio", "write_chart"]

@@ -5,10 +5,18 @@ still in the race plays the same worlds and seeds, so each (world, seed) is a pa
 After it, every pairwise confidence sequence is updated (``_race.assess``) and the step
 stored. Before the next batch its cost is forecast (``orchestrator.forecast_run``); a
 batch that would pass the budget is not started: the comparison ends inconclusive, with
-a guess at what deciding would take. Scores are the leaderboard's (a trial that did not
-finish counts 0); a pair with a harness error or an interrupted trial is dropped, never
-scored. A comparison continues after a crash from what its runs hold (``resume``): the
-scores are always read back from the runs, never kept apart from them.
+a guess at what deciding would take, and a budget that cannot pay for the first batch
+is refused before anything runs.
+
+Scores are oracle shares (SPEC 18.1: a trial's score over the oracle's on the same
+world, seed and horizon, an unfinished trial's 0 included, floored and capped), so they
+lie in known bounds and the sequence holds for any shape of scores. A pair with a harness
+error or an interrupted trial is dropped, never scored, and so is a pair one of whose
+trials the comparison's own budget stopped (its next request no longer fit the pool):
+that is the budget's doing, not the model's. Each model's share of unfinished trials and
+of trials above the oracle is kept beside every verdict. A comparison continues after a
+crash from what its runs hold (``resume``): the scores are always read back from the
+runs, never kept apart from them.
 """
 
 from __future__ import annotations
@@ -18,15 +26,16 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import ConfigError
-from ..leaderboard import score
-from ..orchestrator import RunConfig, execute, forecast_run
-from ..results import (SET_APART, ComparisonRow, ComparisonStep, Store, comparison,
-                       comparison_steps, latest_attempts, new_run_id, run_named)
+from ..environment import REGISTRY, share_bounds
+from ..errors import ConfigError, ResultsError
+from ..orchestrator import POOL_SCOPE, RunConfig, execute, forecast_run
+from ..results import (SET_APART, ComparisonRow, ComparisonStep, Store, ceilings_for,
+                       comparison, comparison_steps, latest_attempts, new_run_id, run_named,
+                       shares)
 from ._race import INCONCLUSIVE, WINNER, Assessment, assess, pairs_to_decide
 
 Events = Callable[[str, dict[str, Any]], None]
@@ -40,9 +49,18 @@ class CompareSpec(BaseModel):
     base: RunConfig                       # the models, horizon, worlds, per-trial budgets
     budget_usd: Decimal | None = Field(default=None, gt=0)
     max_pairs: int = Field(default=50, ge=2, le=10_000)
-    margin: float = Field(default=0.02, gt=0, lt=1)
+    # in oracle shares, fixed before the first pair (not scaled by any running mean)
+    margin: float = Field(default=0.05, gt=0, lt=1)
     alpha: float = Field(default=0.05, gt=0, lt=0.5)
     batch: int = Field(default=2, ge=1, le=1_000)
+    estimand: Literal["mean", "win-rate"] = "mean"
+    assume: Literal["gaussian"] | None = None
+
+    @model_validator(mode="after")
+    def _gaussian_for_the_mean(self) -> CompareSpec:
+        if self.assume == "gaussian" and self.estimand != "mean":
+            raise ValueError("--assume gaussian is for the mean difference, not a win rate")
+        return self
 
     @property
     def models(self) -> list[str]:
@@ -64,6 +82,9 @@ class Outcome:
     would_take: str | None = None
     scores: dict[str, list[float]] = field(default_factory=dict)
     costs: dict[str, list[Decimal]] = field(default_factory=dict)    # per trial, by model
+    # per model: (unfinished trials, trials above the oracle, trials scored)
+    shares: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    empty_batches: int = 0               # the last batches in a row that added no pair
 
 
 def _name(comparison_id: str, step: int) -> str:
@@ -77,8 +98,12 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
     if len(spec.models) < 2:                  # (the run config refuses a model twice)
         raise ConfigError("compare needs two or more different models")
     emit = on_event or (lambda kind, data: None)
+    if REGISTRY.get(spec.base.scenario) is None or \
+            REGISTRY[spec.base.scenario].ceiling is None:
+        raise ConfigError(f"compare decides on oracle shares, and scenario "
+                          f"{spec.base.scenario} declares no oracle")
     if resume is None:
-        forecast_run(spec.base.model_copy(update={"seeds": [1]}))   # fail early, file untouched
+        _first_batch_fits(spec)               # fail early: the file untouched, nothing run
         row = ComparisonRow(f"cmp-{new_run_id()}", dt.datetime.now(dt.UTC).replace(tzinfo=None),
                             spec.base.scenario, spec.base.days, spec.models,
                             spec.model_copy(update={"base": spec.base.stored()}
@@ -136,12 +161,38 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
             with Store(db, read_only=True) as store:
                 earlier = run_named(store, config.name)
             finished = await _run_batch(config, db, earlier)
+            empty = state.empty_batches
             state = _replay(spec, db, state.row, state.steps, add=(step, finished))
+            state.empty_batches = empty + 1 if state.row.pairs == pairs_now else 0
             emit("step", {"outcome": state})
+            if state.empty_batches >= 2:
+                return _finish(db, spec, state, INCONCLUSIVE,
+                               "two batches in a row added no pair: every pair had a trial "
+                               "set apart (a harness or provider error, an interruption, or "
+                               "the comparison's budget); see vendbench runs for their "
+                               "reasons")
     except BaseException:
         with Store(db) as store:
             store.write(_with(state.row, status="interrupted"))
         raise
+
+
+def _first_batch_fits(spec: CompareSpec) -> None:
+    """Refuse, before anything is written or run, a comparison whose first batch the
+    budget cannot pay for (forecast as ``run`` forecasts; models and prices checked)."""
+    seeds = list(range(1, spec.seeds_per_batch + 1))
+    config = spec.base.model_copy(update={"seeds": seeds})
+    forecast = forecast_run(config)
+    if spec.budget_usd is None:
+        return
+    total = forecast.total
+    if total is None:
+        raise ConfigError("a compare --budget needs every LLM model priced")
+    if total > spec.budget_usd:
+        raise ConfigError(f"the first batch ({len(seeds) * len(spec.base.world_seeds)} pairs) "
+                          f"is forecast at ${total:.2f}, above the --budget "
+                          f"${spec.budget_usd:.2f}: nothing was run. Raise --budget, or "
+                          "lower --batch, --days or --trial-budget")
 
 
 def _batch_forecast(config: RunConfig, costs: dict[str, list[Decimal]], pairs: int
@@ -176,37 +227,50 @@ async def _run_batch(config: RunConfig, db: str, earlier: str | None) -> str:
 
 def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[ComparisonStep],
             add: tuple[int, str] | None = None) -> Outcome:
-    """Scores, survivors and the assessment, read back from the steps' runs (and one new
-    run, ``add``, recorded as a step)."""
+    """Scores (oracle shares), survivors and the assessment, read back from the steps'
+    runs (and one new run, ``add``, recorded as a step)."""
     runs = [s.run_id for s in steps] + ([add[1]] if add else [])
     scores: dict[str, list[float]] = {m: [] for m in spec.models}
     costs: dict[str, list[Decimal]] = {m: [] for m in spec.models}
+    counted = {m: [0, 0, 0] for m in spec.models}     # unfinished, above the oracle, scored
     survivors, assessment, dropped, spent = spec.models, None, 0, Decimal(0)
+    bounds = share_bounds(spec.base.scenario)
+    salt = spec.base.world_salt()
     new_steps = list(steps)
     with Store(db, read_only=True) as store:
         for i, run_id in enumerate(runs):
             spent += store.run_spend(run_id)
-            trials = latest_attempts(store.trials(run_id)).values()
+            trials = list(latest_attempts(store.trials(run_id)).values())
+            run = store.run(run_id)
+            keys = {(t["world_seed"], t["seed"]) for t in trials}
+            ceilings = ceilings_for(store, spec.base.scenario, spec.base.days, keys,
+                                    run.get("world_salt_sha256"), salt)
+            share = shares(trials, spec.base.scenario, ceilings)
             by_pair: dict[tuple[int, int], dict[str, dict[str, Any]]] = {}
             for t in trials:
                 by_pair.setdefault((t["world_seed"], t["seed"]), {})[t["model"]] = t
                 if t["cost_usd"] is not None and t["status"] not in SET_APART:
                     costs[t["model"]].append(t["cost_usd"])
-            # the comparison's budget ran out in this batch: a trial it cut short is the
-            # budget's doing, not the model's, so its pair is dropped, not scored 0
-            cut = spec.budget_usd is not None and spent >= spec.budget_usd
             for key in sorted(by_pair):
                 got = by_pair[key]
-                if any(m not in got or got[m]["status"] in SET_APART or
-                       (cut and got[m]["status"] == "budget_exhausted") for m in survivors):
+                if any(m not in got or got[m]["status"] in SET_APART or cut_by_pool(got[m])
+                       or share.get(got[m]["trial_id"]) is None for m in survivors):
                     dropped += 1
                     continue
                 for m in survivors:
-                    scores[m].append(score(got[m]))
+                    value = share[got[m]["trial_id"]]
+                    if not math.isfinite(value):
+                        raise ResultsError(f"trial {got[m]['trial_id']} has a score of "
+                                           f"{value}: not a number to compare")
+                    scores[m].append(value)
+                    counted[m][0] += got[m]["status"] != "completed"
+                    counted[m][1] += value > 1
+                    counted[m][2] += 1
             alive = {m: scores[m] for m in survivors}
             if all(alive.values()):
                 assessment = assess(alive, survivors, started_with=len(spec.models),
-                                    alpha=spec.alpha, margin=spec.margin)
+                                    alpha=spec.alpha, margin=spec.margin, bounds=bounds,
+                                    estimand=spec.estimand, assume=spec.assume)
             if add and i == len(runs) - 1:
                 after = assessment.survivors if assessment else survivors
                 new_steps.append(ComparisonStep(
@@ -221,7 +285,16 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
         with Store(db) as store:
             store.write(new_steps[-1])
             store.write(row)
-    return Outcome(row, new_steps, assessment, dropped, scores=scores, costs=costs)
+    return Outcome(row, new_steps, assessment, dropped, scores=scores, costs=costs,
+                   shares={m: (c[0], c[1], c[2]) for m, c in counted.items()})
+
+
+def cut_by_pool(trial: dict[str, Any]) -> bool:
+    """Whether a trial ended because the run's shared budget (the comparison's) could
+    not hold its next request: the budget's doing, not the model's (a trial's own
+    budget running out is the model's, and scores 0)."""
+    return trial["status"] == "budget_exhausted" and \
+        (trial.get("reason") or "").startswith(f"{POOL_SCOPE} budget")
 
 
 def _finish(db: str, spec: CompareSpec, state: Outcome, verdict: str, reason: str
@@ -239,14 +312,17 @@ def _finish(db: str, spec: CompareSpec, state: Outcome, verdict: str, reason: st
     with Store(db) as store:
         store.write(row)
     return Outcome(row, state.steps, state.assessment, state.dropped, would_take,
-                   state.scores, state.costs)
+                   state.scores, state.costs, state.shares)
 
 
 def _reason(a: Assessment, spec: CompareSpec) -> str:
+    if a.verdict == WINNER and a.estimand == "win-rate":
+        return (f"{a.best} beats every other model on more worlds than it loses (each "
+                "interval of its share of worlds won excludes one half)")
     if a.verdict == WINNER:
         return f"{a.best} is better than every other model (each interval excludes 0)"
-    return (f"{', '.join(a.survivors)} are within ±{spec.margin:.1%} of each other "
-            "(every interval inside the margin)")
+    return (f"{', '.join(a.survivors)} are within ±{spec.margin:.1%} of the oracle's score "
+            "of each other (every interval inside the margin)")
 
 
 def _with(row: ComparisonRow, **changes: Any) -> ComparisonRow:

@@ -9,8 +9,8 @@
 from __future__ import annotations
 
 from ._protocol import Environment
-from ._policies import (InProcessPolicy, evaluate_policy, make_policy, play_day,
-                        policy_names, run_policy)
+from ._policies import (InProcessPolicy, ceiling_score, evaluate_policy, make_policy,
+                        oracle_share, play_day, policy_names, run_policy, share_bounds)
 from ._records import DAY_COLUMNS, DAYS, RecordTable
 from ._registry import (REGISTRY, SALT_ENV, Scenario, currency, default_days,
                         display_columns, make, metric_directions, record_tables, register,
@@ -22,7 +22,7 @@ from ._session import (DAY_OVER, Kept, Recorder, RecordingSession, ToolCall, day
 __all__ = ["DAYS", "DAY_COLUMNS", "DAY_OVER", "Environment", "InProcessPolicy", "Kept",
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",
            "ToolCall", "currency", "day_tool", "default_days", "display_columns",
-           "evaluate_policy", "make", "make_policy", "metric_directions", "nudge",
-           "play_day", "policy_names", "record_tables", "register", "run_policy",
-           "scenario", "scenario_class", "score_column", "score_name", "standing",
+           "ceiling_score", "evaluate_policy", "make", "make_policy", "metric_directions",
+           "nudge", "oracle_share", "play_day", "policy_names", "record_tables", "register", "run_policy",
+           "scenario", "scenario_class", "score_column", "score_name", "share_bounds", "standing",
            "trial_metrics"]

@@ -97,3 +97,32 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
         "tool_calls": summary["tool_calls"], "sim_seconds": summary["sim_seconds"],
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
+
+
+def ceiling_score(scenario: str, *, seed: int, days: int, world_seed: int | None = None,
+                  world_salt: str | None = None) -> float | None:
+    """What scenario ``scenario``'s ceiling policy (its oracle) scores on this world, seed
+    and horizon: the denominator of an oracle share (None: the scenario has none).
+    Deterministic, so it is computed once per key and cached (``results``)."""
+    ceiling = registered(scenario).ceiling
+    if ceiling is None:
+        return None
+    return float(evaluate_policy(ceiling, seed=seed, days=days, scenario=scenario,
+                                 world_seed=world_seed,
+                                 world_salt=world_salt)["final_net_assets"])
+
+
+def oracle_share(score: float | None, ceiling: float | None, scenario: str) -> float | None:
+    """A trial's score as a share of the oracle's, floored and capped as ``scenario``
+    declares (None when there is no oracle score to divide by, or it is not positive).
+    An unfinished trial's score is 0, as the leaderboard counts it."""
+    declared = registered(scenario)
+    if score is None or ceiling is None or ceiling <= 0:
+        return None
+    return min(max(score, declared.score_floor) / ceiling, declared.share_cap)
+
+
+def share_bounds(scenario: str) -> tuple[float, float]:
+    """The interval every oracle share of ``scenario`` lies in: 0 (a floor is never
+    negative) to the cap."""
+    return (0.0, registered(scenario).share_cap)

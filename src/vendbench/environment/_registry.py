@@ -32,6 +32,19 @@ class Scenario:
                                       # (and ``summary()`` key) whose last value it is
     policies: str = "policies"       # its module with ``POLICIES``: name -> builder(env)
     notes_tool: str | None = None    # the tool that writes the agent's notes (its memory)
+    # scores on a known scale (SPEC 18.1): each trial's score as a share of what this
+    # policy (privileged, deterministic) scores on the same world, seed and horizon; a
+    # score below ``score_floor`` counts as the floor (what the worst operator ends
+    # with: a bankrupt or unfinished trial's 0), and a share above ``share_cap`` as the
+    # cap (no play of the adversarial suite reaches 1.05)
+    ceiling: str | None = "oracle"
+    score_floor: float = 0.0          # never negative
+    share_cap: float = 1.25
+
+    def __post_init__(self) -> None:
+        if self.score_floor < 0 or self.share_cap <= 1:
+            raise ValueError(f"scenario {self.name}: a score floor is at least 0 and a "
+                             "share cap above 1")
 
     def load(self, module: str | None = None) -> Any:
         return importlib.import_module(f"{self.package}{'.' + module if module else ''}",

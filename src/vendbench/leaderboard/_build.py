@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..environment import (SALT_ENV, currency, metric_directions, record_tables,
-                           score_column, score_name, trial_metrics)
-from ..results import Store
+                           score_column, score_name, share_bounds, trial_metrics)
+from ..results import Store, ceilings_for, shares
 from ._board import ModelRow, model_rows, score
 from ._data import Filters, Selection, select
 
@@ -49,7 +49,7 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
         selection = select(store, run, filters)
         scenario = selection.cohort["scenario"]
         private = selection.cohort.get("world_salt_sha256")
-        salt = _salt_for(store, selection) if private else None
+        salt = _salt_for(store, selection) if private else None   # never stored
         if private and salt is None:
             selection.notes.append(
                 "private worlds: pricing regret and assortment need the worlds' salt (set "
@@ -65,11 +65,43 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
             trajectories.setdefault(t["model"], []).append(
                 [float(d[column]) for d in rows["days"]])
             points.append({"model": t["model"], "seed": t["seed"], "score": score(t),
+                           "share": None,
                            "trial_id": t["trial_id"], "world_seed": t["world_seed"],
                            "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
                            else None, "status": t["status"]})
-    return Board(model_rows(selection.trials, operations), selection, trajectories,
-                 metric_directions(scenario), points)
+        shares = trial_shares(store, selection, salt)
+    for p in points:
+        p["share"] = shares.get(p["trial_id"])
+    board = Board(model_rows(selection.trials, operations, shares, share_bounds(scenario)),
+                  selection, trajectories, metric_directions(scenario), points)
+    _flag_above_oracle(board)
+    return board
+
+
+def trial_shares(store: Store, selection: Selection, salt: str | None
+                 ) -> dict[str, float | None]:
+    """Each selected trial's oracle share (the oracle's scores kept in the file, or
+    computed now for keys it lacks: an older file, an MCP session)."""
+    c = selection.cohort
+    if not selection.trials or c.get("days") is None:
+        return {}
+    keys = {(t.get("world_seed"), t["seed"]) for t in selection.trials}
+    ceilings = ceilings_for(store, c["scenario"], c["days"], keys,
+                            c.get("world_salt_sha256"), salt)
+    if len(ceilings) < len(keys):
+        selection.notes.append("oracle shares need the worlds' salt for private worlds "
+                               "(set VENDBENCH_WORLD_SALT or the run's world_salt_env)")
+    return shares(selection.trials, c["scenario"], ceilings)
+
+
+def _flag_above_oracle(board: Board) -> None:
+    """A trial that beat the privileged oracle found an exploit or a bug: say which."""
+    above = [p for p in board.points if p["share"] is not None and p["share"] > 1]
+    for p in above:
+        board.selection.notes.append(
+            f"ABOVE THE ORACLE: {p['model']} world {p['world_seed']} seed {p['seed']} "
+            f"scored {p['share']:.1%} of the oracle's score: an exploit or a bug? look at "
+            f"it: vendbench view {p['trial_id']}")
 
 
 def _salt_for(store: Store, selection: Selection) -> str | None:

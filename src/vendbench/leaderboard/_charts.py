@@ -1,5 +1,5 @@
-"""Leaderboard charts (matplotlib, PNG and SVG): trajectories, terminal net assets with
-confidence intervals, return against API cost with the efficiency frontier, and each
+"""Leaderboard charts (matplotlib, PNG and SVG): trajectories, the terminal score as a
+share of the oracle's with its valid interval, return against API cost with the efficiency frontier, and each
 model's normalised operational profile."""
 
 from __future__ import annotations
@@ -110,25 +110,26 @@ def _trajectories(plt, board: Board, out: Path) -> list[Path]:
 def _terminal(plt, board: Board, out: Path) -> list[Path]:
     import numpy as np
 
-    rows = board.rows
+    rows = [r for r in board.rows if r.oracle_share is not None]
     if not rows:
-        board.chart_notes["terminal_net_assets"] = (f"Terminal {board.score_name}: not "
-                                                    "drawn, no finished trial yet")
+        board.chart_notes["oracle_share"] = ("Share of the oracle's score: not drawn, no "
+                                             "finished trial with an oracle score yet")
         return []
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.5))
     y = np.arange(len(rows))[::-1]
-    errs = [[(r.mean_net_assets - r.ci_net_assets[0]) / 1000 if r.ci_net_assets else 0
+    errs = [[100 * (r.oracle_share - r.ci_oracle_share[0]) if r.ci_oracle_share else 0
              for r in rows],
-            [(r.ci_net_assets[1] - r.mean_net_assets) / 1000 if r.ci_net_assets else 0
+            [100 * (r.ci_oracle_share[1] - r.oracle_share) if r.ci_oracle_share else 0
              for r in rows]]
-    ax.barh(y, [r.mean_net_assets / 1000 for r in rows], xerr=errs, capsize=4,
-            color="#4c78a8")
-    ax.set_yticks(y, [r.model for r in rows])
-    ax.axvline((board.selection.cohort["initial_cash"] or 0) / 1000, color="black",
-               linewidth=0.8, linestyle=":")
-    ax.set(title=f"Terminal {board.score_name} (mean, 95% bootstrap CI; unfinished = 0)",
-           xlabel=f"{board.score_name}, thousand {board.currency}")
-    return _finish(plt, fig, ax, out, "terminal_net_assets")
+    ax.barh(y, [100 * r.oracle_share for r in rows], xerr=errs, capsize=4, color="#4c78a8")
+    ax.set_yticks(y, [r.model + ("  (!) above the oracle" if r.above_oracle else "")
+                      for r in rows])
+    ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
+    ax.set(title=f"Terminal {board.score_name} as a share of the oracle's (mean; 95% CI by "
+                 "betting, valid at any n; unfinished = 0)",
+           xlabel="% of the oracle's score on the same world and seed")
+    ax.title.set_fontsize(9)
+    return _finish(plt, fig, ax, out, "oracle_share")
 
 
 def _return_vs_cost(plt, board: Board, out: Path) -> list[Path]:
@@ -269,28 +270,30 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
     style = styles(trend.models())
     flagged = {(r["model"], r["latest_run"]) for r in trend.regressions}
     for model in trend.models():
-        nights = [n for n in trend.of(model) if n.mean_net_assets is not None]
+        nights = [n for n in trend.of(model) if n.oracle_share is not None]
         if not nights:
             continue
         x = [order[n.run_id] for n in nights]
-        y = [n.mean_net_assets / 1000 for n in nights]
+        y = [100 * n.oracle_share for n in nights]
         ax.plot(x, y, label=model, linewidth=1.6, markersize=5,
                 **{**style[model], "marker": style[model]["marker"] or "o"})
-        ci = [(i, n.ci_net_assets) for i, n in zip(x, nights) if n.ci_net_assets]
+        ci = [(i, n.ci_oracle_share) for i, n in zip(x, nights) if n.ci_oracle_share]
         if ci:
-            ax.fill_between([i for i, _ in ci], [c[0] / 1000 for _, c in ci],
-                            [c[1] / 1000 for _, c in ci], alpha=0.15,
+            ax.fill_between([i for i, _ in ci], [100 * c[0] for _, c in ci],
+                            [100 * c[1] for _, c in ci], alpha=0.15,
                             color=style[model]["color"], linewidth=0)
         for i, n in zip(x, nights):
             if (model, n.run_id) in flagged:
-                ax.scatter([i], [n.mean_net_assets / 1000], s=160, facecolors="none",
+                ax.scatter([i], [100 * n.oracle_share], s=160, facecolors="none",
                            edgecolors="#c0392b", linewidths=2, zorder=5)
     ax.set_xticks(range(len(trend.runs)), [r["date"][5:] for r in trend.runs],
                   rotation=30, ha="right")
     c = trend.cohort
-    ax.set(title=f"{_cap(score_name(c['scenario']))} per run ({c['scenario']}, {days_text(c['days'])}): mean, 95% CI; "
+    ax.set(title=f"{_cap(score_name(c['scenario']))} per run ({c['scenario']}, "
+                 f"{days_text(c['days'])}) as a share of the oracle's: mean, 95% CI; "
                  "red ring = regression", xlabel="run (UTC)",
-           ylabel=f"{score_name(c['scenario'])} (thousand {currency(c['scenario'])})")
+           ylabel="% of the oracle's score")
+    ax.title.set_fontsize(9)
     return _finish(plt, fig, ax, out, "trend")
 
 

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import count
 from .._text import days as days_text
-from ..environment import display_columns
+from ..environment import REGISTRY, display_columns
 from ..results import TrialStatus
+
+from ._board import INTERVAL_METHOD
 
 if TYPE_CHECKING:
     from ._build import Board
@@ -27,25 +29,25 @@ def _num(value: float | None, places: int = 0, scale: float = 1) -> str:
     return "—" if value is None else f"{value * scale:,.{places}f}"
 
 
-def _ci(ci: tuple[float, float] | None, places: int = 0) -> str:
-    return "" if ci is None else f" [{ci[0]:,.{places}f}, {ci[1]:,.{places}f}]"
+def _cap(scenario: str) -> float:
+    entry = REGISTRY.get(scenario)
+    return entry.share_cap if entry is not None else 1.25
 
 
 def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[str]]]:
     """The leaderboard's cells. ``wide``: every column (the report, Markdown, --wide);
     else the columns that fit 80 characters beside a model name of up to ~30."""
     if not wide:
-        headers = ["#", "model", "done", board.score_name, "95% CI", "cost $", "vs base"]
+        headers = ["#", "model", "done", board.score_name, "of oracle, 95% CI", "cost $",
+                   "vs base"]
         rows = [[str(i), r.model, f"{r.completed}/{r.trials}", f"{r.mean_net_assets:,.0f}",
-                 "" if r.ci_net_assets is None else
-                 f"{r.ci_net_assets[0]:,.0f}–{r.ci_net_assets[1]:,.0f}",
-                 _num(r.cost_mean_usd, 2 if (r.cost_mean_usd or 0) >= 1 else 4),
+                 share_text(r), _num(r.cost_mean_usd, 2 if (r.cost_mean_usd or 0) >= 1 else 4),
                  "—" if r.vs_baseline_ratio is None else f"{r.vs_baseline_ratio:.2f}×"]
                 for i, r in enumerate(board.rows, 1)]
         return headers, rows
     cur = board.currency
-    headers = ["#", "model", "done", f"{board.score_name} ({cur}) mean ± SD [95% CI]", "growth",
-               "CV", "cost $ mean", "cached %", f"{cur}/$", "vs baseline", "oracle share",
+    headers = ["#", "model", "done", f"{board.score_name} ({cur}) mean ± SD", "of oracle [95% CI]",
+               "growth", "CV", "cost $ mean", "cached %", f"{cur}/$", "vs baseline",
                *(h for _, h, _, _ in ops_for(board.selection.cohort["scenario"]))]
     rows = []
     for i, r in enumerate(board.rows, 1):
@@ -53,17 +55,30 @@ def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[st
             f"{r.vs_baseline_ratio:.2f}× ({r.beats_baseline}/{r.baseline_pairs} beat)"
         rows.append([
             str(i), r.model, f"{r.completed}/{r.trials}",
-            f"{r.mean_net_assets:,.0f} ± {r.sd_net_assets:,.0f}{_ci(r.ci_net_assets)}",
+            f"{r.mean_net_assets:,.0f} ± {r.sd_net_assets:,.0f}", share_text(r, wide=True),
             f"{r.growth:+,.0f}", _num(r.cv, 1, 100) + ("%" if r.cv is not None else ""),
             _num(r.cost_mean_usd, 4), _num(r.cached_share, 1, 100), _num(r.api_efficiency, 0),
             vs,
-            _num(r.oracle_share, 1, 100) + ("%" if r.oracle_share is not None else ""),
             *(_num(r.operations.get(k), p, s)
               for k, _, s, p in ops_for(board.selection.cohort["scenario"]))])
     return headers, rows
 
 
-NARROW_DROP = ("vs base", "cost $", "95% CI")     # what gives way to a long model name
+def share_text(r: Any, wide: bool = False) -> str:
+    """A model's mean oracle share and its interval (``39% (12–71%)``), ``!`` when a
+    trial of it beat the oracle."""
+    if r.oracle_share is None:
+        return "—"
+    flag = " !" if getattr(r, "above_oracle", 0) else ""
+    if r.ci_oracle_share is None:
+        return f"{r.oracle_share:.0%}{flag}"
+    lo, hi = r.ci_oracle_share
+    if wide:
+        return f"{r.oracle_share:.1%} [{lo:.1%}, {hi:.1%}]{flag}"
+    return f"{r.oracle_share:.0%} ({lo:.0%}–{hi:.0%}){flag}"
+
+
+NARROW_DROP = ("vs base", "cost $", "of oracle, 95% CI")   # what gives way to a long name
 
 
 def fit_table(headers: list[str], rows: list[list[str]], width: int,
@@ -103,7 +118,11 @@ def _footer(board: Board) -> list[str]:
              f"{cash}, world{'s' if ',' in worlds else ''} "
              f"{worlds}{private}; runs: {', '.join(s.runs)}",
              "unfinished trials score 0; each model's latest attempt per world, seed and "
-             "repeat is used; comparisons pair by world and seed", *s.notes]
+             "repeat is used; comparisons pair by world and seed",
+             "of oracle: the mean share of the oracle's score on the same world and seed "
+             f"(0–{_cap(s.cohort['scenario']):.0%}); its 95% CI: "
+             f"{INTERVAL_METHOD}, so wide at few seeds; ! marks a trial above the oracle",
+             *s.notes]
     mcp = [r.model for r in board.rows if r.harness == "mcp"]
     if mcp:
         lines.append(f"harnesses: {', '.join(sorted({r.harness for r in board.rows}))}; over "

@@ -68,17 +68,20 @@ CAPTIONS = {
     "trajectories": "{Score} over the days: each model's mean over its trials, the band "
                     "from the lowest to the highest trial. Dashed black: the order-up-to "
                     "baseline; dotted grey: the oracle.",
-    "terminal_net_assets": "Terminal {score} per model, the score: the mean over trials (an "
-                           "unfinished trial counts 0) with its 95% bootstrap confidence "
-                           "interval; the dotted line is the starting cash.",
+    "oracle_share": "Terminal {score} per model as a share of the oracle's on the same "
+                    "world and seed: the mean over trials (an unfinished trial counts 0) "
+                    "with its 95% interval (betting, Waudby-Smith & Ramdas 2024: valid at "
+                    "any number of seeds, hence wide at few); the dotted line is the "
+                    "oracle.",
     "return_vs_cost": "Each trial's {score} less its starting cash against its API cost "
                       "(log scale); the "
                       "efficiency frontier joins the trials no cheaper trial beats.",
     "operations": "Operational metrics, coloured by distance from the models' median in "
                   "material steps (1–5 percentage points for rates, 10% for the others): "
                   "grey is within one step, full colour at three.",
-    "trend": "Each model's mean {score} per run of this cohort, with the 95% CI as a "
-             "band; a red ring marks a regression against the model's previous run.",
+    "trend": "Each model's mean {score} per run of this cohort as a share of the oracle's, "
+             "with its 95% interval (betting) as a band; a red ring marks a regression "
+             "against the model's previous run.",
 }
 
 

@@ -1,33 +1,50 @@
 """Trends across runs (nights) of one cohort, and the regressions worth a red cron job.
 
-A night is one run. Per model and night: trials, completed, mean net assets with its
-bootstrap CI, cost, API efficiency — the leaderboard's numbers for that run alone.
+A night is one run. Per model and night: trials, completed, mean net assets, the mean
+oracle share with its 95 % interval, cost, API efficiency — the leaderboard's numbers for
+that run alone.
 
-A model regresses when its latest night is worse than its previous one beyond noise:
-the trials of the two nights are paired by world, seed and repeat (the same demand
-draws), and the 95 % bootstrap CI of the paired differences lies below 0. Or when its
-share of failed (unfinished or errored) trials jumps by ``FAILED_JUMP`` or more.
+A model regresses when its latest night is worse than its previous one beyond noise.
+The trials of the two nights are paired by world, seed and repeat (the same demand
+draws) and their oracle shares subtracted; it is worse when a sign test finds it worse
+on too many seeds to be chance (exact: a steady model's differences are as likely
+negative as positive, whatever their shape), or when the betting interval of the mean
+difference (``mean_interval``, valid at any number of pairs for values in known bounds)
+lies below 0; at 4 % and 1 %, so a steady model is flagged at most 5 % of the time.
+Or when its share of failed (unfinished or errored) trials jumps by ``FAILED_JUMP`` or
+more. The interval's bounds are wide (a difference of shares lies in -1.25..1.25), so at
+a few pairs it flags only a collapse; the sign test flags a drop on 5 of 5 seeds, 7 of 8
+or 9 of 10 (``benchmarks/bench_compare.py`` measures both).
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._text import count
 from .._text import days as days_text
-from ..environment import currency, score_name
+from ..environment import currency, score_name, share_bounds
 from ..errors import ResultsError
 from ..results import SET_APART, Store
-from ._board import bootstrap_ci, model_rows, score
+from ._board import mean_interval, model_rows
+from ._build import _salt_for, trial_shares
 from ._data import Filters, run_cohorts, select
+from ._render import share_text
 
 FAILED_JUMP = 0.2         # a rise in the failed share this large is flagged
-# fewer paired trials cannot tell a regression from noise: with n pairs, the percentile
-# bootstrap's interval lies below 0 whenever all n differences are negative, which
-# chance alone does with probability 2^-n (one night in eight with three seeds)
+# fewer paired trials are not tested (a sign test of five cannot reach 2.5 %)
 MIN_PAIRS = 5
+# a regression: worse by a sign test at SIGN_ALPHA, or by the interval of the mean paired
+# difference at MEAN_ALPHA; together a steady model is flagged at most 5 % of the time.
+# Most of the budget goes to the sign test, the only one of the two that can speak at
+# five seeds (five worse of five: p = 1/32 = 3.1 %)
+SIGN_ALPHA, MEAN_ALPHA = 0.04, 0.01
+TEST_METHOD = ("a sign test over the seeds (exact, at 4 %) and a betting interval for the "
+               "mean paired difference of oracle shares (Waudby-Smith & Ramdas 2024, at "
+               "1 %)")
 
 
 @dataclass
@@ -41,19 +58,21 @@ class Night:
     completed: int
     failed: int                        # unfinished or harness errors, of trials
     mean_net_assets: float | None
-    ci_net_assets: tuple[float, float] | None
+    oracle_share: float | None
+    ci_oracle_share: tuple[float, float] | None
     cost_total_usd: float | None
     cost_mean_usd: float | None
     api_efficiency: float | None
-    scores: dict[tuple, float] = field(default_factory=dict, repr=False)
+    shares: dict[tuple, float] = field(default_factory=dict, repr=False)   # by pair key
+    cap: float = 1.25                   # the shares' upper bound
 
     @property
     def failed_share(self) -> float:
         return self.failed / self.trials if self.trials else 0.0
 
     def as_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "scores"}
-        out["ci_net_assets"] = list(self.ci_net_assets) if self.ci_net_assets else None
+        out = {k: v for k, v in self.__dict__.items() if k not in ("shares", "cap")}
+        out["ci_oracle_share"] = list(self.ci_oracle_share) if self.ci_oracle_share else None
         out["failed_share"] = self.failed_share
         return out
 
@@ -107,20 +126,24 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
                 by_model.setdefault(t["model"], []).append(t)
             for a in apart:
                 by_model.setdefault(a["model"], [])
-            for row in model_rows(chosen.trials, {}):
+            shares = trial_shares(store, chosen, _salt_for(store, chosen)
+                                  if chosen.cohort.get("world_salt_sha256") else None)
+            bounds = share_bounds(cohort["scenario"])
+            for row in model_rows(chosen.trials, {}, shares, bounds):
                 ts = by_model[row.model]
                 errs = sum(1 for a in apart if a["model"] == row.model)
                 nights.append(Night(
                     row.model, run["run_id"], str(run["created_at"])[:16],
                     row.trials + errs, row.completed, row.trials - row.completed + errs,
-                    row.mean_net_assets, row.ci_net_assets, row.cost_total_usd,
-                    row.cost_mean_usd, row.api_efficiency,
-                    {_pair(t): score(t) for t in ts}))
+                    row.mean_net_assets, row.oracle_share, row.ci_oracle_share,
+                    row.cost_total_usd, row.cost_mean_usd, row.api_efficiency,
+                    {_pair(t): shares[t["trial_id"]] for t in ts
+                     if shares.get(t["trial_id"]) is not None}, bounds[1]))
             for model in by_model:            # only harness errors this night
                 if not any(n.model == model and n.run_id == run["run_id"] for n in nights):
                     errs = sum(1 for a in apart if a["model"] == model)
                     nights.append(Night(model, run["run_id"], str(run["created_at"])[:16],
-                                        errs, 0, errs, None, None, None, None, None))
+                                        errs, 0, errs, None, None, None, None, None, None))
     if models:
         unknown = [m for m in models if m not in {n.model for n in nights}]
         if unknown:
@@ -143,6 +166,15 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
     return trend
 
 
+def sign_test(worse: int, differing: int) -> float:
+    """The one-sided p-value of a sign test: the chance that ``worse`` or more of
+    ``differing`` paired differences are negative when a steady model's are as likely
+    negative as positive (whatever their sizes: exact, for any shape). 1 with none."""
+    if differing == 0:
+        return 1.0
+    return sum(math.comb(differing, k) for k in range(worse, differing + 1)) / 2**differing
+
+
 def compare(trend: Trend) -> list[dict[str, Any]]:
     """Each model's latest night against its previous one (see the module's doc): a
     ``score`` and a ``failures`` check per model, each with its evidence and whether it
@@ -154,21 +186,33 @@ def compare(trend: Trend) -> list[dict[str, Any]]:
             continue
         before, latest = nights[-2], nights[-1]
         base = {"model": model, "previous_run": before.run_id, "latest_run": latest.run_id}
-        pairs = sorted(set(before.scores) & set(latest.scores), key=str)
-        diffs = [latest.scores[k] - before.scores[k] for k in pairs]
-        ci = bootstrap_ci(diffs) if len(diffs) >= MIN_PAIRS else None
+        pairs = sorted(set(before.shares) & set(latest.shares), key=str)
+        diffs = [latest.shares[k] - before.shares[k] for k in pairs]
+        cap = latest.cap
+        tested = len(diffs) >= MIN_PAIRS
+        ci = mean_interval(diffs, level=1 - MEAN_ALPHA, bounds=(-cap, cap)) if tested \
+            else None
         mean = statistics.fmean(diffs) if diffs else None
+        worse, better = sum(d < 0 for d in diffs), sum(d > 0 for d in diffs)
+        p_sign = sign_test(worse, worse + better)
+        regressed = tested and (p_sign <= SIGN_ALPHA or ci[1] < 0)
         if ci is None:
             evidence = f"{count(len(diffs), 'paired trial')}, fewer than {MIN_PAIRS}: not tested"
         else:
-            evidence = (f"paired by world, seed and repeat over {len(diffs)} trials: mean "
-                        f"difference {mean:+,.0f}, 95% CI [{ci[0]:+,.0f}, {ci[1]:+,.0f}]"
+            evidence = (f"paired by world, seed and repeat over {len(diffs)} trials: worse "
+                        f"on {worse} of {worse + better} that differ (sign test p "
+                        f"{p_sign:.3f}), mean difference in oracle shares {mean:+.1%}, "
+                        f"{1 - MEAN_ALPHA:.0%} CI [{ci[0]:+.1%}, {ci[1]:+.1%}]"
                         + (" below 0" if ci[1] < 0 else ""))
-        out.append({**base, "kind": "score", "regressed": ci is not None and ci[1] < 0,
+        out.append({**base, "kind": "score", "regressed": regressed,
+                    "sign_test_p": p_sign if tested else None, "worse": worse,
+                    "better": better,
                     "pairs": len(diffs), "mean_difference": mean,
                     "ci_difference": list(ci) if ci else None,
                     "previous_mean": before.mean_net_assets,
-                    "latest_mean": latest.mean_net_assets, "evidence": evidence})
+                    "latest_mean": latest.mean_net_assets,
+                    "previous_share": before.oracle_share, "latest_share": latest.oracle_share,
+                    "method": TEST_METHOD, "evidence": evidence})
         jump = latest.failed_share - before.failed_share
         out.append({**base, "kind": "failures",
                     "regressed": jump >= FAILED_JUMP and latest.failed > before.failed,
@@ -181,14 +225,12 @@ def compare(trend: Trend) -> list[dict[str, Any]]:
 
 
 def trend_table(trend: Trend) -> tuple[list[str], list[list[str]]]:
-    headers = ["model", "run (UTC)", "done", score_name(trend.cohort["scenario"]), "95% CI",
-               "cost $",
-               f"{currency(trend.cohort['scenario'])}/$"]
+    headers = ["model", "run (UTC)", "done", score_name(trend.cohort["scenario"]),
+               "of oracle, 95% CI", "cost $", f"{currency(trend.cohort['scenario'])}/$"]
     rows = []
     for model in trend.models():
         for i, n in enumerate(trend.of(model)):
-            ci = ("" if n.ci_net_assets is None else
-                  f"{n.ci_net_assets[0]:,.0f}–{n.ci_net_assets[1]:,.0f}")
+            ci = share_text(n)
             rows.append([model if i == 0 else "", n.date, f"{n.completed}/{n.trials}",
                          "—" if n.mean_net_assets is None else f"{n.mean_net_assets:,.0f}",
                          ci, "—" if n.cost_total_usd is None else f"{n.cost_total_usd:,.2f}",
@@ -210,7 +252,7 @@ def _trend_footer(trend: Trend) -> list[str]:
                   and c["ci_difference"] is not None]
         lines.append("no regression: no model fails a larger share of its trials"
                      + (", and none is worse than in its previous run beyond noise "
-                        "(seed-paired 95% CI)" if tested else ""))
+                        f"(seed-paired oracle shares: {TEST_METHOD})" if tested else ""))
     return lines + trend.notes
 
 
@@ -226,13 +268,15 @@ def render_trend(trend: Trend, fmt: str = "table") -> str:
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow(["model", "run_id", "date", "trials", "completed", "failed",
-                         "mean_net_assets", "ci_net_assets_low", "ci_net_assets_high",
-                         "cost_total_usd", "cost_mean_usd", "api_efficiency", "regression"])
+                         "mean_net_assets", "oracle_share", "ci_oracle_share_low",
+                         "ci_oracle_share_high", "cost_total_usd", "cost_mean_usd",
+                         "api_efficiency", "regression"])
         flagged = {(r["model"], r["latest_run"]): r["kind"] for r in trend.regressions}
         for n in trend.nights:
-            lo, hi = n.ci_net_assets or (None, None)
+            lo, hi = n.ci_oracle_share or (None, None)
             writer.writerow([n.model, n.run_id, n.date, n.trials, n.completed, n.failed,
-                             n.mean_net_assets, lo, hi, n.cost_total_usd, n.cost_mean_usd,
+                             n.mean_net_assets, n.oracle_share, lo, hi, n.cost_total_usd,
+                             n.cost_mean_usd,
                              n.api_efficiency, flagged.get((n.model, n.run_id), "")])
         return out.getvalue()
     from tabulate import tabulate

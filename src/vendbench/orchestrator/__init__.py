@@ -1,11 +1,12 @@
 """The orchestrator: concurrent model × seed trials, budgets, context, logging."""
 
+from ..budgets import POOL_SCOPE
 from ._check import check
 from ._config import ModelConfig, RunConfig, build_config, load_panel
 from ._forecast import ModelForecast, PanelForecast, forecast_run
 from ._scheduler import FINISHED, RunResult, Scheduler, execute
 from ._trial import TrialOutcome, TrialSpec
 
-__all__ = ["FINISHED", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",
+__all__ = ["FINISHED", "POOL_SCOPE", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",
            "Scheduler", "TrialOutcome", "TrialSpec", "build_config", "check", "execute",
            "forecast_run", "load_panel"]

@@ -143,6 +143,11 @@ class Clients:
             max_turns=self.config.max_turns, on_progress=on_progress,
             records=record_tables(self.config.scenario))
 
+    @property
+    def world_salt(self) -> str | None:
+        """The run's secret salt (from the environment), for the oracle's private worlds."""
+        return self._salt
+
     def world_salt_sha256(self) -> str | None:
         """The SHA-256 of the salt this run's worlds are generated with (None: public)."""
         return self.probe().summary().get("world_salt_sha256")

@@ -21,13 +21,13 @@ from decimal import Decimal
 from typing import Any
 
 from .._heap import settle
-from ..budgets import Budget, Price
+from ..budgets import POOL_SCOPE, Budget, Price
 from ..environment import record_tables, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import LimitEvent
 from ..results import (FINISHED, ProviderEventRow, ResultsWriter, RunEnded, Store,
-                       TrialHistory, TrialKey, TrialStatus, begin_run, cached_share, dumps,
-                       latest_attempts, new_run_id)
+                       TrialHistory, TrialKey, TrialStatus, begin_run, cached_share,
+                       ceiling_rows, dumps, latest_attempts, missing_ceilings, new_run_id)
 from ._clients import Clients
 from ._config import RunConfig
 from ._forecast import PanelForecast, panel_forecast, refuse_above
@@ -93,7 +93,7 @@ class Scheduler:
         self.config, self.prices = config, prices
         self.clients = Clients(config, prices)
         self.on_event = on_event or (lambda kind, data: None)
-        self.pool = Budget("run", config.total_budget_usd)
+        self.pool = Budget(POOL_SCOPE, config.total_budget_usd)
         self._freed = asyncio.Condition()
         self._worker_events: list[LimitEvent] = []
         self._history: Callable[[str], TrialHistory] | None = None
@@ -305,9 +305,11 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
             result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool,
                                forecast=forecast)
             settle()            # what the run keeps is loaded: out of the collector's walks
+            ceilings = _keep_ceilings(store, writer, config, scheduler)
             try:
                 result.outcomes = await _unless_writer_fails(
                     scheduler.run(run_id, specs, writer, store.history), writer)
+                await ceilings
                 result.status = finished_status(result)
             except asyncio.CancelledError:
                 result.status = TrialStatus.INTERRUPTED
@@ -317,6 +319,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                     raise
                 raise _stopped(writer.failure, run_id, db) from None
             finally:
+                ceilings.cancel()
                 if writer.failure is None:
                     writer.add(scheduler.provider_events(run_id))
                     writer.put_row(RunEnded(
@@ -328,6 +331,25 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
         return result
     finally:
         store.close()
+
+
+def _keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
+                   scheduler: Scheduler) -> asyncio.Task:
+    """Compute, beside the trials, what the scenario's oracle scores on each of the run's
+    worlds and seeds that the file does not keep yet (the denominators of oracle shares,
+    SPEC 18.1), and queue them for the file."""
+    keys = [(w, s) for w in config.world_seeds for s in config.seeds]
+    salt = scheduler.clients.world_salt
+    todo = missing_ceilings(store, config.scenario, config.days, keys, salt)
+
+    async def keep() -> None:
+        if todo:
+            rows = await asyncio.to_thread(ceiling_rows, config.scenario, config.days,
+                                           todo, salt)
+            for row in rows:
+                writer.put_row(row)
+
+    return asyncio.create_task(keep(), name="ceilings")
 
 
 async def _unless_writer_fails(run: Any, writer: ResultsWriter) -> list[TrialOutcome]:

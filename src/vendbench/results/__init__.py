@@ -1,8 +1,10 @@
 """Results: one DuckDB file per deployment, written by one task, read by anyone after."""
 
+from ._ceilings import (ceiling_rows, ceilings_for, missing_ceilings, salt_hash, shares,
+                        trial_score)
 from ._comparisons import ComparisonRow, ComparisonStep, comparison, comparison_steps, run_named
 from ._log import Sink, TrialLog, now
-from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, ExchangeRow, MessageRow, ProviderEventRow,
+from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, ExchangeRow, MessageRow, ProviderEventRow,
                     ReservationRow, Row, RunEnded, RunRecord, RunWarning, SegmentEnded,
                     SegmentReplayed, SegmentStarted, ToolCallRow, TrialRow, as_append)
 from ._reads import RunInfo, RunSummary, TrialInfo
@@ -14,11 +16,11 @@ from ._trials import FINISHED, RANKED, SET_APART, TrialKey, TrialStatus, latest_
 from ._writer import ResultsWriter, append, dumps
 
 __all__ = ["Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
-           "cached_share", "code_version", "COLUMNS", "comparison", "ComparisonRow",
+           "cached_share", "ceiling_rows", "ceilings_for", "CeilingRow", "code_version", "COLUMNS", "comparison", "ComparisonRow",
            "ComparisonStep", "comparison_steps", "DDL", "DEFAULT_DB", "dumps",
            "ExchangeRow", "FINISHED", "latest_attempts", "MessageRow", "new_run_id",
-           "now", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
-           "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning",
+           "missing_ceilings", "now", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
+           "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning", "salt_hash", "shares",
            "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",
            "Store", "ToolCallRow", "TrialHistory", "TrialInfo", "TrialKey", "TrialLog",
-           "TrialRow", "TrialStatus"]
+           "TrialRow", "trial_score", "TrialStatus"]

@@ -249,8 +249,29 @@ class RunEnded:
                 [str(self.status), self.at, self.run_id])
 
 
+@dataclass(frozen=True, slots=True)
+class CeilingRow:
+    """What a scenario's oracle scores on one world, seed, salt and horizon: the
+    denominator of an oracle share, computed once (it is deterministic) and kept."""
+
+    scenario: str
+    world_seed: int
+    seed: int
+    salt_sha256: str          # "" for a public world
+    days: int
+    policy: str
+    score: float
+    computed_at: dt.datetime
+
+    def statement(self) -> tuple[str, list[Any]]:
+        columns = ", ".join(self.__slots__)
+        return (f"INSERT OR IGNORE INTO ceilings ({columns}) VALUES "
+                f"({', '.join('?' * len(self.__slots__))})",
+                [getattr(self, f) for f in self.__slots__])
+
+
 Row = (TrialRow | SegmentStarted | SegmentEnded | SegmentReplayed | RunWarning | RunEnded
-       | RunRecord)
+       | RunRecord | CeilingRow)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 6      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 7      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
-                        # exchanges.usage_counted (a reply without usage)
+                        # exchanges.usage_counted (a reply without usage); 7: ceilings
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -71,6 +71,10 @@ CREATE TABLE IF NOT EXISTS comparison_steps(
     comparison_id VARCHAR, step INTEGER, run_id VARCHAR, pairs INTEGER,
     survivors_json VARCHAR, intervals_json VARCHAR, spent_usd DECIMAL(18, 9),
     decided_at TIMESTAMP, PRIMARY KEY (comparison_id, step));
+CREATE TABLE IF NOT EXISTS ceilings(
+    scenario VARCHAR, world_seed INTEGER, seed INTEGER, salt_sha256 VARCHAR, days INTEGER,
+    policy VARCHAR, score DOUBLE, computed_at TIMESTAMP,
+    PRIMARY KEY (scenario, world_seed, seed, salt_sha256, days));
 CREATE TABLE IF NOT EXISTS provider_events(
     run_id VARCHAR, provider VARCHAR, at_seconds DOUBLE, event VARCHAR,
     concurrency DOUBLE, retry_after DOUBLE);
@@ -80,7 +84,7 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # tables added since are created by DDL, and these statements add the columns (before
 # schema 5 every trial of a run played the run's one world: its world_seed, else 2026;
 # before schema 6 every reply's usage was the server's).
-UPGRADE_FROM = (3, 4, 5)
+UPGRADE_FROM = (3, 4, 5, 6)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;

@@ -426,6 +426,15 @@ class Store:
         return TrialHistory(trial_id, messages, calls, days, exchanges,
                             self.in_flight(trial_id), segments, started)
 
+    def ceilings(self, scenario: str, days: int, salt_sha256: str | None
+                 ) -> dict[tuple[int, int], float]:
+        """The oracle scores kept for ``scenario`` at ``days`` in the worlds of that salt
+        (None: public), by (world seed, seed)."""
+        rows = self.con.execute(
+            "SELECT world_seed, seed, score FROM ceilings WHERE scenario = ? AND days = ? "
+            "AND salt_sha256 = ?", [scenario, days, salt_sha256 or ""]).fetchall()
+        return {(w, s): float(v) for w, s, v in rows}
+
     def warnings(self, run_id: str) -> list[dict[str, Any]]:
         """What a run warned about (once per model and kind)."""
         return self._dicts("SELECT model, kind, message, warned_at FROM run_warnings "

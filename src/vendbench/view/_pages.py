@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -15,9 +16,9 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..environment import REGISTRY
+from ..environment import REGISTRY, SALT_ENV
 from ..errors import ResultsError
-from ..results import Store, TrialStatus, cached_share
+from ..results import Store, TrialStatus, cached_share, ceilings_for, shares
 from ..results._transcripts import SEARCH_LIMIT, Transcripts, path_id
 from ._templates import CSP, SCRIPT, TEMPLATES
 
@@ -94,9 +95,11 @@ class Pages:
         about = _scenario(run["scenario"])
         trials = tx.store.trials(run_id)
         series = tx.series([t["trial_id"] for t in trials], about["score_column"])
+        share = _shares(tx, trials, run)
         for t in trials:
             t["series"] = series.get(t["trial_id"], [])
             t["cached"] = cached_share(t["input_tokens"], t["cache_read_tokens"])
+            t["share"] = share.get(t["trial_id"]) if t["status"] != "running" else None
         return self._page("run", root, [(f"run {run_id}", None)], run=run, trials=trials,
                           pairs=_pairs(trials), live=self._live_run(run, trials), **about)
 
@@ -106,6 +109,8 @@ class Pages:
             return self._missing(trial_id, root)
         about = _scenario(t["scenario"])
         days = tx.days(trial_id)
+        if t["status"] != "running":
+            t["share"] = _shares(tx, [t], tx.store.run(t["run_id"])).get(trial_id)
         return self._page("trial", root, self._crumbs(t, root), t=t, days=days,
                           chart=_chart(days, about["score_column"], about["score_name"]),
                           searchable=self.served, live=self._live_trial(tx, t), **about)
@@ -248,6 +253,17 @@ def _when(value: Any) -> str:
     if value is None or isinstance(value, jinja2.Undefined):
         return "—"
     return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value)
+
+
+def _shares(tx: Transcripts, trials: list[dict], run: dict) -> dict[str, float | None]:
+    """Each trial's score as a share of the oracle's on its world and seed (SPEC 18.1):
+    kept in the file, or computed (a private world's only with its salt set)."""
+    if run.get("scenario") not in REGISTRY or not trials:
+        return {}
+    keys = {(t["world_seed"], t["seed"]) for t in trials}
+    ceilings = ceilings_for(tx.store, run["scenario"], run["days"], keys,
+                            run.get("world_salt_sha256"), os.environ.get(SALT_ENV))
+    return shares(trials, run["scenario"], ceilings)
 
 
 def _ranges(messages: list[dict]) -> str:
