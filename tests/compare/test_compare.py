@@ -211,3 +211,34 @@ def test_bad_input_is_one_line(argv, message, tmp_path, capsys):
     assert main([*argv, "--db", str(tmp_path / "c.duckdb")]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_trial_the_comparisons_pool_stopped_is_the_budgets_doing(llm, tmp_path):
+    """The pool's refusal ("run budget: ...") drops the pair; a trial's own budget
+    running out is the model's, and scores 0. Read from what a real run records."""
+    from vendbench.compare._run import cut_by_pool
+    from vendbench.orchestrator import execute
+
+    reasons = {}
+    for name, extra in (("pool", {"total_budget_usd": "0.002"}),
+                        ("own", {"budget_usd": "0.002"})):
+        config = build_config({"days": 8, "seeds": [1], "models": _models(llm, "idle"),
+                               **extra})
+        out = asyncio.run(execute(config, str(tmp_path / f"{name}.duckdb")))
+        (trial,) = out.as_json()["trials"]
+        assert trial["status"] == "budget_exhausted"
+        reasons[name] = trial
+    assert cut_by_pool(reasons["pool"]) and not cut_by_pool(reasons["own"])
+    assert not cut_by_pool({"status": "completed", "reason": "run budget: whatever"})
+
+
+def test_batches_that_add_no_pair_stop_the_comparison(llm, tmp_path):
+    """Every trial of one model fails (the server refuses it): no pair is ever scored;
+    two such batches in a row end the comparison, saying why, instead of spending on."""
+    llm.inject("401", times=1000)
+    spec = CompareSpec(base=build_config({"days": 3, "seeds": [1], "models": [
+        {"id": "baseline/order-up-to"}, *_models(llm, "idle")]}), max_pairs=20)
+    out = asyncio.run(compare(spec, str(tmp_path / "c.duckdb")))
+    assert out.row.verdict == INCONCLUSIVE and out.row.pairs == 0
+    assert len(out.steps) == 2 and out.dropped == 4
+    assert "two batches in a row added no pair" in out.row.reason
