@@ -56,9 +56,9 @@ def _models(llm: FakeLLM, *names: str) -> list[dict]:
 
 
 def _spec(models: list[dict], **extra) -> CompareSpec:
-    """8 days, at most 20 pairs; a wide margin (half the oracle's score): deciding two
+    """3 days, at most 20 pairs; a wide margin (half the oracle's score): deciding two
     identical models equivalent within 5 % takes over 100 pairs (docs/compare.md)."""
-    return CompareSpec(base=build_config({"days": 8, "seeds": [1], "models": models}),
+    return CompareSpec(base=build_config({"days": 3, "seeds": [1], "models": models}),
                        **{"max_pairs": 20, "margin": 0.5, **extra})
 
 
@@ -67,9 +67,9 @@ def test_the_better_fake_model_wins_within_the_budget(llm, tmp_path):
     out = asyncio.run(compare(_spec(_models(llm, "quitter", "idle"),
                                     budget_usd=Decimal("20")), db))
     assert out.row.verdict == WINNER and out.row.best == "openai/idle"
-    assert out.row.pairs <= 14 and Decimal(0) < out.row.spent_usd <= Decimal(20)
+    assert out.row.pairs <= 12 and Decimal(0) < out.row.spent_usd <= Decimal(20)
     assert out.scores["openai/quitter"] == [0.0] * out.row.pairs    # scored 0, in shares
-    assert all(0.5 < i < 1 for i in out.scores["openai/idle"])
+    assert all(0.8 < i <= 1 for i in out.scores["openai/idle"])    # at 3 days: the oracle's
     assert out.shares == {"openai/quitter": (out.row.pairs, 0, out.row.pairs),
                           "openai/idle": (0, 0, out.row.pairs)}       # unfinished, above
     with Store(db, read_only=True) as store:
@@ -94,17 +94,17 @@ def test_identical_models_are_never_declared_a_winner(llm, tmp_path):
 
 
 def test_identically_skilled_models_are_not_called_different(llm, tmp_path):
-    """Six comparisons of two models that play the same coin-flip strategy (each its
-    own coins): at the documented error rate (at most 5 %; about 2 % simulated) none is
-    expected to name a winner; every one stops equivalent or inconclusive."""
+    """Three comparisons of two models that play the same coin-flip strategy (each its
+    own coins: quit, scoring 0, or idle): at the documented error rate (at most 5 %;
+    2 % or less simulated for coins) none is expected to name a winner."""
     verdicts = []
-    for k in range(6):
-        spec = CompareSpec(base=build_config({"days": 5, "seeds": [1], "models": _models(
-            llm, f"coin-a{k}", f"coin-b{k}")}), max_pairs=8)
+    for k in range(3):
+        spec = CompareSpec(base=build_config({"days": 3, "seeds": [1], "models": _models(
+            llm, f"coin-a{k}", f"coin-b{k}")}), max_pairs=6)
         out = asyncio.run(compare(spec, str(tmp_path / f"c{k}.duckdb")))
         assert any(x != y for x, y in zip(*out.scores.values())) or out.row.pairs < 4
         verdicts.append(out.row.verdict)
-    assert WINNER not in verdicts and len(verdicts) == 6
+    assert WINNER not in verdicts and len(verdicts) == 3
 
 
 def test_a_race_of_three_drops_the_worst_and_calls_the_rest_equivalent(llm, tmp_path):
@@ -140,8 +140,8 @@ def test_a_budget_that_cannot_pay_the_first_batch_runs_nothing(llm, tmp_path, ca
 
 def test_a_crash_after_a_batch_resumes_to_the_same_answer(tmp_path):
     models = [{"id": "baseline/order-up-to"}, {"id": "baseline/oracle"}]
-    spec = CompareSpec(base=build_config({"days": 15, "seeds": [1], "models": models}),
-                       max_pairs=20)
+    spec = CompareSpec(base=build_config({"days": 5, "seeds": [1], "models": models}),
+                       max_pairs=6)
     whole = asyncio.run(compare(spec, str(tmp_path / "whole.duckdb")))
     db = str(tmp_path / "c.duckdb")
 
@@ -157,8 +157,9 @@ def test_a_crash_after_a_batch_resumes_to_the_same_answer(tmp_path):
     resumed = asyncio.run(compare(spec, db, resume="latest", on_event=lambda kind, data: (
         kind == "batch" and statuses.append(_status(db)))))
     assert (resumed.row.verdict, resumed.row.best, resumed.row.pairs) == \
-        (whole.row.verdict, whole.row.best, whole.row.pairs) == (WINNER, "baseline/oracle",
-                                                                 whole.row.pairs)
+        (whole.row.verdict, whole.row.best, whole.row.pairs) == (INCONCLUSIVE,
+                                                                 "baseline/oracle", 6)
+    assert resumed.row.reason == whole.row.reason == "6 pairs of at most 6 (--max-pairs)"
     assert [s.intervals for s in resumed.steps] == [s.intervals for s in whole.steps]
     assert statuses and set(statuses) == {"running"}          # running again, then decided
     assert _status(db) == "decided"
@@ -170,21 +171,22 @@ def _status(db: str) -> str:
 
 
 def test_the_cli_runs_shows_and_charts_a_comparison(tmp_path, capsys):
-    """SPEC 18.6's first power target: the oracle against order-up-to at 30 days is
-    decided for the oracle within 20 pairs."""
+    """(SPEC 18.6's first power target, the oracle against order-up-to at 30 days within
+    20 pairs, is the example docs/compare.md shows, run by tests/test_docs.py.)"""
     db = str(tmp_path / "c.duckdb")
-    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "30",
-                 "--db", db, "--chart", str(tmp_path / "c.png")]) == 0
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "5",
+                 "--max-pairs", "4", "--db", db, "--chart", str(tmp_path / "c.png")]) == 0
     out = capsys.readouterr()
-    assert "verdict: baseline/oracle is better, after" in out.out
+    assert "verdict: inconclusive after 4 pairs: 4 pairs of at most 4" in out.out
     assert "method: betting confidence sequence" in out.out
-    assert "baseline/oracle: 0% of" in out.out and "0% above the oracle" in out.out
+    assert "baseline/oracle: 0% of 4 trials" in out.out and "0% above the" in out.out
     assert "batch 1: seeds 1-2" in out.err and (tmp_path / "c.png").stat().st_size > 10_000
     assert main(["compare", "--show", "latest", "--db", db, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["verdict"] == WINNER and shown["pairs"] <= 20
-    assert shown["steps"][0]["intervals"][0]["low"] < 0 < shown["steps"][-1]["intervals"][0][
-        "low"]                                                        # in oracle shares
+    assert shown["verdict"] == INCONCLUSIVE and shown["pairs"] == 4
+    (first,) = shown["steps"][0]["intervals"]
+    assert first["low"] < first["mean"] < first["high"]               # in oracle shares
+    assert -1.25 <= first["low"] and first["high"] <= 1.25
     assert shown["estimand"] == "mean" and "Waudby-Smith" in shown["method"]
     assert shown["models_shares"]["baseline/oracle"]["above_oracle_share"] == 0
 
@@ -206,11 +208,22 @@ def test_an_unknown_comparison_is_named(tmp_path, capsys):
     (["compare", "baseline/oracle", "baseline/oracle"], "two or more different models"),
     (["compare", "--show", "nope"], "no results database at"),
     (["compare", "baseline/oracle", "baseline/order-up-to", "--chart", "x.pdf"], ".png or .svg"),
+    # these ended in a pydantic traceback
+    (["compare", "baseline/oracle", "baseline/order-up-to", "--max-pairs", "1"],
+     "--max-pairs is 2-10,000, got 1"),
+    (["compare", "baseline/oracle", "baseline/order-up-to", "--batch", "100000"],
+     "--batch is 1-1,000, got 100,000"),
+    (["compare", "baseline/oracle", "baseline/order-up-to", "--estimand", "win-rate",
+      "--assume", "gaussian"], "--assume gaussian is for the mean"),
 ])
 def test_bad_input_is_one_line(argv, message, tmp_path, capsys):
-    assert main([*argv, "--db", str(tmp_path / "c.duckdb")]) == 2
+    try:
+        code = main([*argv, "--db", str(tmp_path / "c.duckdb")])
+    except SystemExit as exc:            # argparse's own check: usage, then the error
+        code = exc.code
     err = capsys.readouterr().err
-    assert message in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and "Traceback" not in err
+    assert message in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_a_trial_the_comparisons_pool_stopped_is_the_budgets_doing(llm, tmp_path):

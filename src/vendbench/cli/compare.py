@@ -155,7 +155,13 @@ def _spec(args: argparse.Namespace) -> Any:
         value = getattr(args, name)
         if value is not None:
             fields[key] = Decimal(value) if key == "budget_usd" else value
-    return CompareSpec(**fields)
+    from pydantic import ValidationError
+
+    try:
+        return CompareSpec(**fields)
+    except ValidationError as exc:            # what the flags cannot say on their own
+        raise ConfigError("; ".join(e["msg"].removeprefix("Value error, ")
+                                    for e in exc.errors(include_url=False))) from None
 
 
 def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:

@@ -3,6 +3,7 @@ policies, built by name, and played day by day through a recording session."""
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any, Callable, Protocol
 
@@ -104,11 +105,18 @@ def ceiling_score(scenario: str, *, seed: int, days: int, world_seed: int | None
     """What scenario ``scenario``'s ceiling policy (its oracle) scores on this world, seed
     and horizon: the denominator of an oracle share (None: the scenario has none).
     Deterministic, so it is computed once per key and cached (``results``)."""
-    ceiling = registered(scenario).ceiling
-    if ceiling is None:
+    if registered(scenario).ceiling is None:
         return None
-    return float(evaluate_policy(ceiling, seed=seed, days=days, scenario=scenario,
-                                 world_seed=world_seed,
+    return _ceiling(scenario, seed, days, world_seed, world_salt)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ceiling(scenario: str, seed: int, days: int, world_seed: int | None,
+             world_salt: str | None) -> float:
+    """The oracle's episode, once per key in a process (a trend reads the same keys
+    night after night from a file that does not keep them)."""
+    return float(evaluate_policy(registered(scenario).ceiling or "oracle", seed=seed,
+                                 days=days, scenario=scenario, world_seed=world_seed,
                                  world_salt=world_salt)["final_net_assets"])
 
 

@@ -10,6 +10,7 @@ import hmac
 import json
 import logging
 import re
+import socket
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -335,10 +336,19 @@ async def _http(world: WorldServer, config: ServeConfig) -> None:
 
     server = uvicorn.Server(uvicorn.Config(app, host=config.host, port=config.port,
                                            lifespan="off", log_level="warning"))
+    # bound and listening before the address is printed: a client may connect at once
+    sock = socket.socket(socket.AF_INET6 if ":" in config.host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((config.host, config.port))
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {config.host}:{config.port} ({exc.strerror}); "
+                          "pass another --port") from None
+    sock.listen(128)
     print(f"vendbench: serving MCP on http://{config.host}:{config.port}/mcp (run "
           f"{world.run_id}, results in {config.db})", file=sys.stderr, flush=True)
     async with manager.run():
-        await server.serve()
+        await server.serve(sockets=[sock])
 
 
 def serve(config: ServeConfig) -> None:

@@ -103,6 +103,7 @@ def view(config: ViewConfig) -> None:
     except OSError as exc:
         raise ConfigError(f"cannot listen on {config.host}:{config.port} ({exc.strerror}); "
                           "pass another --port (0: any free one)") from None
+    sock.listen(128)          # before the URL is printed: a client may connect at once
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app(pages, port), lifespan="off",
                                            log_level="warning"))
