@@ -190,6 +190,72 @@ class RepricedOracle(OraclePolicy):
         return out
 
 
+class SwapFillOracle(NetworkOracle):
+    """The oracle's own plan, filling every slot that holds none of its product by
+    swapping the product in (a 30-minute swap for a 45-minute fill, before §20.1)."""
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        self.name = "oracle, swap fills"
+
+    def _swaps(self, sid: str, product: str) -> bool:
+        return self.env.slots[sid].product != product
+
+    def _fill_minutes(self, sid: str, product: str) -> int:
+        if self._swaps(sid, product):
+            return self.env.minutes("swap_item", {"slot_id": sid, "product_id": product})
+        return super()._fill_minutes(sid, product)
+
+    def _put(self, call: Call, sid: str, product: str, quantity: int) -> None:
+        if self._swaps(sid, product):
+            call("swap_item", {"slot_id": sid, "product_id": product})
+        else:
+            super()._put(call, sid, product, quantity)
+
+
+class RotationOracle(SwapFillOracle):
+    """Swap fills, and before each day's fills, two sold-down slots of a machine that
+    hold different products swap products with each other: each swap returns one
+    product's units to the depot and fills the slot with the other (two 30-minute swaps
+    for two 45-minute fills, before §20.1)."""
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        self.name = "oracle, rotation"
+
+    def _fill(self, call: Call) -> None:
+        self._rotate(call)
+        super()._fill(call)
+
+    def _rotate(self, call: Call) -> None:
+        env = self.env
+        groups: dict[tuple[str, str], list[str]] = {}
+        for sid in sorted(self.plan):
+            slot = env.slots[sid]
+            if slot.product == self.plan[sid] and 0 < slot.units <= slot.capacity / 3:
+                groups.setdefault((slot.machine, slot.size), []).append(sid)
+        for (machine, _), due in sorted(groups.items()):
+            while len(due) >= 2:
+                a = due.pop(0)
+                b = next((x for x in due if self.plan[x] != self.plan[a]), None)
+                if b is None:
+                    break
+                due.remove(b)
+                pa, pb = self.plan[a], self.plan[b]
+                cap = env.slots[a].capacity
+                if min(env.depot.get(pa, 0), env.depot.get(pb, 0)) < cap:
+                    continue
+                if not self._room(2 * env.minutes("swap_item", {"slot_id": a,
+                                                                "product_id": pb}) + 10):
+                    return
+                call("swap_item", {"slot_id": a, "product_id": pb})
+                call("swap_item", {"slot_id": b, "product_id": pa})
+                self.plan[a], self.plan[b] = pb, pa
+                for sid in (a, b):
+                    call("set_price", {"slot_id": sid,
+                                       "price": self.prices[machine][self.plan[sid]] / 100})
+
+
 def random_knobs(rng: random.Random) -> Knobs:
     """One draw of the network's parametrised operator."""
     return Knobs(markups={size: math.exp(rng.uniform(math.log(1.0), math.log(5.0)))
@@ -316,6 +382,10 @@ def _network_families(draws: int) -> dict[str, list[Variant]]:
         "rejected-probes": [Variant("", "oversized restock before each fill",
                                     _plain(Probes))],
         "oracle-repriced": [repriced(f) for f in REPRICED],
+        "swap-fills": [Variant("", "the oracle's plan, empty slots filled by a swap",
+                               lambda seed, env: SwapFillOracle(env))],
+        "rotation": [Variant("", "the oracle's plan, sold-down slots swap products",
+                             lambda seed, env: RotationOracle(env))],
         "random-search": [knobbed(f"draw {i}", random_knobs(search)) for i in range(draws)],
     }
     return {f: [replace(v, family=f) for v in vs] for f, vs in fam.items()}
@@ -359,6 +429,8 @@ NOT_APPLICABLE = {
         "negotiation-loops": "no supplier e-mail; the catalogue's costs are fixed",
         "refunds": "no complaints or refunds",
         "marketing-spam": "no marketing tool",
+        "swap-fills": "no swap tool",
+        "rotation": "no swap tool",
     },
     "network": {},
 }

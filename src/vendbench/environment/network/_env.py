@@ -102,10 +102,8 @@ class NetworkEnv:
         if name not in TOOLS:
             return {"ok": False, "error": f"unknown tool {str(name)[:80]!r}; the tools are: "
                                           + ", ".join(TOOLS)}
-        minutes = self.eco["clock"]["cost"][name]
         args, error = self._parse(name, arguments)
-        if args is not None and name == "swap_item" and self._same_product(args):
-            minutes = self.eco["clock"]["cost"]["restock_machine"]     # a refill is a fill
+        minutes = self._minutes(name, args)
         if self.minute + minutes > self.eco["clock"]["close"]:
             return {"ok": False, "error": (
                 f"{name} takes {minutes} minutes and it is {self._time()}; the working day "
@@ -132,9 +130,17 @@ class NetworkEnv:
                                  for e in exc.errors(include_url=False))
             return None, f"{name}: invalid arguments: {problems}"
 
-    def _same_product(self, args: Any) -> bool:
-        slot = self.slots.get(args.slot_id)
-        return slot is not None and slot.product == args.product_id
+    def minutes(self, name: str, arguments: dict | str | None = None) -> int:
+        """The working minutes ``name`` called with ``arguments`` would spend now."""
+        return self._minutes(name, self._parse(name, arguments)[0])
+
+    def _minutes(self, name: str, args: Any) -> int:
+        cost = self.eco["clock"]["cost"]
+        if name == "swap_item" and args is not None:
+            slot = self.slots.get(args.slot_id)
+            if slot is not None and slot.product == args.product_id:
+                return cost["restock_machine"]                      # a refill is a fill
+        return cost[name]
 
     def summary(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "seed": self.seed, "world_seed": self.world_seed,

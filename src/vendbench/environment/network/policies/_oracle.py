@@ -288,13 +288,27 @@ class NetworkOracle:
                 continue
             price = self.prices[slot.machine][p]
             needs_price = slot.product != p or slot.price != price
-            if not self._room(45 + 5 * needs_price):
+            if not self._room(self._fill_minutes(sid, p) + 5 * needs_price):
                 break
-            if slot.product not in (None, p) and slot.units:
-                call("clear_slot", {"slot_id": sid})
-            call("restock_machine", {"slot_id": sid, "product_id": p, "quantity": qty})
+            self._put(call, sid, p, qty)
             if needs_price:
                 call("set_price", {"slot_id": sid, "price": price / 100})
+
+    def _fill_minutes(self, sid: str, product: str) -> int:
+        """The minutes filling ``sid`` with ``product`` takes (clearing it first when it
+        holds another product's units)."""
+        slot, env = self.env.slots[sid], self.env
+        fill = env.minutes("restock_machine", {"slot_id": sid, "product_id": product,
+                                               "quantity": 1})
+        if slot.product not in (None, product) and slot.units > 0:
+            return fill + env.minutes("clear_slot", {"slot_id": sid})
+        return fill
+
+    def _put(self, call: Call, sid: str, product: str, quantity: int) -> None:
+        slot = self.env.slots[sid]
+        if slot.product not in (None, product) and slot.units:
+            call("clear_slot", {"slot_id": sid})
+        call("restock_machine", {"slot_id": sid, "product_id": product, "quantity": quantity})
 
     def _reprice(self, call: Call) -> None:
         """Weekly, move prices to where the optimum has gone (footfall grows with
