@@ -345,9 +345,11 @@ def test_a_rejected_call_changes_nothing(name, arguments):
         spent = ECO["clock"]["cost"].get(name, 0)
         parsed, _ = NetworkEnv._parse(name, arguments) if name in ECO["clock"]["cost"] \
             else (None, None)
-        if name == "swap_item" and parsed is not None and (parsed.slot_id, parsed.product_id) \
-                == ("AI-HOUSE:DRINKS:A1", "cola"):
-            spent = ECO["clock"]["cost"]["restock_machine"]             # a refill is a fill
+        if name == "swap_item":               # a fill's minutes, and the swap's when units
+            spent = ECO["clock"]["cost"]["restock_machine"]           # of another product
+            if parsed is not None and parsed.slot_id == "AI-HOUSE:DRINKS:A1" \
+                    and parsed.product_id != "cola":                  # would come out
+                spent += ECO["clock"]["cost"]["swap_item"]
         assert env.minute == minute + spent
     checked_ledger(env)
 
@@ -420,7 +422,8 @@ def test_every_tool_has_a_happy_path_and_a_rejection():
         result = env.call(name, rejected[name])
         assert not result["ok"] and result["error"], (name, result)
         assert fingerprint(env, clock=False) == before, name       # nothing but the clock:
-        assert env.minute == minute + ECO["clock"]["cost"][name], name    # probing costs
+        kind = "restock_machine" if name == "swap_item" else name       # a swap fills
+        assert env.minute == minute + ECO["clock"]["cost"][kind], name    # probing costs
         result = env.call(name, happy[name])
         assert result["ok"], (name, result)
     checked_ledger(env)

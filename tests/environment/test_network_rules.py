@@ -21,6 +21,12 @@ def stocked(env: NetworkEnv, **depot: int) -> NetworkEnv:
     return env
 
 
+def sell(env: NetworkEnv, slot: str, units: int) -> None:
+    """As if customers bought ``units`` from ``slot`` (units stay conserved)."""
+    env.slots[slot].units -= units
+    env.units_sold += units
+
+
 # -- §12.1 the price that drew the customer ----------------------------------------------
 def test_each_unit_sells_at_the_price_of_the_facing_that_drew_the_customer():
     env = stocked(NetworkEnv(seed=4), cola=12)
@@ -131,12 +137,37 @@ def test_swapping_a_slot_to_the_product_it_holds_is_a_fill():
     minute = env.minute
     got = env.call("swap_item", {"slot_id": slot, "product_id": "cola"})
     assert got["ok"] and got["units"] == 10 and got["price"] == 2.40   # refilled, price kept
-    assert env.minute == minute + COST["restock_machine"]              # 45 minutes, not 30
-    minute = env.minute
-    got = env.call("swap_item", {"slot_id": slot, "product_id": "iced-tea"})
-    assert got["ok"] and env.minute == minute + COST["swap_item"]     # a real swap: 30
-    assert got["price"] == ECO.products["iced-tea"].retail / 100
+    assert env.minute == minute + COST["restock_machine"] == minute + got["minutes"]
     checked_ledger(env)
+
+
+def test_a_swap_that_puts_units_in_spends_a_fills_minutes():
+    """SPEC 20.1: filling an empty slot by a swap, or swapping another product's units
+    out, is not cheaper than clear + fill (the 30-minute swap filled for two thirds)."""
+    env = stocked(NetworkEnv(seed=1), cola=25, **{"iced-tea": 30, "latte-can": 10})
+    fill, swap = COST["restock_machine"], COST["swap_item"]
+    a, b = "AI-HOUSE:DRINKS:A1", "AI-HOUSE:DRINKS:A2"
+    minute = env.minute
+    got = env.call("swap_item", {"slot_id": a, "product_id": "cola"})      # an empty slot
+    assert got["ok"] and got["units"] == 10 and env.minute == minute + fill == minute + 45
+    assert got["price"] == ECO.products["cola"].retail / 100
+    env.call("swap_item", {"slot_id": b, "product_id": "iced-tea"})
+    sell(env, a, 8)                                                        # sold down
+    sell(env, b, 7)
+    minute = env.minute                                                    # rotation:
+    one = env.call("swap_item", {"slot_id": a, "product_id": "iced-tea"})  # each swap takes
+    two = env.call("swap_item", {"slot_id": b, "product_id": "cola"})      # units out
+    assert one["ok"] and two["ok"] and one["minutes"] == two["minutes"] == fill + swap == 75
+    assert env.minute == minute + 2 * (fill + swap)                        # = clear + fill
+    assert (env.slots[a].product, env.slots[a].units) == ("iced-tea", 10)
+    assert (env.slots[b].product, env.slots[b].units) == ("cola", 10)
+    sell(env, a, 10)                                                       # sold out: no
+    minute = env.minute                                                    # units come out
+    got = env.call("swap_item", {"slot_id": a, "product_id": "latte-can"})
+    assert got["ok"] and env.minute == minute + fill
+    refused = env.call("swap_item", {"slot_id": b, "product_id": "energy-drink"})
+    assert not refused["ok"] and env.minute == minute + fill + fill + swap  # rejected: as if
+    checked_ledger(env)                                                      # it ran
 
 
 def test_a_rejected_call_spends_the_minutes_of_its_kind():

@@ -136,10 +136,11 @@ class NetworkEnv:
 
     def _minutes(self, name: str, args: Any) -> int:
         cost = self.eco["clock"]["cost"]
-        if name == "swap_item" and args is not None:
-            slot = self.slots.get(args.slot_id)
-            if slot is not None and slot.product == args.product_id:
-                return cost["restock_machine"]                      # a refill is a fill
+        if name == "swap_item":              # a swap puts units in: a fill's minutes, and
+            slot = self.slots.get(args.slot_id) if args is not None else None   # the swap's
+            takes_out = (slot is not None and slot.units > 0   # when another product's
+                         and slot.product != args.product_id)  # units come out first
+            return cost["restock_machine"] + takes_out * cost["swap_item"]
         return cost[name]
 
     def summary(self) -> dict[str, Any]:
@@ -365,7 +366,7 @@ def briefing(eco: Economy, days: int) -> str:
                      f"×{loc.sensitivity:.2f}" + (f"; favours {', '.join(loc.favours)}"
                                                    if loc.favours else "")
                      for loc in eco.locations)
-    costs = ", ".join(f"{k} {v}" for k, v in c["cost"].items() if v)
+    costs = ", ".join(f"{k} {v}" for k, v in c["cost"].items() if v and k != "swap_item")
     channels = "\n".join(f"- {ch.channel}: EUR {_euros(ch.cost):.2f}, +{ch.bonus:.0%} traffic "
                          f"for {ch.days} days; more than {ch.uses} use(s) in 7 days costs "
                          f"−{ch.penalty:.0%} each" for ch in eco.channels.values())
@@ -389,8 +390,9 @@ order_goods pays at once and delivers to the depot after the supplier's lead tim
 suppliers are late, short-ship, disappear or go insolvent.
 
 The working day is {c['open'] // 60:02d}:00-{c['close'] // 60:02d}:00 and every call spends \
-minutes, accepted or rejected: {costs} (swapping a slot to the product it already holds \
-is a fill). wait_for_next_day ends the day.
+minutes, accepted or rejected: {costs}. swap_item puts units into the slot, so it \
+spends a fill's {c['cost']['restock_machine']} minutes, plus {c['cost']['swap_item']} when \
+another product's units come out first. wait_for_next_day ends the day.
 
 Marketing channels (per location):
 {channels}

@@ -230,13 +230,14 @@ def swap_item(env: NetworkEnv, a: Any) -> dict[str, Any]:
     if have == 0:
         return {"ok": False, "error": f"the depot holds no {a.product_id}"}
     price = slot.price if slot.product == a.product_id else None   # a refill keeps it
+    minutes = env.minutes("swap_item", {"slot_id": slot.id, "product_id": a.product_id})
     _empty(env, slot)
     put = min(slot.capacity, env.depot.get(a.product_id, 0))
     slot.product, slot.units = a.product_id, put
     slot.price = price or env.eco.products[a.product_id].retail
     env.depot[a.product_id] -= put
     return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
-            "units": put, "price": _euros(slot.price)}
+            "units": put, "price": _euros(slot.price), "minutes": minutes}
 
 
 def _empty(env: NetworkEnv, slot: Slot) -> None:

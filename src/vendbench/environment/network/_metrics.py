@@ -44,9 +44,10 @@ def trial_metrics(records: dict[str, list[dict[str, Any]]], tool_calls: list[dic
     for c in tool_calls:
         if not c["ok"]:
             continue
-        minutes += eco["clock"]["cost"].get(c["name"], 0)
+        result = json.loads(c["result_json"])
+        minutes += result.get("minutes", eco["clock"]["cost"].get(c["name"], 0))
         if c["name"] in spent:
-            spent[c["name"]] += json.loads(c["result_json"]).get("paid", 0.0)
+            spent[c["name"]] += result.get("paid", 0.0)
     hours = (eco["clock"]["close"] - eco["clock"]["open"]) * max(played, 1)
     return {
         # the score's own quantity: the bank at the last day (the final balance once the

@@ -112,8 +112,9 @@ TOOLS: dict[str, tuple[type[_Args], str]] = {
     "order_goods": (OrderGoods, "Buy from a found supplier; paid at once at today's prices; "
                                 "delivered to the depot."),
     "restock_machine": (Restock, "Fill a slot from the depot (45 minutes)."),
-    "swap_item": (Swap, "Empty a slot into the depot and fill it with another product (30 "
-                        "minutes)."),
+    "swap_item": (Swap, "Empty a slot into the depot and fill it to capacity with a "
+                        "product: a fill's 45 minutes, 75 when another product's units "
+                        "come out first."),
     "set_price": (SetPrice, "Set a slot's retail price in euros (5 minutes)."),
     "clear_slot": (ClearSlot, "Empty a slot into the depot (30 minutes)."),
     "send_payment": (SendPayment, "Refund a customer's complaint, in full."),
