@@ -39,13 +39,18 @@ def fingerprint(env: NetworkEnv, clock: bool = True) -> str:
 
 def checked_ledger(env: NetworkEnv) -> None:
     """The bank moves only by sales, purchases, rent, marketing and refunds; units are
-    conserved from order to sale or loss (short shipments, insolvent suppliers)."""
+    conserved from order to sale, loss (short shipments, insolvent suppliers) or expiry;
+    every lot is whole and in date."""
     led = env.ledger
     assert env.bank == (env.initial_cash + led.sales_cash + led.sales_card - led.purchases
                         - led.rent - led.marketing - led.refunds)
-    assert env.units_ordered == env.units_held() + env.units_sold + env.units_lost
+    assert env.units_ordered == (env.units_held() + env.units_sold + env.units_lost
+                                 + env.units_expired)
     assert all(0 <= s.units <= s.capacity for s in env.slots.values())
-    assert all(n >= 0 for n in env.depot.values())
+    lots = [lot for s in env.slots.values() for lot in s.lots] + [
+        lot for product_lots in env.stock.values() for lot in product_lots]
+    assert all(n > 0 and sell_by >= env.day for sell_by, n in lots)
+    assert all(s.product is not None or not s.lots for s in env.slots.values())
     assert isinstance(env.bank, int) and isinstance(env.card_pending, int)
 
 
@@ -61,6 +66,13 @@ def play(policy: str, seed: int, days: int, check: bool = False) -> NetworkEnv:
 
     while not env.done:
         pol.play_day(call, env.observe())
+    return env
+
+
+def deliver(env: NetworkEnv, units: dict[str, int]) -> NetworkEnv:
+    """As if ``units`` arrived at the depot today."""
+    for product, n in units.items():
+        env.receive(product, n)
     return env
 
 
@@ -167,7 +179,7 @@ def test_negotiation_catalogues_and_unreliable_suppliers():
 
 def test_slots_restock_swap_clear_price_and_fit():
     env = NetworkEnv(seed=1)
-    env.depot = {"cola": 30, "sandwich": 12, "chocolate-bar": 40}
+    deliver(env, {"cola": 30, "sandwich": 12, "chocolate-bar": 40})
     env.units_ordered = 82                              # as if delivered
     slot = "AI-HOUSE:DRINKS:A1"
     assert "does not fit" in env.call("restock_machine", {"slot_id": slot,
@@ -194,24 +206,62 @@ def test_slots_restock_swap_clear_price_and_fit():
 
 def test_the_working_day_is_eight_hours_and_about_ten_fills():
     env = NetworkEnv(seed=1)
-    env.depot = {"cola": 1000}
+    deliver(env, {"cola": 1000})
     env.units_ordered = 1000
-    fills = 0
-    for slot in [s for s in env.slots if ":DRINKS:" in s]:
+    slots = [s for s in env.slots if ":DRINKS:" in s]
+    for slot in slots[:DAY_MINUTES // 45]:
         result = env.call("restock_machine", {"slot_id": slot, "product_id": "cola",
                                               "quantity": 1})
-        if not result["ok"]:
-            assert "working day ends at 17:00" in result["error"]
-            break
-        fills += 1
-    assert fills == DAY_MINUTES // 45 == 10
+        assert result["ok"] and "crossed_midnight" not in result and env.day == 1
+    assert DAY_MINUTES // 45 == 10 and env._time() == "16:30"
     env.call("wait_for_next_day")
-    assert env.minute == ECO["clock"]["open"]
+    assert env.minute == ECO["clock"]["open"] and env.day == 2
+    checked_ledger(env)
+
+
+def test_a_call_that_does_not_fit_the_day_crosses_midnight():
+    """SPEC 20.3: it spends what is left of today, the night passes at the prices in
+    force, and it finishes tomorrow with the rest (its result says so)."""
+    env = NetworkEnv(seed=1, days=3)
+    deliver(env, {"cola": 100})
+    env.units_ordered = 100
+    slot, other = "AI-HOUSE:DRINKS:A1", "AI-HOUSE:DRINKS:A2"
+    env.call("restock_machine", {"slot_id": slot, "product_id": "cola", "quantity": 10})
+    env.minute = ECO["clock"]["close"] - 30                              # 16:30
+    got = env.call("restock_machine", {"slot_id": other, "product_id": "cola",
+                                       "quantity": 10})
+    assert got["ok"] and env.day == 2 and env._time() == "09:15"         # 30 + 15 minutes
+    night = got["crossed_midnight"]
+    assert night["closed_day"] == 1 and night["finished"] == "day 2, 09:15"
+    sales = {r["machine_id"]: r for r in env.drain_records()["sales"]}
+    assert sales["AI-HOUSE:DRINKS"]["units_on_shelf"] == 10   # the fill came after the night
+    assert night["sold_units"] == sales["AI-HOUSE:DRINKS"]["units_sold"] > 0
+    env.minute = ECO["clock"]["close"] - 5                               # a quote crossing
+    quote = env.call("check_offers", {"supplier_id": "S-BEVDIRECT"})     # midnight is for
+    assert not quote["ok"] and quote["crossed_midnight"]["closed_day"] == 2   # tomorrow
+    env.call("search_web", {"query": "drinks"})
+    env.minute = ECO["clock"]["close"] - 5
+    quote = env.call("check_offers", {"supplier_id": "S-BEVDIRECT"})     # the last day:
+    assert not quote["ok"] and "last day" in quote["error"] and env.day == 3  # nothing
+    assert env.minute == ECO["clock"]["close"] - 5                           # crosses
+    checked_ledger(env)
+
+
+def test_a_quote_carries_the_day_it_is_valid_for():
+    env = found(NetworkEnv(seed=1, days=30))
+    for day in range(1, 16):                              # into a week with another price
+        env.minute = ECO["clock"]["close"] - 5
+        quote = env.call("check_offers", {"supplier_id": "S-BEVDIRECT", "quantity": 50})
+        assert quote["ok"] and quote["valid_day"] == env.day == day + 1
+        assert quote["crossed_midnight"]["closed_day"] == day
+        prices = {o["product_id"]: o["unit_price"] for o in quote["offers"]}
+        assert prices == {p: env.unit_price("S-BEVDIRECT", p, 50) / 100 for p in prices}
+    checked_ledger(env)
 
 
 def test_sales_banking_rent_and_shared_demand_pools():
     env = NetworkEnv(seed=2)
-    env.depot = {"cola": 40}
+    deliver(env, {"cola": 40})
     env.units_ordered = 40
     for slot in ("MAIN-LOUNGE:DRINKS:A1", "MAIN-LOUNGE:DRINKS:A2"):   # one product, twice
         env.call("restock_machine", {"slot_id": slot, "product_id": "cola", "quantity": 10})
@@ -333,7 +383,7 @@ known = st.fixed_dictionaries({}, optional={
                             + ["launch_rocket"]), arguments=known | args)
 def test_a_rejected_call_changes_nothing(name, arguments):
     env = found(NetworkEnv(seed=1))
-    env.depot = {"cola": 5}
+    deliver(env, {"cola": 5})
     env.units_ordered = 5
     env.call("restock_machine", {"slot_id": "AI-HOUSE:DRINKS:A1", "product_id": "cola",
                                  "quantity": 5})
@@ -368,7 +418,7 @@ def test_the_reference_policies_land_where_prosus_does(days, reference, low, hig
 
 def test_every_tool_has_a_happy_path_and_a_rejection():
     env = found(NetworkEnv(seed=1))
-    env.depot = {"cola": 30}
+    deliver(env, {"cola": 30})
     env.units_ordered = 30
     env.call("restock_machine", {"slot_id": "AI-HOUSE:DRINKS:A1", "product_id": "cola",
                                  "quantity": 10})

@@ -9,6 +9,7 @@ import pytest
 from vendbench.environment.network import NetworkEnv
 from vendbench.environment.network import _demand as demand
 from vendbench.environment.network._config import load
+from vendbench.environment.network._state import take
 
 from .test_network import ECO, checked_ledger
 
@@ -16,14 +17,15 @@ COST = ECO["clock"]["cost"]
 
 
 def stocked(env: NetworkEnv, **depot: int) -> NetworkEnv:
-    env.depot = dict(depot)
-    env.units_ordered = sum(depot.values())                # as if delivered
+    for product, units in depot.items():                   # as if delivered today
+        env.receive(product, units)
+    env.units_ordered = sum(depot.values())
     return env
 
 
 def sell(env: NetworkEnv, slot: str, units: int) -> None:
     """As if customers bought ``units`` from ``slot`` (units stay conserved)."""
-    env.slots[slot].units -= units
+    take(env.slots[slot].lots, units)
     env.units_sold += units
 
 
@@ -61,8 +63,7 @@ def test_an_empty_facing_is_no_alternative():
     env = stocked(NetworkEnv(seed=2), cola=10)
     slot = "AI-HOUSE:DRINKS:A1"
     env.call("restock_machine", {"slot_id": slot, "product_id": "cola", "quantity": 10})
-    env.slots[slot].units = 0                              # as if sold out
-    env.units_sold = 10
+    sell(env, slot, 10)                                    # as if sold out
     env.call("wait_for_next_day")
     assert env.drain_records()["sales"] == [] and env.ledger.sales_cash == 0
 
@@ -181,10 +182,11 @@ def test_a_rejected_call_spends_the_minutes_of_its_kind():
         assert env.minute == minute + COST[name], name
     minute = env.minute
     assert not env.call("launch_rocket", {})["ok"] and env.minute == minute   # no kind
-    env.minute = ECO["clock"]["close"] - 10
-    refused = env.call("restock_machine", {"slot_id": "AI-HOUSE:DRINKS:A1",
-                                           "product_id": "cola", "quantity": 5})
-    assert "working day ends" in refused["error"] and env.minute == ECO["clock"]["close"] - 10
+    env.minute = ECO["clock"]["close"] - 10                     # a rejected call that
+    refused = env.call("restock_machine", {"slot_id": "AI-HOUSE:DRINKS:A1",  # crosses
+                                           "product_id": "cola", "quantity": 5})  # midnight
+    assert not refused["ok"] and refused["crossed_midnight"]["closed_day"] == 1
+    assert env.day == 2 and env.minute == ECO["clock"]["open"] + 45 - 10
 
 
 def test_a_negotiated_price_holds_from_the_next_day_as_the_reply_says():

@@ -45,19 +45,25 @@ class DoNothing:
         call(self.day_tool, {})
 
 
+RANDOM_MARKUP = (1.2, 4.0)          # the random operator's markups over its unit cost
+
+
 class RandomPrices(NetworkOrderUpTo):
-    """The rule-based operator's stocking at a random price per slot, 0.5-2× the
-    product's reference price (what a new listing starts at), as AutoVend allows."""
+    """An honest operator with random prices (SPEC 20.4): the rule-based operator's
+    buying, stocking and refunds, with each slot's price drawn once, uniformly between
+    1.2× and 4× the product's cheapest offer: never at a loss, never a considered
+    price (the rule-based operator posts 2.5×; the hidden model's best lies at 2-2.8×)."""
 
     name = "random-prices"
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, markup: tuple[float, float] = RANDOM_MARKUP) -> None:
         super().__init__()
-        self.seed = seed
+        self.seed, self.markup = seed, markup
 
     def price_for(self, slot: str, product: str) -> float:
-        factor = _rng(self.seed, slot, product).uniform(0.5, 2.0)
-        return max(0.1, round(self.reference[product] * factor, 2))
+        factor = _rng(self.seed, slot, product).uniform(*self.markup)
+        cost = min(prices[product] for prices in self.offers.values() if product in prices)
+        return max(0.1, round(cost * factor, 2))
 
 
 class Decoy(NetworkOrderUpTo):

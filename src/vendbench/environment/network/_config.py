@@ -29,6 +29,7 @@ class Product:
     retail: int           # reference retail price, cents
     cost: int             # base unit cost, cents
     popularity: float
+    shelf_life: int       # days a delivered unit can be sold (its last day included)
 
 
 @dataclass(frozen=True)

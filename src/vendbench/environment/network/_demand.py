@@ -18,10 +18,19 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, Sequence
 
 _SQRT2 = math.sqrt(2.0)
+
+
+@dataclass
+class Facing:
+    """A slot with stock as a customer sees it tonight: its units and price (cents)."""
+
+    units: int
+    price: int
 
 
 def willing(price: float, reference: float, sigma: float) -> float:

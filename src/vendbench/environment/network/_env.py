@@ -21,7 +21,8 @@ from ..._text import no_surrogates
 from . import _demand
 from ._config import Economy, load
 from ._handlers import HANDLERS, status_report
-from ._state import Complaint, Email, Ledger, Shipment, Slot, _euros, _stream
+from ._state import (Complaint, Email, Ledger, Lots, Shipment, Slot, _euros, _stream, count,
+                     expire, put, take)
 from ._tools import TOOLS, schemas
 
 START = dt.date(2026, 3, 2)          # a Monday
@@ -60,7 +61,7 @@ class NetworkEnv:
         self.missed_rent = 0
         self._status = "running"
         self.slots: dict[str, Slot] = self._build_slots()
-        self.depot: dict[str, int] = {}
+        self.stock: dict[str, Lots] = {}           # the depot: product -> its lots
         self.shipments: list[Shipment] = []
         self.known_suppliers: set[str] = set()
         self.concessions: dict[str, int] = {}   # negotiated cuts in force, per supplier
@@ -76,7 +77,9 @@ class NetworkEnv:
         self.sales_log: list[dict[str, Any]] = []
         self._records: dict[str, list[dict[str, Any]]] = {"days": [], "sales": []}
         self._ids = {"order": 0, "email": 0, "complaint": 0}
-        self.units_ordered = self.units_sold = self.units_lost = 0
+        self.units_ordered = self.units_sold = self.units_lost = self.units_expired = 0
+        self.expired_today: dict[str, int] = {}     # product -> units written off this morning
+        self._waste = 0                             # their cost (cents), for today's record
         self.tools = schemas()
         self.instructions = briefing(self.eco, self.days)
 
@@ -104,16 +107,35 @@ class NetworkEnv:
                                           + ", ".join(TOOLS)}
         args, error = self._parse(name, arguments)
         minutes = self._minutes(name, args)
-        if self.minute + minutes > self.eco["clock"]["close"]:
-            return {"ok": False, "error": (
-                f"{name} takes {minutes} minutes and it is {self._time()}; the working day "
-                "ends at 17:00. Call wait_for_next_day")}
         # every call of a known tool spends its kind's minutes, accepted or rejected:
-        # probing is not free (a call that does not fit the day spends nothing)
-        self.minute += minutes
-        if error is not None:
-            return {"ok": False, "error": error}
-        return HANDLERS[name](self, args)
+        # probing is not free. A call that does not fit the working day crosses
+        # midnight: it spends what is left of today, the night passes (customers are
+        # served at the prices in force), and it finishes tomorrow with the rest; on the
+        # last day nothing crosses (the books close tonight), so it spends nothing
+        clock = self.eco["clock"]
+        crossed = None
+        if self.minute + minutes > clock["close"]:
+            if self._day >= self.days:
+                return {"ok": False, "error": (
+                    f"{name} takes {minutes} minutes and it is {self._time()} on the last "
+                    "day; the working day ends at 17:00. Call wait_for_next_day to close "
+                    "the books")}
+            rest = self.minute + minutes - clock["close"]
+            night = self._night()
+            crossed = {"closed_day": night["closed_day"], "sold_units": night["sold_units"],
+                       "revenue": night["revenue"]}
+            if self.done:
+                return {"ok": False, "crossed_midnight": crossed, "error": (
+                    f"{name} crossed midnight and the run ended overnight ({self._status})")}
+            self.minute += rest
+            crossed["finished"] = f"day {self._day}, {self._time()}"
+        else:
+            self.minute += minutes
+        result = ({"ok": False, "error": error} if error is not None
+                  else HANDLERS[name](self, args))
+        if crossed:
+            result["crossed_midnight"] = crossed
+        return result
 
     @staticmethod
     def _parse(name: str, arguments: dict | str | None) -> tuple[Any, str | None]:
@@ -183,8 +205,21 @@ class NetworkEnv:
     def date(self, day: int | None = None) -> dt.date:
         return START + dt.timedelta(days=(day or self._day) - 1)
 
+    @property
+    def depot(self) -> dict[str, int]:
+        """Units in the depot, per product."""
+        return {p: count(lots) for p, lots in sorted(self.stock.items()) if lots}
+
+    def sell_by(self, product: str, day: int | None = None) -> int:
+        """The day a unit of ``product`` delivered on ``day`` (today) must sell by."""
+        return (day or self._day) + self.eco.products[product].shelf_life - 1
+
+    def receive(self, product: str, units: int) -> None:
+        """``units`` of ``product`` arrive at the depot today, fresh."""
+        put(self.stock.setdefault(product, []), [[self.sell_by(product), units]])
+
     def stock_value(self) -> int:
-        units = {p: n for p, n in self.depot.items()}
+        units = dict(self.depot)
         for slot in self.slots.values():
             if slot.product:
                 units[slot.product] = units.get(slot.product, 0) + slot.units
@@ -286,8 +321,9 @@ class NetworkEnv:
             "net_assets": _euros(self.net_worth()), "revenue": _euros(revenue),
             "cogs": _euros(cogs), "purchases": _euros(self._today.purchases),
             "fees": _euros(self._today.rent + self._today.marketing + self._today.refunds),
-            "units_sold": sold, "net": _euros(self.bank - self._day_start_bank)})
-        self._today, self._day_start_bank = Ledger(), self.bank
+            "units_sold": sold, "units_expired": sum(self.expired_today.values()),
+            "waste_cost": _euros(self._waste), "net": _euros(self.bank - self._day_start_bank)})
+        self._today, self._day_start_bank, self._waste = Ledger(), self.bank, 0
         self._day += 1
         self._morning()
         return {"ok": True, "closed_day": d, "sold_units": sold, "revenue": _euros(revenue),
@@ -312,11 +348,15 @@ class NetworkEnv:
         rng = _stream(self.seed, "customers", machine, d)
         lam = dem["base_customers"] * loc.volume * weekday * weather * self.reputation * traffic
         customers = int(rng.poisson(lam))
-        pools: dict[str, list[Slot]] = {}
-        for s in sorted(slots, key=lambda s: (s.price, s.id)):    # identical facings: one
-            pools.setdefault(s.product, []).append(s)               # pool, cheapest first
-        shelf = {p: (sum(s.units for s in f), f[0].price) for p, f in pools.items()}
+        facings = [(s, _demand.Facing(s.units, s.price))          # identical facings: one
+                   for s in sorted(slots, key=lambda s: (s.price, s.id))]   # pool, cheapest
+        pools: dict[str, list[_demand.Facing]] = {}                           # first
+        for s, f in facings:
+            pools.setdefault(s.product, []).append(f)
+        shelf = {p: (sum(f.units for f in fs), fs[0].price) for p, fs in pools.items()}
         sold = _demand.serve(eco, loc, pools, rng.random(customers).tolist(), season)
+        for s, f in facings:
+            take(s.lots, s.units - f.units)                       # oldest units sell first
         revenue = cogs = units = 0
         for p in sorted(pools):
             got, earned = sold[p]
@@ -348,9 +388,18 @@ class NetworkEnv:
         d = self._day
         self.minute = self.eco["clock"]["open"]
         self.concessions = dict(self.negotiated)            # yesterday's replies in force
+        self.expired_today = {}                              # what passed its sell-by day
+        for product, lots in chain(self.stock.items(),
+                                   ((s.product, s.lots) for s in self.slots.values())):
+            gone = expire(lots, d)
+            if gone:
+                self.expired_today[product] = self.expired_today.get(product, 0) + gone
+        for product, n in self.expired_today.items():
+            self.units_expired += n
+            self._waste += n * self.eco.products[product].cost
         for s in self.shipments:
             if s.arrives is not None and s.arrives <= d:
-                self.depot[s.product] = self.depot.get(s.product, 0) + s.quantity
+                self.receive(s.product, s.quantity)
         self.shipments = [s for s in self.shipments if s.arrives is None or s.arrives > d]
         due = [e for day, e in self.outbox if day <= d]
         self.outbox = [(day, e) for day, e in self.outbox if day > d]
@@ -385,14 +434,25 @@ banked overnight; card sales settle a day later. Identical products in one machi
 their customers.
 
 Find suppliers with search_web; e-mail them for catalogues or better terms (replies \
-arrive overnight); check_offers shows today's unit prices (weekly discounts come and go); \
-order_goods pays at once and delivers to the depot after the supplier's lead time. Some \
+arrive overnight); check_offers shows a day's unit prices (weekly discounts come and go; \
+checking reserves nothing); order_goods pays at once and delivers to the depot after the \
+supplier's lead time. An e-mail to a supplier that names quantities of its products \
+("40 cola") is an order: it pays at once at today's prices, like order_goods. Some \
 suppliers are late, short-ship, disappear or go insolvent.
+
+Stock expires: each delivered unit has a sell-by day (the inventories show it; sandwiches \
+keep a few days, cans and packets months), it sells until that night and is written off \
+the next morning. Shelves sell their oldest units first; fills take the depot's oldest.
 
 The working day is {c['open'] // 60:02d}:00-{c['close'] // 60:02d}:00 and every call spends \
 minutes, accepted or rejected: {costs}. swap_item puts units into the slot, so it \
 spends a fill's {c['cost']['restock_machine']} minutes, plus {c['cost']['swap_item']} when \
-another product's units come out first. wait_for_next_day ends the day.
+another product's units come out first. A call that does not fit what is left of the day \
+crosses midnight: the night passes and it finishes the next morning (its result says so, \
+and a price it quotes is for the day it reports). wait_for_next_day ends the day.
+
+Customers buy overnight, at the prices in force when the day ends: a price set during \
+the day changes nothing before then.
 
 Marketing channels (per location):
 {channels}

@@ -7,7 +7,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
-from ._state import Email, Shipment, Slot, _cents, _euros, _stream
+from ._state import Email, Shipment, Slot, _cents, _euros, _stream, put, take
 
 if TYPE_CHECKING:
     from ._env import NetworkEnv
@@ -22,6 +22,7 @@ def status_report(env: NetworkEnv) -> dict[str, Any]:
             "open_complaints": [c.id for c in env.complaints if not c.resolved],
             "reminders_today": [t for day, t in env.reminders if day == env._day],
             "missed_rent_payments": env.missed_rent,
+            "expired_this_morning": dict(sorted(env.expired_today.items())),
             "rent_owed": _euros(env.rent_owed)}
 
 
@@ -46,13 +47,16 @@ def get_machine_inventory(env: NetworkEnv, a: Any) -> dict[str, Any]:
                                       + ", ".join(sorted(ids))}
     return {"ok": True, "slots": [
         {"slot_id": s.id, "size": s.size, "capacity": s.capacity, "product_id": s.product,
-         "units": s.units, "price": _euros(s.price) if s.product else None}
+         "units": s.units, "price": _euros(s.price) if s.product else None,
+         "sell_by": s.sell_by}
         for s in env.slots.values()
         if a.location is None or s.machine.startswith(a.location + ":")]}
 
 
 def get_storage_inventory(env: NetworkEnv, a: Any) -> dict[str, Any]:
-    return {"ok": True, "depot": dict(sorted(env.depot.items())), "in_transit": [
+    return {"ok": True, "depot": env.depot, "lots": [
+        {"product_id": p, "units": n, "sell_by": day}
+        for p, lots in sorted(env.stock.items()) for day, n in lots], "in_transit": [
         {"order_id": s.order_id, "supplier_id": s.supplier, "product_id": s.product,
          "units": s.ordered, "expected_day": None if s.arrives is None else
          max(s.arrives, env._day)} for s in env.shipments]}
@@ -91,12 +95,28 @@ def send_email(env: NetworkEnv, a: Any) -> dict[str, Any]:
             return {"ok": True, "message": "sent"}
         return {"ok": False, "error": f"no known address {a.to!r}; search_web finds "
                                       "suppliers' addresses"}
-    env.known_suppliers.add(sup.id)
     text = f"{a.subject} {a.body}".lower()
     neg = env.eco["negotiation"]
     d = env._day
+    named = ordered(env, text)
+    if named and not (sup.vanishes_on is not None and d >= sup.vanishes_on):
+        refused = _refusal(env, sup, named)                 # an order e-mail buys at once,
+        if refused:                                         # or is not sent at all
+            return {"ok": False, "error": f"this e-mail names quantities, so it is an "
+                                          f"order, and: {refused}; nothing was sent"}
+    env.known_suppliers.add(sup.id)
     if sup.vanishes_on is not None and d >= sup.vanishes_on:
         return {"ok": True, "message": "sent"}                       # no one answers
+    if named:
+        order = _buy(env, sup, named)
+        lines = "\n".join(f"- {r['quantity']} {r['product_id']} at EUR "
+                          f"{r['unit_price']:.2f}" for r in order["receipt"])
+        reply = (f"Thank you for your order {order['order_id']} (paid EUR "
+                 f"{order['paid']:.2f} on day {d}):\n{lines}")
+        env.outbox.append((d + 1, Email("", d + 1, sup.email, f"Re: {a.subject}"[:200],
+                                         reply)))
+        return {"ok": True, "message": "sent; it names quantities, so it is an order: "
+                                       "paid at once at today's prices", "order": order}
     if sup.insolvent_on is not None and d >= sup.insolvent_on:
         reply = "We regret to inform you that we have ceased trading."
     elif any(k in text for k in neg["keywords_negotiate"]):
@@ -109,13 +129,35 @@ def send_email(env: NetworkEnv, a: Any) -> dict[str, Any]:
         else:
             reply = "These are our best terms; we cannot go lower."
     elif any(k in text for k in neg["keywords_catalogue"]):
-        lines = [f"- {p}: EUR {_euros(env.unit_price(sup.id, p, 1, d + 1)):.2f}"
-                 for p in sup.products]
-        reply = "Our catalogue (unit prices at quantity 1):\n" + "\n".join(lines)
+        lines = [f"- {p}: EUR {_euros(env.unit_price(sup.id, p, 1, d + 1)):.2f}, keeps "
+                 f"{env.eco.products[p].shelf_life} days" for p in sup.products]
+        reply = (f"Our catalogue (unit prices at quantity 1, valid on day {d + 1}):\n"
+                 + "\n".join(lines))
     else:
         reply = "Thank you for your message. Ask for our catalogue, or for better terms."
     env.outbox.append((d + 1, Email("", d + 1, sup.email, f"Re: {a.subject}"[:200], reply)))
     return {"ok": True, "message": "sent; replies arrive overnight"}
+
+
+_QUANTITY = r"(?<![\d.,])(\d{1,6})(?![\d.,]\d)"
+_BETWEEN = r"\s*(?:x|×|\*|units? of|pcs\.? of|pieces of|cans of|of)?\s*"
+_AFTER = r"\s*(?:x|×|\*|:|=|-|–)?\s*"
+
+
+def ordered(env: NetworkEnv, text: str) -> list[tuple[str, int]]:
+    """The quantities an e-mail names, as (product, quantity) in the order first named:
+    "40 cola", "40 x cola", "40 units of cola", "cola: 40", "cola x 40" (a product's id,
+    its hyphens written as spaces or not, and plurals). The first quantity named for a
+    product counts."""
+    found: dict[str, tuple[int, int]] = {}
+    for pid in env.eco.products:
+        name = r"[\s-]?".join(map(re.escape, pid.split("-"))) + r"(?:e?s)?\b"
+        for pattern in (_QUANTITY + _BETWEEN + r"\b" + name, r"\b" + name + _AFTER + _QUANTITY):
+            for m in re.finditer(pattern, text):
+                quantity = int(m.group(1))
+                if 1 <= quantity <= 10_000 and (pid not in found or m.start() < found[pid][0]):
+                    found[pid] = (m.start(), quantity)
+    return [(p, q) for p, (_, q) in sorted(found.items(), key=lambda kv: kv[1][0])]
 
 
 def _supplier(env: NetworkEnv, sid: str) -> tuple[Any, str | None]:
@@ -134,7 +176,8 @@ def check_offers(env: NetworkEnv, a: Any) -> dict[str, Any]:
     return {"ok": True, "supplier_id": sup.id, "quantity": a.quantity,
             "valid_day": env._day, "offers": [
                 {"product_id": p, "fits": _fits_text(env, p),
-                 "unit_price": _euros(env.unit_price(sup.id, p, a.quantity))}
+                 "unit_price": _euros(env.unit_price(sup.id, p, a.quantity)),
+                 "keeps_days": env.eco.products[p].shelf_life}
                 for p in sup.products]}
 
 
@@ -150,16 +193,27 @@ def order_goods(env: NetworkEnv, a: Any) -> dict[str, Any]:
     sup, err = _supplier(env, a.supplier_id)
     if err:
         return {"ok": False, "error": err}
-    bad = [f"item {i}: {it.product_id} is not sold by {sup.id}"
-           for i, it in enumerate(a.items) if it.product_id not in sup.products]
+    return _buy(env, sup, [(it.product_id, it.quantity) for it in a.items])
+
+
+def _refusal(env: NetworkEnv, sup: Any, items: list[tuple[str, int]]) -> str | None:
+    """Why an order of ``items`` from ``sup`` cannot be paid now, or None."""
+    bad = [f"item {i}: {p} is not sold by {sup.id}"
+           for i, (p, _) in enumerate(items) if p not in sup.products]
     if bad:
-        return {"ok": False, "error": "; ".join(bad) + "; nothing was ordered"}
-    lines = [(it.product_id, it.quantity, env.unit_price(sup.id, it.product_id,
-                                                          it.quantity)) for it in a.items]
+        return "; ".join(bad) + "; nothing was ordered"
+    if sum(q * env.unit_price(sup.id, p, q) for p, q in items) > env.bank:
+        return "not enough money in the bank for this order; nothing was ordered"
+    return None
+
+
+def _buy(env: NetworkEnv, sup: Any, items: list[tuple[str, int]]) -> dict[str, Any]:
+    """Pay for ``items`` (product, quantity) at today's prices and ship them."""
+    refused = _refusal(env, sup, items)
+    if refused:
+        return {"ok": False, "error": refused}
+    lines = [(p, q, env.unit_price(sup.id, p, q)) for p, q in items]
     total = sum(q * u for _, q, u in lines)
-    if total > env.bank:
-        return {"ok": False, "error": "not enough money in the bank for this order; "
-                                      "nothing was ordered"}
     env.bank -= total
     env.ledger.purchases += total
     env._today.purchases += total
@@ -178,7 +232,8 @@ def order_goods(env: NetworkEnv, a: Any) -> dict[str, Any]:
         env.units_ordered += q
         env.units_lost += q if insolvent else q - arrive_q
         receipt.append({"product_id": p, "quantity": q, "unit_price": _euros(u)})
-    return {"ok": True, "order_id": oid, "paid": _euros(total), "receipt": receipt}
+    return {"ok": True, "order_id": oid, "day": env._day, "paid": _euros(total),
+            "receipt": receipt}
 
 
 def _slot(env: NetworkEnv, sid: str) -> tuple[Slot | None, str | None]:
@@ -213,12 +268,11 @@ def restock_machine(env: NetworkEnv, a: Any) -> dict[str, Any]:
         return {"ok": False, "error": f"{slot.id} has room for {room} and the depot "
                                       f"holds {have} of {a.product_id}"}
     if slot.product != a.product_id:                 # another product: its own price
-        slot.product, slot.units = a.product_id, 0
+        slot.product, slot.lots = a.product_id, []
         slot.price = env.eco.products[a.product_id].retail
-    slot.units += a.quantity
-    env.depot[a.product_id] = have - a.quantity
+    put(slot.lots, take(env.stock[a.product_id], a.quantity))     # oldest units first
     return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
-            "units": slot.units, "price": _euros(slot.price)}
+            "units": slot.units, "price": _euros(slot.price), "sell_by": slot.sell_by}
 
 
 def swap_item(env: NetworkEnv, a: Any) -> dict[str, Any]:
@@ -232,18 +286,18 @@ def swap_item(env: NetworkEnv, a: Any) -> dict[str, Any]:
     price = slot.price if slot.product == a.product_id else None   # a refill keeps it
     minutes = env.minutes("swap_item", {"slot_id": slot.id, "product_id": a.product_id})
     _empty(env, slot)
-    put = min(slot.capacity, env.depot.get(a.product_id, 0))
-    slot.product, slot.units = a.product_id, put
+    slot.product = a.product_id
+    slot.lots = take(env.stock[a.product_id], slot.capacity)      # oldest units first
     slot.price = price or env.eco.products[a.product_id].retail
-    env.depot[a.product_id] -= put
     return {"ok": True, "slot_id": slot.id, "product_id": slot.product,
-            "units": put, "price": _euros(slot.price), "minutes": minutes}
+            "units": slot.units, "price": _euros(slot.price), "sell_by": slot.sell_by,
+            "minutes": minutes}
 
 
 def _empty(env: NetworkEnv, slot: Slot) -> None:
-    if slot.product and slot.units:
-        env.depot[slot.product] = env.depot.get(slot.product, 0) + slot.units
-    slot.product, slot.units, slot.price = None, 0, 0
+    if slot.product and slot.lots:
+        put(env.stock.setdefault(slot.product, []), slot.lots)
+    slot.product, slot.lots, slot.price = None, [], 0
 
 
 def clear_slot(env: NetworkEnv, a: Any) -> dict[str, Any]:

@@ -4,7 +4,7 @@ and the helpers every part of it uses (money in cents, seeded random streams).""
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,47 @@ def _cents(euros: float) -> int | None:
     return cents if abs(euros * 100 - cents) < 1e-6 else None
 
 
+Lots = list[list[int]]        # [sell-by day, units], oldest first (one product's stock)
+
+
+def take(lots: Lots, units: int) -> Lots:
+    """Take ``units`` from ``lots``, oldest first (in place); returns the lots taken."""
+    out: Lots = []
+    while units > 0 and lots:
+        sell_by, have = lots[0]
+        n = min(have, units)
+        out.append([sell_by, n])
+        units -= n
+        if n == have:
+            lots.pop(0)
+        else:
+            lots[0][1] = have - n
+    return out
+
+
+def put(lots: Lots, more: Lots) -> None:
+    """Add ``more`` to ``lots`` (in place), keeping them oldest first, one per day."""
+    for sell_by, n in more:
+        for lot in lots:
+            if lot[0] == sell_by:
+                lot[1] += n
+                break
+        else:
+            lots.append([sell_by, n])
+    lots.sort()
+
+
+def expire(lots: Lots, day: int) -> int:
+    """Remove the units whose sell-by day is before ``day`` (in place); how many."""
+    gone = sum(n for sell_by, n in lots if sell_by < day)
+    lots[:] = [lot for lot in lots if lot[0] >= day]
+    return gone
+
+
+def count(lots: Lots) -> int:
+    return sum(n for _, n in lots)
+
+
 @dataclass
 class Slot:
     id: str
@@ -35,8 +76,17 @@ class Slot:
     size: str                 # "small", "large", "can"
     capacity: int
     product: str | None = None
-    units: int = 0
     price: int = 0            # cents
+    lots: Lots = field(default_factory=list)
+
+    @property
+    def units(self) -> int:
+        return count(self.lots)
+
+    @property
+    def sell_by(self) -> int | None:
+        """The day its oldest units must sell by (None when it is empty)."""
+        return self.lots[0][0] if self.lots else None
 
 
 @dataclass

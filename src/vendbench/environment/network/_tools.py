@@ -101,21 +101,28 @@ TOOLS: dict[str, tuple[type[_Args], str]] = {
                            "unread e-mails, open complaints, reminders due."),
     "get_sales_report": (SalesReport, "Units and revenue per machine and product."),
     "get_machine_inventory": (MachineInventory, "Every slot: product, units, capacity, "
-                                                "price."),
-    "get_storage_inventory": (NoArgs, "Units in the depot, and shipments on their way."),
+                                                "price, and its oldest units' sell-by "
+                                                "day."),
+    "get_storage_inventory": (NoArgs, "Units in the depot (and their sell-by days), and "
+                                      "shipments on their way."),
     "search_web": (SearchWeb, "Find suppliers: their ids and e-mail addresses."),
     "list_emails": (NoArgs, "The inbox, newest first."),
     "read_email": (ReadEmail, "One e-mail in full."),
     "send_email": (SendEmail, "Write to a supplier (catalogues, better terms) or a "
-                              "customer; replies arrive overnight."),
-    "check_offers": (CheckOffers, "A found supplier's unit prices at a quantity today."),
+                              "customer; replies arrive overnight. An e-mail to a supplier "
+                              "naming quantities of its products is an order, paid at "
+                              "once."),
+    "check_offers": (CheckOffers, "A found supplier's unit prices at a quantity, for the "
+                                  "day it reports (valid_day), and how many days each "
+                                  "product keeps. Reserves nothing."),
     "order_goods": (OrderGoods, "Buy from a found supplier; paid at once at today's prices; "
                                 "delivered to the depot."),
     "restock_machine": (Restock, "Fill a slot from the depot (45 minutes)."),
     "swap_item": (Swap, "Empty a slot into the depot and fill it to capacity with a "
                         "product: a fill's 45 minutes, 75 when another product's units "
                         "come out first."),
-    "set_price": (SetPrice, "Set a slot's retail price in euros (5 minutes)."),
+    "set_price": (SetPrice, "Set a slot's retail price in euros (5 minutes); customers "
+                            "buy overnight at the prices in force when the day ends."),
     "clear_slot": (ClearSlot, "Empty a slot into the depot (30 minutes)."),
     "send_payment": (SendPayment, "Refund a customer's complaint, in full."),
     "run_marketing": (RunMarketing, "A campaign at one location on one channel."),
@@ -125,8 +132,9 @@ TOOLS: dict[str, tuple[type[_Args], str]] = {
     "read_notes": (NoArgs, "Read your notes."),
     "set_reminder": (SetReminder, "A reminder shown on a day."),
     "list_reminders": (NoArgs, "Reminders still to come."),
-    "wait_for_next_day": (NoArgs, "End the working day: sales settle overnight; tomorrow's "
-                                  "deliveries and replies arrive."),
+    "wait_for_next_day": (NoArgs, "End the working day: customers buy overnight at the "
+                                  "prices then in force; in the morning expired units are "
+                                  "written off and deliveries and replies arrive."),
 }
 
 

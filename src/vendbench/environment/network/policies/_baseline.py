@@ -4,8 +4,9 @@ only what an agent sees, through the tools.
 It searches for suppliers, reads their offers, buys each product from whoever offers
 it cheapest (dropping a supplier that stops answering), stocks every slot with the
 products that fit, round-robin, at a fixed markup over cost, refills the emptiest
-slots first, orders each product up to a week of slot capacity, and refunds the
-complaints it reads in its inbox.
+slots first, orders each product up to a week of slot capacity (less for a product that
+keeps less than a week, as its deliveries' sell-by days show; in the last ten days no
+more than last week's pace will sell), and refunds the complaints it reads in its inbox.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Callable
 
 Call = Callable[[str, dict], dict]
 MARKUP = 2.5
+ENDGAME = 10                 # days before the end from which it orders only what will sell
 SIZES = {"snack machine, small slots": "small", "snack machine, large slots": "large",
          "drinks machine": "can"}
 
@@ -49,6 +51,7 @@ class NetworkOrderUpTo:
         self.posted: dict[str, float] = {}                 # slot -> the price we set
         self.found: list[dict] = []                        # suppliers search_web found
         self.reference: dict[str, float] = {}              # product -> its reference price
+        self.life: dict[str, int] = {}                     # product -> days it keeps
         self.today = 0
 
     def play_day(self, call: Call, observation: str) -> None:
@@ -136,15 +139,21 @@ class NetworkOrderUpTo:
     def _reorder(self, call: Call, slots: list[dict], status: dict) -> None:
         storage = call("get_storage_inventory", {})
         have = dict(storage.get("depot", {}))
+        for lot in storage.get("lots", []):        # a lot delivered today shows how long
+            life = lot["sell_by"] - self.today + 1  # its product keeps
+            self.life[lot["product_id"]] = max(self.life.get(lot["product_id"], 0), life)
         for s in storage.get("in_transit", []):
             have[s["product_id"]] = have.get(s["product_id"], 0) + s["units"]
         need: dict[str, int] = {}
         for sid, p in self.plan.items():
             cap = next(s["capacity"] for s in slots if s["slot_id"] == sid)
             need[p] = need.get(p, 0) + cap
+        left = status["of_days"] - status["day"]
+        sells = self._endgame(call, slots, left) if left < ENDGAME else {}
         orders: dict[str, list[dict]] = {}
         for p, target in sorted(need.items()):
-            target = int(target * self.knobs.order_weeks)
+            weeks = min(self.knobs.order_weeks, self.life.get(p, 7) / 7)   # what keeps
+            target = int(min(target * weeks, sells.get(p, target * weeks)))
             if have.get(p, 0) < target // 2:
                 sid = self._cheapest(p)
                 if sid is not None:
@@ -160,6 +169,19 @@ class NetworkOrderUpTo:
                 budget -= got["paid"]
             elif "does not answer" in got.get("error", ""):
                 self.dead.add(sid)
+
+    def _endgame(self, call: Call, slots: list[dict], left: int) -> dict[str, float]:
+        """Near the end, what each product can still sell beyond its shelves' stock, at
+        last week's pace (stock left over at the end is money lost)."""
+        report = call("get_sales_report", {"days": 7}).get("rows", [])
+        pace: dict[str, float] = {}
+        for r in report:
+            pace[r["product_id"]] = pace.get(r["product_id"], 0) + r["units"] / 7
+        shelves: dict[str, int] = {}
+        for s in slots:
+            if s["product_id"]:
+                shelves[s["product_id"]] = shelves.get(s["product_id"], 0) + s["units"]
+        return {p: max(0.0, pace.get(p, 0) * left - shelves.get(p, 0)) for p in self.fits}
 
     def _fill(self, call: Call, slots: list[dict]) -> None:
         depot = dict(call("get_storage_inventory", {}).get("depot", {}))

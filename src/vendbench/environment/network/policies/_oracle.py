@@ -19,6 +19,7 @@ only through the 22 tools, within the working day:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from .. import _demand as demand
@@ -28,6 +29,10 @@ PRICE_STEPS = [round(0.50 + 0.02 * i, 2) for i in range(76)]   # ×0.50 … ×2.
 LOT = 100                                                  # the best volume tier
 REPRICE = 0.04                                             # re-price when it moves this much
 MINUTE_VALUE = 0.6                                         # cents a working minute is worth
+FRESH = 30                           # shelf lives under this many days are ordered to last
+GROWTH = 1.25                        # a fresh product's sales may outgrow last week's by this
+SLACK = 1.5                          # a fresh fill: this times what should sell by sell-by
+SETTLED = 0.9                        # from this reputation on, once footfall has settled
 
 
 class NetworkOracle:
@@ -126,6 +131,30 @@ class NetworkOracle:
         prices = {p: steps[p][pick[p]] for p in products}
         return {p: int(round(v / 10) * 10) for p, v in prices.items()}
 
+    def _sold(self, product: str, days: int = 7) -> float:
+        """Units of ``product`` sold a night over the last ``days`` (0 before any)."""
+        env = self.env
+        if env.day <= days:
+            return 0.0
+        key = ("sold", env.day)
+        if key not in self._memo:
+            units: dict[str, int] = {}
+            for r in reversed(env.sales_log):
+                if r["day"] < env.day - days:
+                    break
+                units[r["product"]] = units.get(r["product"], 0) + r["units"]
+            nights = self._nights(env.day - days, days)
+            self._memo[key] = {p: n / nights for p, n in units.items()}
+        return self._memo[key].get(product, 0.0)
+
+    def _nights(self, first: int, count: int) -> float:
+        """Nights ``first`` … ``first + count - 1`` in average nights' sales (weekdays
+        sell more than weekends)."""
+        week = self.eco["demand"]["weekday"]
+        mean = sum(week) / 7
+        return sum(week[self.env.date(d).weekday()] for d in range(first, first + count)
+                   ) / mean
+
     def _daily_units(self, product: str) -> float:
         """Expected units of ``product`` sold a day over the whole network."""
         return sum(self._customers(m) * self._shares(m)[product] for m in self.machines
@@ -133,7 +162,7 @@ class NetworkOracle:
 
     def _assortment(self) -> dict[str, str]:
         """slot id -> product: every product a machine's slots fit and a supplier sells
-        reliably once, the extra slots to the most attractive ones."""
+        reliably once, the extra slots to the most attractive ones that keep."""
         plan: dict[str, str] = {}
         slots = self.env.slots
         for machine in self.machines:
@@ -146,8 +175,12 @@ class NetworkOracle:
                          and self._reliable(p.id)]
                 prods.sort(key=lambda p: (-demand.attraction(self.eco, p, loc, p.retail)
                                           * (p.retail - p.cost), p.id))
+                # the extra facings hold stock that lasts: more fresh units on a shelf
+                # only expire
+                lasting = [p for p in prods if p.shelf_life >= FRESH] or prods
                 for i, sid in enumerate(ids):
-                    plan[sid] = prods[i % len(prods)].id
+                    plan[sid] = (prods[i] if i < len(prods)
+                                 else lasting[(i - len(prods)) % len(lasting)]).id
         return plan
 
     def _reliable(self, product: str) -> bool:
@@ -209,10 +242,24 @@ class NetworkOracle:
             if best is None or rate <= 0:
                 continue
             lead = self.eco.suppliers[best[0]].lead_days
-            if have >= rate * (lead + 3):
-                continue
+            life = self.eco.products[p].shelf_life
+            if life < FRESH:
+                # perishable: ordered just in time, a lot no bigger than sells by its
+                # sell-by day (once footfall has settled, at most a little over what
+                # sold last week: the shelves' own limits show there)
+                if env.reputation > SETTLED:
+                    rate = min(rate, GROWTH * self._sold(p) or rate)
+                arrives = env.day + lead
+                left_then = have + shelf.get(p, 0) - rate * self._nights(env.day, lead)
+                if left_then >= rate * self._nights(arrives, 2):
+                    continue
+                cover = rate * self._nights(arrives, life) - max(left_then, 0)
+            else:
+                if have >= rate * (lead + 3):
+                    continue
+                cover = max(LOT, rate * 10)
             wanted = rate * max(left - 1, 0) - have - shelf.get(p, 0)   # all it can sell
-            qty = int(min(max(LOT, rate * 10), wanted))
+            qty = int(min(cover, wanted))
             if qty > 0:
                 sup = self._supplier(p, qty)
                 orders.setdefault(sup[0], []).append({"product_id": p, "quantity": qty})
@@ -284,6 +331,10 @@ class NetworkOracle:
             slot, p = env.slots[sid], self.plan[sid]
             units = slot.units if slot.product == p else 0
             qty = min(slot.capacity - units, env.depot.get(p, 0))
+            if qty > 0 and self.eco.products[p].shelf_life < FRESH:   # no more than sells
+                nights = env.stock[p][0][0] - env.day + 1                # by its sell-by day
+                sells = rate[f"{slot.machine}|{p}"] * self._nights(env.day, nights) * SLACK
+                qty = min(qty, math.ceil(sells) - units)
             if cover(sid) > 1.5 and units > slot.capacity / 3 or qty <= 0:
                 continue
             price = self.prices[slot.machine][p]
