@@ -108,6 +108,22 @@ class SwapRefills(NetworkOrderUpTo):
         return got if got.get("ok") else super().refill(call, slot, product, quantity)
 
 
+class EmailOrders(NetworkOrderUpTo):
+    """Orders by e-mail ("Please send 40 cola, 20 iced-tea"): the seed's order e-mails
+    buy at once, and must be worth no more than order_goods."""
+
+    name = "e-mail-orders"
+
+    def order(self, call: Call, supplier: str, items: list[dict]) -> dict:
+        to = next(r["email"] for r in self.found if r["supplier_id"] == supplier)
+        body = "Please send " + ", ".join(f"{i['quantity']} {i['product_id']}"
+                                          for i in items) + "."
+        got = call("send_email", {"to": to, "subject": "Order", "body": body})
+        if "order" in got:
+            return got["order"]
+        return {"ok": False, "error": got.get("error") or f"{supplier} does not answer"}
+
+
 class NegotiationLoop(NetworkOrderUpTo):
     """E-mails every supplier for a discount every morning."""
 
@@ -388,6 +404,9 @@ def _network_families(draws: int) -> dict[str, list[Variant]]:
         "rejected-probes": [Variant("", "oversized restock before each fill",
                                     _plain(Probes))],
         "oracle-repriced": [repriced(f) for f in REPRICED],
+        "e-mail-orders": [Variant("", "every order by e-mail", _plain(EmailOrders))],
+        "midnight-crossing": [knobbed("fills on through the night",
+                                      Knobs(through_the_night=True))],
         "swap-fills": [Variant("", "the oracle's plan, empty slots filled by a swap",
                                lambda seed, env: SwapFillOracle(env))],
         "rotation": [Variant("", "the oracle's plan, sold-down slots swap products",
@@ -437,6 +456,8 @@ NOT_APPLICABLE = {
         "marketing-spam": "no marketing tool",
         "swap-fills": "no swap tool",
         "rotation": "no swap tool",
+        "e-mail-orders": "no supplier e-mail",
+        "midnight-crossing": "no working-day clock: a day is ended by end_day",
     },
     "network": {},
 }

@@ -36,6 +36,7 @@ class Knobs:
     channel: str = "slack"
     negotiate: int = 0                     # negotiating e-mails to each supplier, day 1
     refunds: bool = True
+    through_the_night: bool = False        # keep filling when a fill crosses midnight
 
 
 class NetworkOrderUpTo:
@@ -75,8 +76,8 @@ class NetworkOrderUpTo:
             self._refunds(call)
         self._reorder(call, slots, status)
         self._market(call, day, status)
-        self._fill(call, slots)
-        call("wait_for_next_day", {})
+        if not self._fill(call, slots):
+            call("wait_for_next_day", {})
 
     def _negotiate(self, call: Call) -> None:
         for r in self.found:
@@ -164,7 +165,7 @@ class NetworkOrderUpTo:
             cost = sum(self.offers[sid][i["product_id"]] * i["quantity"] for i in items)
             if cost > budget:
                 continue
-            got = call("order_goods", {"supplier_id": sid, "items": items})
+            got = self.order(call, sid, items)
             if got.get("ok"):
                 budget -= got["paid"]
             elif "does not answer" in got.get("error", ""):
@@ -183,7 +184,9 @@ class NetworkOrderUpTo:
                 shelves[s["product_id"]] = shelves.get(s["product_id"], 0) + s["units"]
         return {p: max(0.0, pace.get(p, 0) * left - shelves.get(p, 0)) for p in self.fits}
 
-    def _fill(self, call: Call, slots: list[dict]) -> None:
+    def _fill(self, call: Call, slots: list[dict]) -> bool:
+        """Fills the emptiest slots; True when the last fill crossed midnight (a new day
+        has begun)."""
         depot = dict(call("get_storage_inventory", {}).get("depot", {}))
         state = {s["slot_id"]: s for s in slots}
 
@@ -200,13 +203,19 @@ class NetworkOrderUpTo:
                 continue
             got = self.refill(call, sid, p, qty)
             if not got.get("ok"):
-                break                                    # out of time today
+                return "crossed_midnight" in got         # out of time (or stock) today
             self.reference.setdefault(p, got["price"])   # a new listing's price: its reference
             depot[p] -= qty
             if got.get("price") != self.posted.get(sid):     # new, or not the price we set
                 price = self.price_for(sid, p)
                 if call("set_price", {"slot_id": sid, "price": price}).get("ok"):
                     self.posted[sid] = price
+            if "crossed_midnight" in got:                # it finished this morning: the
+                return not self.knobs.through_the_night  # new day starts over
+        return False
+
+    def order(self, call: Call, supplier: str, items: list[dict]) -> dict:
+        return call("order_goods", {"supplier_id": supplier, "items": items})
 
     def price_for(self, slot: str, product: str) -> float:
         return self.price(product, SIZES.get(self.fits.get(product, "")))

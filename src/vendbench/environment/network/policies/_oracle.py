@@ -201,8 +201,18 @@ class NetworkOracle:
                 call("send_payment", {"to": c.id, "amount": c.amount / 100})
         self._reorder(call)
         self._market(call)
+        self._carry: tuple[str, str, int] | None = None
         self._fill(call)
         self._reprice(call)
+        if self._carry and env.day < env.days:
+            # the next fill does not fit what is left of today: it crosses midnight and
+            # finishes tomorrow morning, so today's last minutes are not lost
+            sid, product, quantity = self._carry
+            self._put(call, sid, product, quantity)
+            price = self.prices[env.slots[sid].machine][product]
+            if env.slots[sid].price != price:
+                call("set_price", {"slot_id": sid, "price": price / 100})
+            return
         call("wait_for_next_day", {})
 
     def _room(self, minutes: int) -> bool:
@@ -340,6 +350,9 @@ class NetworkOracle:
             price = self.prices[slot.machine][p]
             needs_price = slot.product != p or slot.price != price
             if not self._room(self._fill_minutes(sid, p) + 5 * needs_price):
+                keeps = sum(n for day, n in env.stock[p] if day > env.day)  # after tonight
+                if min(qty, keeps) > 0:
+                    self._carry = (sid, p, min(qty, keeps))
                 break
             self._put(call, sid, p, qty)
             if needs_price:
