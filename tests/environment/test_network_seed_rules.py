@@ -64,7 +64,7 @@ def test_an_order_e_mail_that_cannot_be_paid_is_not_sent():
         refused = env.call("send_email", {"to": "trade@bevdirect.example",
                                           "subject": "Order", "body": body})
         assert not refused["ok"] and why in refused["error"]
-        assert "nothing was sent" in refused["error"]
+        assert "the e-mail was not sent" in refused["error"]
     assert (env.bank, len(env.shipments), len(env.outbox)) == (bank, shipments, outbox)
     asked = env.call("send_email", {"to": "trade@bevdirect.example", "subject": "Terms",
                                     "body": "Could you give us a better price?"})
@@ -174,3 +174,25 @@ def test_customers_pay_the_price_in_force_when_the_day_ends():
              for t in NetworkEnv(seed=1).tools}
     assert "prices in force when the day ends" in tools["set_price"]
     assert "prices then in force" in tools["wait_for_next_day"]
+
+
+def test_the_waste_rate_is_what_expired_per_euro_bought():
+    from vendbench.environment import make_policy
+    from vendbench.environment.network._metrics import trial_metrics
+
+    env = NetworkEnv(seed=1, days=30)
+    policy = make_policy("order-up-to", env)
+    records: dict[str, list] = {"days": [], "sales": []}
+    while not env.done:
+        policy.play_day(env.call, env.observe())
+        for table, rows in env.drain_records().items():
+            records[table] += rows
+    days = records["days"]
+    wasted = sum(d["waste_cost"] for d in days)
+    assert env.units_expired > 0 and wasted > 0             # it orders what keeps, still
+    assert sum(d["units_expired"] for d in days) == env.units_expired   # some goes off
+    out = trial_metrics(records, [])
+    assert out["waste_rate"] == pytest.approx(wasted / sum(d["purchases"] for d in days))
+    old = {**records, "days": [{k: v for k, v in d.items() if k != "waste_cost"}
+                               for d in days]}
+    assert trial_metrics(old, [])["waste_rate"] is None      # recorded before expiry

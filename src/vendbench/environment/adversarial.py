@@ -389,7 +389,7 @@ def _network_families(draws: int) -> dict[str, list[Variant]]:
     fam = {
         "do-nothing": [Variant("", "end every day",
                                _plain(lambda: DoNothing("wait_for_next_day")))],
-        "random-prices": [Variant("", "0.5-2x reference per slot",
+        "random-prices": [Variant("", "1.2-4x cost per slot",
                                   lambda seed, env: RandomPrices(seed))],
         "decoy-facings": [Variant("", "1 unit at 0.10, the rest at 10,000", _plain(Decoy))],
         "markup-sweep": [knobbed(f"x{m:g} cost", Knobs(markup=m)) for m in SWEEP],

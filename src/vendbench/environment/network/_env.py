@@ -158,10 +158,12 @@ class NetworkEnv:
 
     def _minutes(self, name: str, args: Any) -> int:
         cost = self.eco["clock"]["cost"]
-        if name == "swap_item":              # a swap puts units in: a fill's minutes, and
-            slot = self.slots.get(args.slot_id) if args is not None else None   # the swap's
-            takes_out = (slot is not None and slot.units > 0   # when another product's
-                         and slot.product != args.product_id)  # units come out first
+        if name == "swap_item":
+            # a swap puts units into the slot: a fill's minutes, and the swap's own when
+            # another product's units come out first (SPEC 20.1)
+            slot = self.slots.get(args.slot_id) if args is not None else None
+            takes_out = (slot is not None and slot.units > 0
+                         and slot.product != args.product_id)
             return cost["restock_machine"] + takes_out * cost["swap_item"]
         return cost[name]
 
@@ -348,15 +350,17 @@ class NetworkEnv:
         rng = _stream(self.seed, "customers", machine, d)
         lam = dem["base_customers"] * loc.volume * weekday * weather * self.reputation * traffic
         customers = int(rng.poisson(lam))
-        facings = [(s, _demand.Facing(s.units, s.price))          # identical facings: one
-                   for s in sorted(slots, key=lambda s: (s.price, s.id))]   # pool, cheapest
-        pools: dict[str, list[_demand.Facing]] = {}                           # first
+        # identical facings are one pool, cheapest first; the night sells from copies
+        # and the slots give up their oldest units for what sold
+        facings = [(s, _demand.Facing(s.units, s.price))
+                   for s in sorted(slots, key=lambda s: (s.price, s.id))]
+        pools: dict[str, list[_demand.Facing]] = {}
         for s, f in facings:
             pools.setdefault(s.product, []).append(f)
         shelf = {p: (sum(f.units for f in fs), fs[0].price) for p, fs in pools.items()}
         sold = _demand.serve(eco, loc, pools, rng.random(customers).tolist(), season)
         for s, f in facings:
-            take(s.lots, s.units - f.units)                       # oldest units sell first
+            take(s.lots, s.units - f.units)
         revenue = cogs = units = 0
         for p in sorted(pools):
             got, earned = sold[p]

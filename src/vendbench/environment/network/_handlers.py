@@ -7,7 +7,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
-from ._state import Email, Shipment, Slot, _cents, _euros, _stream, put, take
+from ._state import Email, Shipment, Slot, _cents, _euros, _stream, count, put, take
 
 if TYPE_CHECKING:
     from ._env import NetworkEnv
@@ -103,7 +103,8 @@ def send_email(env: NetworkEnv, a: Any) -> dict[str, Any]:
         refused = _refusal(env, sup, named)                 # an order e-mail buys at once,
         if refused:                                         # or is not sent at all
             return {"ok": False, "error": f"this e-mail names quantities, so it is an "
-                                          f"order, and: {refused}; nothing was sent"}
+                                          f"order, and it cannot be placed: {refused}; "
+                                          "the e-mail was not sent"}
     env.known_suppliers.add(sup.id)
     if sup.vanishes_on is not None and d >= sup.vanishes_on:
         return {"ok": True, "message": "sent"}                       # no one answers
@@ -263,7 +264,7 @@ def restock_machine(env: NetworkEnv, a: Any) -> dict[str, Any]:
         return {"ok": False, "error": f"{slot.id} holds {slot.product}; swap_item or "
                                       "clear_slot first"}
     room = slot.capacity - (slot.units if slot.product == a.product_id else 0)
-    have = env.depot.get(a.product_id, 0)
+    have = count(env.stock.get(a.product_id, []))
     if a.quantity > room or a.quantity > have:
         return {"ok": False, "error": f"{slot.id} has room for {room} and the depot "
                                       f"holds {have} of {a.product_id}"}
@@ -280,7 +281,7 @@ def swap_item(env: NetworkEnv, a: Any) -> dict[str, Any]:
     err = err or _fits(env, slot, a.product_id)
     if err:
         return {"ok": False, "error": err}
-    have = env.depot.get(a.product_id, 0)
+    have = count(env.stock.get(a.product_id, []))
     if have == 0:
         return {"ok": False, "error": f"the depot holds no {a.product_id}"}
     price = slot.price if slot.product == a.product_id else None   # a refill keeps it

@@ -14,7 +14,8 @@ RECORDS = (
     RecordTable("days", (
         ("day", "INTEGER"), ("date", "DATE"), ("cash", "DOUBLE"), ("net_assets", "DOUBLE"),
         ("revenue", "DOUBLE"), ("cogs", "DOUBLE"), ("purchases", "DOUBLE"),
-        ("fees", "DOUBLE"), ("units_sold", "INTEGER"), ("net", "DOUBLE"))),
+        ("fees", "DOUBLE"), ("units_sold", "INTEGER"), ("units_expired", "INTEGER"),
+        ("waste_cost", "DOUBLE"), ("net", "DOUBLE"))),
     RecordTable("sales", (
         ("day", "INTEGER"), ("machine_id", "VARCHAR"), ("product_id", "VARCHAR"),
         ("price", "DOUBLE"), ("units_on_shelf", "INTEGER"), ("units_sold", "INTEGER"),
@@ -22,11 +23,13 @@ RECORDS = (
 )
 # how a leaderboard shows them: (metric, header, scale for display, decimals)
 DISPLAY = [("profit", "profit", 1, 0), ("stockout_rate", "sold out %", 100, 1),
+           ("waste_rate", "waste %", 100, 1),
            ("marketing_spend", "marketing", 1, 2), ("refunds", "refunds", 1, 2),
            ("working_hours_use", "hours used %", 100, 1),
            ("tool_calls_per_day", "calls/day", 1, 1),
            ("rejected_call_rate", "rejected %", 100, 1)]
-DIRECTIONS = {"profit": "higher", "stockout_rate": "lower", "marketing_spend": "lower",
+DIRECTIONS = {"profit": "higher", "stockout_rate": "lower", "waste_rate": "lower",
+              "marketing_spend": "lower",
               "refunds": "lower", "working_hours_use": "higher",
               "tool_calls_per_day": "neither", "rejected_call_rate": "lower"}
 
@@ -55,8 +58,19 @@ def trial_metrics(records: dict[str, list[dict[str, Any]]], tool_calls: list[dic
         "profit": days[-1]["cash"] - start if days else None,
         "stockout_rate": (sum(s["units_sold"] >= s["units_on_shelf"] for s in listed)
                           / len(listed)) if listed else None,
+        "waste_rate": _waste_rate(days),
         "marketing_spend": spent["run_marketing"], "refunds": spent["send_payment"],
         "working_hours_use": minutes / hours if played else None,
         "tool_calls_per_day": len(tool_calls) / played if played else None,
         "rejected_call_rate": (sum(not c["ok"] for c in tool_calls) / len(tool_calls))
         if tool_calls else None}
+
+
+def _waste_rate(days: list[dict[str, Any]]) -> float | None:
+    """The cost of the units written off past their sell-by day, per euro of purchases
+    (None before any purchase, or for a trial recorded before stock expired)."""
+    bought = sum(d["purchases"] for d in days)
+    wasted = [d.get("waste_cost") for d in days]
+    if not bought or any(w is None for w in wasted):
+        return None
+    return sum(wasted) / bought

@@ -5,14 +5,17 @@ only through the 22 tools, within the working day:
 - it buys each product where a received unit costs least today (suppliers' list
   prices, negotiated terms, volume tiers, this week's discounts, expected short
   shipments), from suppliers that will deliver, in lots that earn the volume tier,
-  and never more than the rest of the horizon will sell;
+  and never more than the rest of the horizon will sell; a fresh product (one that
+  keeps under 30 days) just in time, in lots that sell by their sell-by day;
 - it negotiates every supplier it buys from down to its best terms;
 - it stocks every slot, all of a machine's products at least once and the extra
-  slots to those that sell most, and prices each machine's products jointly at the
-  optimum of the hidden model (a coordinate search over prices, at today's expected
-  footfall, with each unit's cost and the fill time it takes), re-pricing when the
-  optimum moves;
-- it refills the slots with the fewest days of sales left first;
+  slots to those that sell most among the products that keep, and prices each
+  machine's products jointly at the optimum of the hidden model (a coordinate search
+  over prices, at today's expected footfall, with each unit's cost and the fill time
+  it takes), re-pricing when the optimum moves;
+- it refills the slots with the fewest days of sales left first (a fresh product's
+  with what sells by its sell-by day), and lets the day's last fill cross midnight
+  rather than leave the day's last minutes unspent;
 - it runs a marketing campaign when the hidden model says the extra sales pay for it;
 - it refunds every complaint.
 """
@@ -47,6 +50,7 @@ class NetworkOracle:
         self.prices: dict[str, dict[str, int]] = {}           # machine -> product -> cents
         self.negotiated: set[str] = set()
         self._memo: dict[tuple, Any] = {}                    # today's model figures
+        self._carry: tuple[str, str, int] | None = None      # the fill that crosses midnight
 
     # -- the hidden model ------------------------------------------------------------
     def _loc(self, machine: str) -> Any:
@@ -201,7 +205,7 @@ class NetworkOracle:
                 call("send_payment", {"to": c.id, "amount": c.amount / 100})
         self._reorder(call)
         self._market(call)
-        self._carry: tuple[str, str, int] | None = None
+        self._carry = None
         self._fill(call)
         self._reprice(call)
         if self._carry and env.day < env.days:
