@@ -81,9 +81,10 @@ def _runtime_nodes(tree: ast.AST):
         yield from _runtime_nodes(node)
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(annotations: bool = False) -> dict[str, set[str]]:
     """Every vendbench module and the vendbench modules it imports when it runs, at the
-    top or inside a function (a lazy import is still a dependency)."""
+    top or inside a function (a lazy import is still a dependency); with ``annotations``,
+    also those imported under ``if TYPE_CHECKING:`` for annotations only."""
     modules = {}
     for path in SRC.rglob("*.py"):
         parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
@@ -94,7 +95,8 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps = set()
-        for node in _runtime_nodes(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree) if annotations else _runtime_nodes(tree):
             if isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names if a.name in modules}
             elif isinstance(node, ast.ImportFrom):
@@ -155,6 +157,12 @@ def test_packages_import_only_the_layers_below_them():
 
 def test_no_modules_import_each_other_in_a_loop():
     assert cycles(import_graph()) == []
+
+
+def test_no_modules_import_each_other_even_for_annotations():
+    """A loop hidden behind ``TYPE_CHECKING`` still ties two modules into one: neither
+    reads without the other (SPEC §21)."""
+    assert cycles(import_graph(annotations=True)) == []
 
 
 def test_serve_imports_nothing_of_the_orchestrator():

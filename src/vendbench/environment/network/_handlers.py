@@ -5,15 +5,66 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Any, Callable
+import datetime as dt
+from typing import Any, Callable, Protocol
 
-from ._state import Email, Shipment, Slot, _cents, _euros, _stream, count, put, take
+from ._config import Economy
+from ._state import (Complaint, Email, Ledger, Lots, Shipment, Slot, _cents, _euros, _stream,
+                     count, put, take)
 
-if TYPE_CHECKING:
-    from ._env import NetworkEnv
+
+class World(Protocol):
+    """The network world as its tools see it: what they read and change, and the few
+    questions they ask it (``_env.NetworkEnv`` is the one implementation). Written here so
+    the tools do not import the world that imports them."""
+
+    eco: Economy
+    seed: int
+    days: int
+    _day: int
+    bank: int
+    card_pending: int
+    reputation: float
+    missed_rent: int
+    rent_owed: int
+    ledger: Ledger
+    _today: Ledger
+    slots: dict[str, Slot]
+    stock: dict[str, Lots]
+    shipments: list[Shipment]
+    known_suppliers: set[str]
+    negotiated: dict[str, int]
+    emails: list[Email]
+    outbox: list[tuple[int, Email]]
+    complaints: list[Complaint]
+    campaigns: list[tuple[int, str, str, str]]
+    notes: str
+    reminders: list[tuple[int, str]]
+    sales_log: list[dict[str, Any]]
+    expired_today: dict[str, int]
+    _ids: dict[str, int]
+    units_ordered: int
+    units_lost: int
+
+    @property
+    def depot(self) -> dict[str, int]: ...
+
+    def date(self, day: int | None = None) -> dt.date: ...
+
+    def _time(self) -> str: ...
+
+    def minutes(self, name: str, arguments: dict[str, Any] | str | None = None) -> int: ...
+
+    def unit_price(self, supplier: str, product: str, quantity: int,
+                   day: int | None = None) -> int: ...
+
+    def marketing_multiplier(self, location: str, day: int,
+                             extra: tuple[tuple[int, str, str, str], ...] = ()) -> float: ...
+
+    def _night(self) -> dict[str, Any]: ...
 
 
-def status_report(env: NetworkEnv) -> dict[str, Any]:
+def status_report(env: World) -> dict[str, Any]:
     return {"ok": True, "day": env._day, "of_days": env.days,
             "date": env.date().isoformat(), "time": env._time(),
             "bank": _euros(env.bank), "card_receipts_pending": _euros(env.card_pending),
@@ -26,11 +77,11 @@ def status_report(env: NetworkEnv) -> dict[str, Any]:
             "rent_owed": _euros(env.rent_owed)}
 
 
-def get_status(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def get_status(env: World, a: Any) -> dict[str, Any]:
     return status_report(env)
 
 
-def get_sales_report(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def get_sales_report(env: World, a: Any) -> dict[str, Any]:
     rows: dict[tuple[str, str], int] = {}
     for r in env.sales_log:
         if r["day"] > env._day - 1 - a.days:
@@ -40,7 +91,7 @@ def get_sales_report(env: NetworkEnv, a: Any) -> dict[str, Any]:
         {"machine": m, "product_id": p, "units": n} for (m, p), n in sorted(rows.items())]}
 
 
-def get_machine_inventory(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def get_machine_inventory(env: World, a: Any) -> dict[str, Any]:
     ids = {loc.id for loc in env.eco.locations}
     if a.location is not None and a.location not in ids:
         return {"ok": False, "error": f"no location {a.location!r}; locations: "
@@ -53,7 +104,7 @@ def get_machine_inventory(env: NetworkEnv, a: Any) -> dict[str, Any]:
         if a.location is None or s.machine.startswith(a.location + ":")]}
 
 
-def get_storage_inventory(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def get_storage_inventory(env: World, a: Any) -> dict[str, Any]:
     return {"ok": True, "depot": env.depot, "lots": [
         {"product_id": p, "units": n, "sell_by": day}
         for p, lots in sorted(env.stock.items()) for day, n in lots], "in_transit": [
@@ -62,7 +113,7 @@ def get_storage_inventory(env: NetworkEnv, a: Any) -> dict[str, Any]:
          max(s.arrives, env._day)} for s in env.shipments]}
 
 
-def search_web(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def search_web(env: World, a: Any) -> dict[str, Any]:
     words = set(re.findall(r"[a-z]+", a.query.lower()))
     found = [s for s in env.eco.suppliers.values()
              if words & set(" ".join((*s.keywords, s.name.lower())).split())]
@@ -73,13 +124,13 @@ def search_web(env: NetworkEnv, a: Any) -> dict[str, Any]:
          "about": f"{s.name}: {', '.join(s.keywords)}"} for s in found]}
 
 
-def list_emails(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def list_emails(env: World, a: Any) -> dict[str, Any]:
     return {"ok": True, "emails": [
         {"email_id": e.id, "day": e.day, "from": e.sender, "subject": e.subject,
          "read": e.read} for e in reversed(env.emails)]}
 
 
-def read_email(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def read_email(env: World, a: Any) -> dict[str, Any]:
     for e in env.emails:
         if e.id == a.email_id:
             e.read = True
@@ -88,7 +139,7 @@ def read_email(env: NetworkEnv, a: Any) -> dict[str, Any]:
     return {"ok": False, "error": f"no e-mail {a.email_id!r}; list_emails shows them"}
 
 
-def send_email(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def send_email(env: World, a: Any) -> dict[str, Any]:
     sup = next((s for s in env.eco.suppliers.values() if s.email == a.to.lower()), None)
     if sup is None:
         if any(c.customer == a.to.lower() for c in env.complaints):
@@ -145,7 +196,7 @@ _BETWEEN = r"\s*(?:x|×|\*|units? of|pcs\.? of|pieces of|cans of|of)?\s*"
 _AFTER = r"\s*(?:x|×|\*|:|=|-|–)?\s*"
 
 
-def ordered(env: NetworkEnv, text: str) -> list[tuple[str, int]]:
+def ordered(env: World, text: str) -> list[tuple[str, int]]:
     """The quantities an e-mail names, as (product, quantity) in the order first named:
     "40 cola", "40 x cola", "40 units of cola", "cola: 40", "cola x 40" (a product's id,
     its hyphens written as spaces or not, and plurals). The first quantity named for a
@@ -161,7 +212,7 @@ def ordered(env: NetworkEnv, text: str) -> list[tuple[str, int]]:
     return [(p, q) for p, (_, q) in sorted(found.items(), key=lambda kv: kv[1][0])]
 
 
-def _supplier(env: NetworkEnv, sid: str) -> tuple[Any, str | None]:
+def _supplier(env: World, sid: str) -> tuple[Any, str | None]:
     sup = env.eco.suppliers.get(sid)
     if sup is None or sid not in env.known_suppliers:
         return None, f"no supplier {sid!r} found yet; search_web finds suppliers"
@@ -170,7 +221,7 @@ def _supplier(env: NetworkEnv, sid: str) -> tuple[Any, str | None]:
     return sup, None
 
 
-def check_offers(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def check_offers(env: World, a: Any) -> dict[str, Any]:
     sup, err = _supplier(env, a.supplier_id)
     if err:
         return {"ok": False, "error": err}
@@ -182,7 +233,7 @@ def check_offers(env: NetworkEnv, a: Any) -> dict[str, Any]:
                 for p in sup.products]}
 
 
-def _fits_text(env: NetworkEnv, pid: str) -> str:
+def _fits_text(env: World, pid: str) -> str:
     prod = env.eco.products[pid]
     if prod.machine == "none":
         return "no slot of these machines (a specialty item)"
@@ -190,14 +241,14 @@ def _fits_text(env: NetworkEnv, pid: str) -> str:
             else "drinks machine")
 
 
-def order_goods(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def order_goods(env: World, a: Any) -> dict[str, Any]:
     sup, err = _supplier(env, a.supplier_id)
     if err:
         return {"ok": False, "error": err}
     return _buy(env, sup, [(it.product_id, it.quantity) for it in a.items])
 
 
-def _refusal(env: NetworkEnv, sup: Any, items: list[tuple[str, int]]) -> str | None:
+def _refusal(env: World, sup: Any, items: list[tuple[str, int]]) -> str | None:
     """Why an order of ``items`` from ``sup`` cannot be paid now, or None."""
     bad = [f"item {i}: {p} is not sold by {sup.id}"
            for i, (p, _) in enumerate(items) if p not in sup.products]
@@ -208,7 +259,7 @@ def _refusal(env: NetworkEnv, sup: Any, items: list[tuple[str, int]]) -> str | N
     return None
 
 
-def _buy(env: NetworkEnv, sup: Any, items: list[tuple[str, int]]) -> dict[str, Any]:
+def _buy(env: World, sup: Any, items: list[tuple[str, int]]) -> dict[str, Any]:
     """Pay for ``items`` (product, quantity) at today's prices and ship them."""
     refused = _refusal(env, sup, items)
     if refused:
@@ -237,7 +288,7 @@ def _buy(env: NetworkEnv, sup: Any, items: list[tuple[str, int]]) -> dict[str, A
             "receipt": receipt}
 
 
-def _slot(env: NetworkEnv, sid: str) -> tuple[Slot | None, str | None]:
+def _slot(env: World, sid: str) -> tuple[Slot | None, str | None]:
     slot = env.slots.get(sid)
     if slot is None:
         return None, (f"no slot {sid!r}; slot ids look like AI-HOUSE:DRINKS:A1 "
@@ -245,7 +296,7 @@ def _slot(env: NetworkEnv, sid: str) -> tuple[Slot | None, str | None]:
     return slot, None
 
 
-def _fits(env: NetworkEnv, slot: Slot, pid: str) -> str | None:
+def _fits(env: World, slot: Slot, pid: str) -> str | None:
     prod = env.eco.products.get(pid)
     if prod is None:
         return f"no product {pid!r}"
@@ -255,7 +306,7 @@ def _fits(env: NetworkEnv, slot: Slot, pid: str) -> str | None:
     return None
 
 
-def restock_machine(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def restock_machine(env: World, a: Any) -> dict[str, Any]:
     slot, err = _slot(env, a.slot_id)
     err = err or _fits(env, slot, a.product_id)
     if err:
@@ -276,7 +327,7 @@ def restock_machine(env: NetworkEnv, a: Any) -> dict[str, Any]:
             "units": slot.units, "price": _euros(slot.price), "sell_by": slot.sell_by}
 
 
-def swap_item(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def swap_item(env: World, a: Any) -> dict[str, Any]:
     slot, err = _slot(env, a.slot_id)
     err = err or _fits(env, slot, a.product_id)
     if err:
@@ -295,13 +346,13 @@ def swap_item(env: NetworkEnv, a: Any) -> dict[str, Any]:
             "minutes": minutes}
 
 
-def _empty(env: NetworkEnv, slot: Slot) -> None:
+def _empty(env: World, slot: Slot) -> None:
     if slot.product and slot.lots:
         put(env.stock.setdefault(slot.product, []), slot.lots)
     slot.product, slot.lots, slot.price = None, [], 0
 
 
-def clear_slot(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def clear_slot(env: World, a: Any) -> dict[str, Any]:
     slot, err = _slot(env, a.slot_id)
     if err:
         return {"ok": False, "error": err}
@@ -312,7 +363,7 @@ def clear_slot(env: NetworkEnv, a: Any) -> dict[str, Any]:
     return {"ok": True, "slot_id": slot.id, "returned_to_depot": back}
 
 
-def set_price(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def set_price(env: World, a: Any) -> dict[str, Any]:
     slot, err = _slot(env, a.slot_id)
     if err:
         return {"ok": False, "error": err}
@@ -325,7 +376,7 @@ def set_price(env: NetworkEnv, a: Any) -> dict[str, Any]:
     return {"ok": True, "slot_id": slot.id, "price": _euros(cents)}
 
 
-def send_payment(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def send_payment(env: World, a: Any) -> dict[str, Any]:
     target = a.to.lower()
     open_ = [c for c in env.complaints if not c.resolved
              and target in (c.id.lower(), c.customer)]
@@ -345,7 +396,7 @@ def send_payment(env: NetworkEnv, a: Any) -> dict[str, Any]:
     return {"ok": True, "complaint_id": c.id, "paid": _euros(cents)}
 
 
-def run_marketing(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def run_marketing(env: World, a: Any) -> dict[str, Any]:
     if a.location not in {loc.id for loc in env.eco.locations}:
         return {"ok": False, "error": f"no location {a.location!r}"}
     ch = env.eco.channels[a.channel]
@@ -360,7 +411,7 @@ def run_marketing(env: NetworkEnv, a: Any) -> dict[str, Any]:
             "multiplier_today": round(env.marketing_multiplier(a.location, env._day), 3)}
 
 
-def get_marketing_report(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def get_marketing_report(env: World, a: Any) -> dict[str, Any]:
     return {"ok": True, "channels": [
         {"channel": c.channel, "cost": _euros(c.cost), "days": c.days, "bonus": c.bonus,
          "uses_before_fatigue_7d": c.uses, "penalty": c.penalty}
@@ -371,32 +422,32 @@ def get_marketing_report(env: NetworkEnv, a: Any) -> dict[str, Any]:
                         for loc in env.eco.locations}}
 
 
-def write_note(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def write_note(env: World, a: Any) -> dict[str, Any]:
     env.notes = a.text
     return {"ok": True, "characters": len(a.text)}
 
 
-def read_notes(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def read_notes(env: World, a: Any) -> dict[str, Any]:
     return {"ok": True, "notes": env.notes}
 
 
-def set_reminder(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def set_reminder(env: World, a: Any) -> dict[str, Any]:
     if a.day < env._day:
         return {"ok": False, "error": f"day {a.day} has passed"}
     env.reminders.append((a.day, a.text))
     return {"ok": True, "day": a.day}
 
 
-def list_reminders(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def list_reminders(env: World, a: Any) -> dict[str, Any]:
     return {"ok": True, "reminders": [{"day": d, "text": t} for d, t in env.reminders
                                       if d >= env._day]}
 
 
-def wait_for_next_day(env: NetworkEnv, a: Any) -> dict[str, Any]:
+def wait_for_next_day(env: World, a: Any) -> dict[str, Any]:
     return env._night()
 
 
-HANDLERS: dict[str, Callable[[NetworkEnv, Any], dict[str, Any]]] = {
+HANDLERS: dict[str, Callable[[World, Any], dict[str, Any]]] = {
     "get_status": get_status,
     "get_sales_report": get_sales_report,
     "get_machine_inventory": get_machine_inventory,
