@@ -129,6 +129,15 @@ def test_no_overspend_across_worker_processes(llm, tmp_path):
     worker reserves against its trial's budget before every request."""
     llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")],
                                     completion_tokens=500, delay=0.2)
+    llm.gate.clear()            # the first replies wait until five requests are held at once
+
+    def open_at_five() -> None:
+        deadline = time.monotonic() + 120            # a safety net: the assert below says
+        while llm.in_flight < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        llm.gate.set()
+
+    threading.Thread(target=open_at_five, daemon=True).start()
     db = str(tmp_path / "r.duckdb")
     result = run(db, days=30, seeds=list(range(1, 21)), workers=20, processes=2,
                  budget_usd="0.01", total_budget_usd="0.05",
