@@ -4,9 +4,13 @@ resume, the leaderboard and trends."""
 from __future__ import annotations
 
 import datetime as dt
+import re
+from pathlib import Path
 
-from vendbench.results import (FINISHED, RANKED, SET_APART, TrialKey, TrialStatus,
+from vendbench.results import (FINISHED, RANKED, SET_APART, PairKey, TrialKey, TrialStatus,
                                latest_attempts)
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "vendbench"
 
 T0 = dt.datetime(2026, 12, 1, 3, 0)
 
@@ -39,3 +43,20 @@ def test_the_latest_attempt_counts_never_the_best():
     assert latest[TrialKey("m", 2026, 1, 1)]["attempt"] == 2
     assert latest[TrialKey("m", 2026, 2, 1)]["attempt"] == 2   # a tie: the higher attempt
     assert latest_attempts(reversed(rows)) == latest           # whatever the order
+
+
+def test_trials_of_two_models_pair_on_world_seed_and_repeat():
+    a, b = row(model="a", world=7, seed=2, repeat=3), row(model="b", world=7, seed=2, repeat=3)
+    assert PairKey.of(a) == PairKey.of(b) == TrialKey.of(a).pair == PairKey(7, 2, 3)
+    assert PairKey.of(row(world=8, seed=2, repeat=3)) != PairKey.of(a)      # another world
+    assert PairKey.of(row(world=7, seed=2, repeat=4)) != PairKey.of(a)      # another repeat
+    assert PairKey.of(a).world == (7, 2)              # the oracle's ceiling: every repeat
+
+
+def test_the_pair_key_is_written_once():
+    """The key that decides which trials are compared is built in ``results/_trials.py``
+    only: no other module picks a trial's world, seed and repeat out by hand (SPEC §21)."""
+    by_hand = re.compile(r"""[({]\s*\w+(\.get\(|\[)["']world_seed["']\)?\]?,\s*\w+\[["']seed["']\]""")
+    found = [f"{p.relative_to(SRC)}: {m.group(0)}" for p in sorted(SRC.rglob("*.py"))
+             if p.name != "_trials.py" for m in by_hand.finditer(p.read_text())]
+    assert found == []

@@ -300,8 +300,8 @@ def test_model_rows_edge_cases_on_hand_built_trials():
     from vendbench.leaderboard._board import model_rows
 
     def trial(model, seed, net, cost="1", status="completed", read=None, inp=None):
-        return {"trial_id": f"{model}-{seed}", "model": model, "seed": seed, "repeat": 1,
-                "status": status, "final_net_assets": net, "initial_cash": 40_000.0,
+        return {"trial_id": f"{model}-{seed}", "model": model, "world_seed": 2026,
+                "seed": seed, "repeat": 1, "status": status, "final_net_assets": net, "initial_cash": 40_000.0,
                 "cost_usd": None if cost is None else D(cost), "input_tokens": inp,
                 "cache_read_tokens": read}
 

@@ -300,10 +300,10 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str, scenario: str) -> No
     import textwrap
 
     from ..environment import score_name
+    from ..results import TrialKey
     from ..ui import print_table
 
-    trials = sorted(payload["trials"], key=lambda t: (t["model"], t["world_seed"], t["seed"],
-                                                      t["repeat"]))
+    trials = sorted(payload["trials"], key=TrialKey.of)
     worlds = len({t["world_seed"] for t in trials}) > 1
     repeats = any(t["repeat"] != 1 for t in trials)
     llm = any(t.get("exchanges") for t in trials)

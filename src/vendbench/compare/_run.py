@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..environment import REGISTRY, share_bounds
 from ..errors import ConfigError, ResultsError
 from ..orchestrator import POOL_SCOPE, RunConfig, execute, forecast_run
-from ..results import (SET_APART, ComparisonRow, ComparisonStep, Store, ceilings_for,
+from ..results import (SET_APART, ComparisonRow, PairKey, ComparisonStep, Store, ceilings_for,
                        comparison, comparison_steps, latest_attempts, new_run_id, run_named,
                        shares)
 from ._race import INCONCLUSIVE, WINNER, Assessment, assess, pairs_to_decide
@@ -242,13 +242,13 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
             spent += store.run_spend(run_id)
             trials = list(latest_attempts(store.trials(run_id)).values())
             run = store.run(run_id)
-            keys = {(t["world_seed"], t["seed"]) for t in trials}
+            keys = {PairKey.of(t).world for t in trials}
             ceilings = ceilings_for(store, spec.base.scenario, spec.base.days, keys,
                                     run.get("world_salt_sha256"), salt)
             share = shares(trials, spec.base.scenario, ceilings)
-            by_pair: dict[tuple[int, int], dict[str, dict[str, Any]]] = {}
+            by_pair: dict[PairKey, dict[str, dict[str, Any]]] = {}
             for t in trials:
-                by_pair.setdefault((t["world_seed"], t["seed"]), {})[t["model"]] = t
+                by_pair.setdefault(PairKey.of(t), {})[t["model"]] = t
                 if t["cost_usd"] is not None and t["status"] not in SET_APART:
                     costs[t["model"]].append(t["cost_usd"])
             for key in sorted(by_pair):

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _betting
-from ..results import cached_share, trial_score as score
+from ..results import PairKey, cached_share, trial_score as score
 
 BASELINE, ORACLE = "baseline/order-up-to", "baseline/oracle"
 BOOTSTRAP_SAMPLES = 2000
@@ -120,11 +120,6 @@ def _cached_share(trials: list[dict[str, Any]]) -> float | None:
                         sum(t.get("cache_read_tokens") or 0 for t in trials))
 
 
-def _pair(trial: dict[str, Any]) -> tuple:
-    """What a trial is compared on: its world, its seed, its repeat."""
-    return trial.get("world_seed"), trial["seed"], trial["repeat"]
-
-
 def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]],
                shares: dict[str, float | None] | None = None,
                bounds: tuple[float, float] = (0.0, 1.25)) -> list[ModelRow]:
@@ -136,7 +131,7 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
         by_model.setdefault(t["model"], []).append(t)
     # the reference policies' trials, by the key comparisons pair on: same world, same
     # demand draws (seed), same repeat
-    reference = {name: {_pair(t): t for t in by_model.get(name, [])}
+    reference = {name: {PairKey.of(t): t for t in by_model.get(name, [])}
                  for name in (BASELINE, ORACLE)}
     rows = []
     for model, ts in by_model.items():
@@ -157,14 +152,14 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             "no API cost")
         ratios, beats = [], 0
         for t, s in zip(ts, scores):
-            base = reference[BASELINE].get(_pair(t))
+            base = reference[BASELINE].get(PairKey.of(t))
             if base is not None and model != BASELINE:
                 b = score(base)
                 if b > 0:
                     ratios.append(s / b)
                 beats += s > b
         known = [shares[t["trial_id"]] for t in ts if shares.get(t["trial_id"]) is not None]
-        pairs = sum(1 for t in ts if _pair(t) in reference[BASELINE])
+        pairs = sum(1 for t in ts if PairKey.of(t) in reference[BASELINE])
         ops: dict[str, float | None] = {}
         for t in ts:
             for key, value in operations.get(t["trial_id"], {}).items():

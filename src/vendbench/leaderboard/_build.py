@@ -8,7 +8,7 @@ from typing import Any
 
 from ..environment import (SALT_ENV, currency, metric_directions, record_tables,
                            score_column, score_name, share_bounds, trial_metrics)
-from ..results import Store, ceilings_for, shares
+from ..results import PairKey, Store, ceilings_for, shares
 from ._board import ModelRow, model_rows, score
 from ._data import Filters, Selection, select
 
@@ -67,6 +67,7 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
             points.append({"model": t["model"], "seed": t["seed"], "score": score(t),
                            "share": None,
                            "trial_id": t["trial_id"], "world_seed": t["world_seed"],
+                           "repeat": t["repeat"],
                            "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
                            else None, "status": t["status"]})
         shares = trial_shares(store, selection, salt)
@@ -85,7 +86,7 @@ def trial_shares(store: Store, selection: Selection, salt: str | None
     c = selection.cohort
     if not selection.trials or c.get("days") is None:
         return {}
-    keys = {(t.get("world_seed"), t["seed"]) for t in selection.trials}
+    keys = {PairKey.of(t).world for t in selection.trials}
     ceilings = ceilings_for(store, c["scenario"], c["days"], keys,
                             c.get("world_salt_sha256"), salt)
     if len(ceilings) < len(keys):

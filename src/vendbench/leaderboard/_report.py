@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._text import days as days_text
-from ..results import path_id
+from ..results import PairKey, path_id
 from ._render import _footer, table_rows
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ def _transcript_links(board: Board, pages: Path) -> list[str] | None:
     for row in board.rows:
         links = []
         for p in sorted((p for p in board.points if p["model"] == row.model),
-                        key=lambda p: (p["world_seed"], p["seed"])):
+                        key=PairKey.of):
             href = f"trial/{path_id(p['trial_id'])}/index.html"
             if (pages / href).exists():
                 found = True

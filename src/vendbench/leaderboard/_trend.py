@@ -28,7 +28,7 @@ from .._text import count
 from .._text import days as days_text
 from ..environment import currency, score_name, share_bounds
 from ..errors import ResultsError
-from ..results import SET_APART, Store
+from ..results import SET_APART, PairKey, Store
 from ._board import mean_interval, model_rows
 from ._build import _salt_for, trial_shares
 from ._data import Filters, run_cohorts, select
@@ -99,10 +99,6 @@ class Trend:
                 "notes": self.notes}
 
 
-def _pair(trial: dict[str, Any]) -> tuple:
-    return trial["world_seed"], trial["seed"], trial["repeat"]
-
-
 def build_trend(db: str, *, models: list[str] | None = None, last: int | None = None,
                 filters: Filters = Filters()) -> Trend:
     """The nights of the newest run's cohort (among the runs ``filters`` admits)."""
@@ -137,7 +133,7 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
                     row.trials + errs, row.completed, row.trials - row.completed + errs,
                     row.mean_net_assets, row.oracle_share, row.ci_oracle_share,
                     row.cost_total_usd, row.cost_mean_usd, row.api_efficiency,
-                    {_pair(t): shares[t["trial_id"]] for t in ts
+                    {PairKey.of(t): shares[t["trial_id"]] for t in ts
                      if shares.get(t["trial_id"]) is not None}, bounds[1]))
             for model in by_model:            # only harness errors this night
                 if not any(n.model == model and n.run_id == run["run_id"] for n in nights):

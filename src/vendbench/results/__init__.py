@@ -12,14 +12,14 @@ from ._runs import begin_run, code_version, new_run_id
 from ._schema import COLUMNS, DDL
 from ._store import DEFAULT_DB, Store, TrialHistory, cached_share
 from ._transcripts import path_id
-from ._trials import FINISHED, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
+from ._trials import FINISHED, PairKey, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
 from ._writer import ResultsWriter, append, dumps
 
 __all__ = ["Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
            "cached_share", "ceiling_rows", "ceilings_for", "CeilingRow", "code_version", "COLUMNS", "comparison", "ComparisonRow",
            "ComparisonStep", "comparison_steps", "DDL", "DEFAULT_DB", "dumps",
            "ExchangeRow", "FINISHED", "latest_attempts", "MessageRow", "new_run_id",
-           "missing_ceilings", "now", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
+           "missing_ceilings", "now", "PairKey", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
            "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning", "salt_hash", "shares",
            "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",
            "Store", "ToolCallRow", "TrialHistory", "TrialInfo", "TrialKey", "TrialLog",

@@ -18,6 +18,7 @@ from ..environment import REGISTRY, ceiling_score, oracle_share
 from ._log import now
 from ._rows import CeilingRow
 from ._store import Store
+from ._trials import PairKey
 
 Key = tuple[int, int]                       # (world seed, seed)
 
@@ -85,4 +86,4 @@ def shares(trials: Iterable[dict[str, Any]], scenario: str,
            ceilings: dict[Key, float]) -> dict[str, float | None]:
     """Each trial's oracle share, by trial id (None where its key has no oracle score)."""
     return {t["trial_id"]: oracle_share(trial_score(t), ceilings.get(
-        (t.get("world_seed"), t["seed"])), scenario) for t in trials}
+        PairKey.of(t).world), scenario) for t in trials}

@@ -2,8 +2,9 @@
 its attempts counts.
 
 Resume, the leaderboard and trends all ask "the latest attempt of each trial"; they
-ask it here, with one key (model, world, seed, repeat). Two keys written apart once
-made resume skip a failed trial of a second world.
+ask it here, with one key (model, world, seed, repeat). The leaderboard, the trend, the
+viewer and ``compare`` pair trials of different models on one key too (world, seed,
+repeat). Two keys written apart once made resume skip a failed trial of a second world.
 """
 
 from __future__ import annotations
@@ -42,6 +43,24 @@ RANKED = FINISHED
 
 
 @dataclass(frozen=True, order=True, slots=True)
+class PairKey:
+    """What trials of different models are compared on: the same world, seed and repeat."""
+
+    world_seed: int
+    seed: int
+    repeat: int
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> PairKey:
+        return cls(row["world_seed"], row["seed"], row["repeat"])
+
+    @property
+    def world(self) -> tuple[int, int]:
+        """The world and seed whose oracle score is the ceiling (one for every repeat)."""
+        return self.world_seed, self.seed
+
+
+@dataclass(frozen=True, order=True, slots=True)
 class TrialKey:
     """Which trial of a panel a row is an attempt at."""
 
@@ -53,6 +72,10 @@ class TrialKey:
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> TrialKey:
         return cls(row["model"], row["world_seed"], row["seed"], row["repeat"])
+
+    @property
+    def pair(self) -> PairKey:
+        return PairKey(self.world_seed, self.seed, self.repeat)
 
 
 def latest_attempts(rows: Iterable[Mapping[str, Any]]) -> dict[TrialKey, Mapping[str, Any]]:

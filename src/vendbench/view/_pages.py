@@ -18,7 +18,7 @@ from markupsafe import Markup
 
 from ..environment import REGISTRY, SALT_ENV
 from ..errors import ResultsError
-from ..results import Store, TrialStatus, cached_share, ceilings_for, shares
+from ..results import PairKey, Store, TrialStatus, cached_share, ceilings_for, shares
 from ..results._transcripts import SEARCH_LIMIT, Transcripts, path_id
 from ._templates import CSP, SCRIPT, TEMPLATES
 
@@ -260,7 +260,7 @@ def _shares(tx: Transcripts, trials: list[dict], run: dict) -> dict[str, float |
     kept in the file, or computed (a private world's only with its salt set)."""
     if run.get("scenario") not in REGISTRY or not trials:
         return {}
-    keys = {(t["world_seed"], t["seed"]) for t in trials}
+    keys = {PairKey.of(t).world for t in trials}
     ceilings = ceilings_for(tx.store, run["scenario"], run["days"], keys,
                             run.get("world_salt_sha256"), os.environ.get(SALT_ENV))
     return shares(trials, run["scenario"], ceilings)
@@ -292,9 +292,9 @@ def _scenario(name: str) -> dict[str, Any]:
 
 def _pairs(trials: list[dict]) -> list[tuple[dict, dict]]:
     """Trials of different models on the same world, seed and repeat (latest attempts)."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[PairKey, list[dict]] = {}
     for t in trials:
-        groups.setdefault((t["world_seed"], t["seed"], t["repeat"]), []).append(t)
+        groups.setdefault(PairKey.of(t), []).append(t)
     return [(a, b) for group in groups.values() for i, a in enumerate(group)
             for b in group[i + 1:] if a["model"] != b["model"]]
 
