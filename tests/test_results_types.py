@@ -3,11 +3,13 @@ fields are its table's columns, and what the reader returns has its type's keys.
 
 from __future__ import annotations
 
+import datetime as dt
 import typing
+from decimal import Decimal
 
 from vendbench.cli import main
 from vendbench.results import (APPENDED_TYPES, COLUMNS, DDL, RunInfo, RunSummary, Store,
-                               TrialInfo)
+                               Tokens, TrialInfo, TrialLog, TrialRecord)
 
 
 def _columns(con, table: str) -> list[str]:
@@ -32,6 +34,47 @@ def test_typed_rows_and_reads_are_the_schema(tmp_path, capsys):
         assert set(summary) == set(typing.get_type_hints(RunSummary))
         assert summary["cost_usd"] == 0            # a policy costs nothing, and is priced
     assert "CREATE TABLE IF NOT EXISTS days" in DDL
+
+
+class _Direct:
+    """A sink that writes each row at once (as ``serve`` does)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def put_row(self, row) -> None:
+        sql, values = row.statement()
+        self.store.con.execute(sql, values)
+
+
+def test_a_trial_record_writes_every_column_of_its_table_and_reads_back(tmp_path):
+    """One shape (SPEC §21): the record's upsert is built from its fields and names every
+    column of ``trials``; what ``Store.trials`` reads back is the same record; its reason
+    is redacted on the way in; ``as_json`` prints what ``run --json`` promises."""
+    t0 = dt.datetime(2026, 12, 3, 6, 0, 0)
+    record = TrialRecord(
+        "r-m-s3-r2", "r", "openai/m", 2026, 3, 2, 1, "budget_exhausted",
+        "needs $0.02 but only $0.01 (key sk-abcdefghijklmnopqrstuvwxyz0123)", 40_000.0,
+        39_000.25, 52_000.5, Decimal("0.012345678"), Decimal("0.05"),
+        Tokens(1_000, 200, 600, 100), 7, 9, 4, t0, t0 + dt.timedelta(seconds=90.5))
+    db = str(tmp_path / "t.duckdb")
+    with Store(db) as store:
+        assert sorted(TrialRecord.columns()) == sorted(_columns(store.con, "trials"))
+        TrialLog(_Direct(store), record.trial_id, record.model).trial(record)
+        (row,) = store.trials("r")
+    assert set(row) == set(typing.get_type_hints(TrialInfo))
+    back = TrialRecord.of(row)
+    assert back.reason.startswith("needs $0.02 but only $0.01 (key ")
+    assert "sk-abcdefghijklmnopqrstuvwxyz0123" not in back.reason
+    assert back == TrialRecord(**{**{f: getattr(record, f) for f in record.__slots__},
+                                  "reason": back.reason})
+    assert row["wall_seconds"] == 90.5 and row["cache_read_tokens"] == 600
+    printed = record.as_json()
+    assert {"trial_id", "model", "seed", "repeat", "status", "final_net_assets", "cost_usd",
+            "exchanges", "tool_calls"} <= set(printed)
+    assert printed["cost_usd"] == 0.012345678 and printed["cached_share"] == 0.6
+    assert "run_id" not in printed and "started_at" not in printed
+    assert record.as_json(times=True)["wall_seconds"] == 90.5
 
 
 def test_an_unpriced_run_costs_unknown_not_zero(tmp_path):

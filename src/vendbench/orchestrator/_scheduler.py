@@ -26,7 +26,7 @@ from ..environment import record_tables, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import LimitEvent
 from ..results import (FINISHED, ProviderEventRow, ResultsWriter, RunEnded, Store,
-                       TrialHistory, TrialKey, TrialStatus, begin_run, cached_share,
+                       TrialHistory, TrialKey, TrialRecord, TrialStatus, begin_run,
                        ceiling_rows, dumps, latest_attempts, missing_ceilings, new_run_id)
 from ._clients import Clients
 from ._config import RunConfig
@@ -246,13 +246,8 @@ class Scheduler:
         from ..results import TrialLog
 
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        TrialLog(writer, out.spec.trial_id, out.spec.model.id).trial_row(
-            run_id=out.spec.run_id, seed=out.spec.seed, repeat=out.spec.repeat,
-            attempt=out.spec.attempt, world_seed=out.spec.world_seed, status=out.status,
-            reason=out.reason, final=out.final,
-            cost=out.cost if out.priced else None, budget=out.spec.budget_usd,
-            tokens=tuple(out.tokens), exchanges=out.exchanges, tool_calls=out.tool_calls,
-            days=out.days, started=started, ended=now)
+        TrialLog(writer, out.spec.trial_id, out.spec.model.id).trial(
+            out.record(started, now))
 
     def limit_events(self) -> list[LimitEvent]:
         """How each provider's limits moved, here and in the worker processes."""
@@ -463,16 +458,8 @@ def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
 
 
 def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
-    return {"trial_id": row["trial_id"], "model": row["model"],
-            "world_seed": row["world_seed"], "seed": row["seed"], "repeat": row["repeat"], "attempt": row["attempt"], "status": row["status"],
-            "reason": row["reason"],
-            "final_net_assets": row["final_net_assets"],
-            "cost_usd": float(row["cost_usd"]) if row["cost_usd"] is not None else None,
-            "exchanges": row["exchanges"], "tool_calls": row["tool_calls"],
-            "days_completed": row["days_completed"], "input_tokens": row["input_tokens"],
-            "output_tokens": row["output_tokens"], "cache_read_tokens": row["cache_read_tokens"],
-            "cache_write_tokens": row["cache_write_tokens"],
-            "cached_share": cached_share(row["input_tokens"], row["cache_read_tokens"])}
+    """A kept trial (``--resume``) as the run prints its trials: never one to rerun."""
+    return TrialRecord.of(row).as_json() | {"resumable": False}
 
 
 def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Scheduler,

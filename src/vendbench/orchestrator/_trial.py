@@ -21,7 +21,7 @@ from ..environment import Environment, Kept, RecordingSession, RecordTable
 from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
-from ..results import ResultsWriter, TrialHistory, TrialStatus, cached_share
+from ..results import ResultsWriter, Tokens, TrialHistory, TrialRecord, TrialStatus
 from ._calibration import Calibration
 from ._config import DEFAULT_WORLD_SEED, ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
@@ -63,19 +63,20 @@ class TrialOutcome:
     days: int = 0
     resumable: bool = True        # an error that --resume may fix (not a refused request)
 
+    def record(self, started: dt.datetime, ended: dt.datetime | None) -> TrialRecord:
+        """The trial as it stands, as its row in the results file."""
+        spec, final = self.spec, self.final
+        return TrialRecord(
+            spec.trial_id, spec.run_id, spec.model.id, spec.world_seed, spec.seed,
+            spec.repeat, spec.attempt, self.status, self.reason, final.get("initial_cash"),
+            final.get("final_cash"), final.get("final_net_assets"),
+            self.cost if self.priced else None, spec.budget_usd, Tokens(*self.tokens),
+            self.exchanges, self.tool_calls, self.days, started, ended)
+
     def as_json(self) -> dict[str, Any]:
-        return {"trial_id": self.spec.trial_id, "model": self.spec.model.id,
-                "world_seed": self.spec.world_seed, "seed": self.spec.seed,
-                "repeat": self.spec.repeat,
-                "attempt": self.spec.attempt, "status": self.status,
-                "reason": self.reason, "final_net_assets": self.final.get("final_net_assets"),
-                "cost_usd": float(self.cost) if self.priced else None,
-                "exchanges": self.exchanges, "tool_calls": self.tool_calls,
-                "days_completed": self.days, "input_tokens": self.tokens[0],
-                "output_tokens": self.tokens[1], "cache_read_tokens": self.tokens[2],
-                "cache_write_tokens": self.tokens[3],
-                "cached_share": cached_share(self.tokens[0], self.tokens[2]),
-                "resumable": self.status == TrialStatus.ERROR and self.resumable}
+        started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)   # not printed
+        return self.record(started, None).as_json() | {
+            "resumable": self.status == TrialStatus.ERROR and self.resumable}
 
 
 @dataclass
@@ -111,12 +112,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         if env is not None:
             out.final = env.final_state()
             out.days = env.summary().get("days_completed", out.days)
-        tlog.trial_row(run_id=spec.run_id, seed=spec.seed, repeat=spec.repeat,
-                       attempt=spec.attempt, world_seed=spec.world_seed,
-                       status=out.status, reason=out.reason, final=out.final,
-                       cost=out.cost if out.priced else None, budget=spec.budget_usd,
-                       tokens=tuple(out.tokens), exchanges=out.exchanges,
-                       tool_calls=out.tool_calls, days=out.days, started=started, ended=ended)
+        tlog.trial(out.record(started, ended))
 
     record(None)
     tlog.segment_started(spec.segment, now)

@@ -6,11 +6,12 @@ from ._comparisons import ComparisonRow, ComparisonStep, comparison, comparison_
 from ._log import Sink, TrialLog, now
 from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, ExchangeRow, MessageRow, ProviderEventRow,
                     ReservationRow, Row, RunEnded, RunRecord, RunWarning, SegmentEnded,
-                    SegmentReplayed, SegmentStarted, ToolCallRow, TrialRow, as_append)
+                    SegmentReplayed, SegmentStarted, ToolCallRow, TrialRecord, Tokens, as_append,
+                    cached_share)
 from ._reads import RunInfo, RunSummary, TrialInfo
 from ._runs import begin_run, code_version, new_run_id
 from ._schema import COLUMNS, DDL
-from ._store import DEFAULT_DB, Store, TrialHistory, cached_share
+from ._store import DEFAULT_DB, Store, TrialHistory
 from ._transcripts import path_id
 from ._trials import FINISHED, PairKey, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
 from ._writer import ResultsWriter, append, dumps
@@ -22,5 +23,5 @@ __all__ = ["Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begi
            "missing_ceilings", "now", "PairKey", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
            "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning", "salt_hash", "shares",
            "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",
-           "Store", "ToolCallRow", "TrialHistory", "TrialInfo", "TrialKey", "TrialLog",
-           "TrialRow", "trial_score", "TrialStatus"]
+           "Store", "Tokens", "ToolCallRow", "TrialHistory", "TrialInfo", "TrialKey", "TrialLog",
+           "TrialRecord", "trial_score", "TrialStatus"]

@@ -4,13 +4,13 @@ segments and its outcome become, as rows for the single writer (SPEC §3.2)."""
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
+from dataclasses import replace
 from typing import Any, Protocol
 
 from .._secrets import redact
 from ..environment import RecordTable, ToolCall
 from ._rows import (AppendRow, Row, RunWarning, SegmentEnded, SegmentReplayed,
-                    SegmentStarted, ToolCallRow, TrialRow)
+                    SegmentStarted, ToolCallRow, TrialRecord)
 from ._writer import dumps
 
 
@@ -75,19 +75,11 @@ class TrialLog:
         self._warned.add(kind)
         self.writer.put_row(RunWarning(run_id, self.model, kind, redact(message), now()))
 
-    def trial_row(self, *, run_id: str, seed: int, repeat: int, attempt: int,
-                  world_seed: int, status: str, reason: str | None,
-                  final: dict[str, float] | None, cost: Decimal | None,
-                  budget: Decimal | None, tokens: tuple[int, ...], exchanges: int,
-                  tool_calls: int, days: int, started: dt.datetime,
-                  ended: dt.datetime | None) -> None:
-        final = final or {}
-        self.writer.put_row(TrialRow(
-            self.trial_id, run_id, self.model, seed, repeat, attempt, status,
-            redact(reason)[:4000] if reason else None, final.get("initial_cash"),
-            final.get("final_cash"), final.get("final_net_assets"), cost, budget,
-            *tokens, exchanges, tool_calls, days, started, ended,
-            (ended - started).total_seconds() if ended else None, world_seed))
+    def trial(self, record: TrialRecord) -> None:
+        """The trial as it stands (its reason redacted: a provider's error can quote a
+        key)."""
+        reason = redact(record.reason)[:4000] if record.reason else None
+        self.writer.put_row(replace(record, reason=reason))
 
 
 def _cell(column: str, value: Any) -> Any:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import fields
 from decimal import Decimal
-from typing import TypedDict
+from typing import Any, TypedDict
 
-from ._rows import RunRecord, TrialRow
+from ._rows import RunRecord, TrialRecord
 
 
 class RunSummary(TypedDict):
@@ -27,14 +27,16 @@ class RunSummary(TypedDict):
     cost_usd: Decimal | None       # None: no trial of it was priced
 
 
-def _row_dict(name: str, row: type, doc: str) -> type:
-    """A TypedDict with the fields of the typed row that writes the same table."""
-    typed = TypedDict(name, {f.name: f.type for f in fields(row)})   # type: ignore[misc]
+def _row_dict(name: str, columns: dict[str, Any], doc: str) -> type:
+    """A TypedDict with the columns of the typed row that writes the same table."""
+    typed = TypedDict(name, columns)   # type: ignore[misc]
     typed.__doc__ = doc
     return typed
 
 
 # a run's and a trial's row, keys as the columns: what ``Store.run`` and ``Store.trials``
 # return (a running trial's counts are what it has committed so far)
-RunInfo = _row_dict("RunInfo", RunRecord, "A run's row (``Store.run``).")
-TrialInfo = _row_dict("TrialInfo", TrialRow, "A trial's row (``Store.trials``).")
+RunInfo = _row_dict("RunInfo", {f.name: f.type for f in fields(RunRecord)},
+                    "A run's row (``Store.run``).")
+TrialInfo = _row_dict("TrialInfo", TrialRecord.column_types(),
+                      "A trial's row (``Store.trials``).")

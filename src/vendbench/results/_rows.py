@@ -11,7 +11,7 @@ SQL strings.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -106,20 +106,43 @@ def as_append(rows: list[AppendRow]) -> Append:
                   fields)
 
 
-_TRIAL_UPSERT = """INSERT OR REPLACE INTO trials (trial_id, run_id, model, seed, "repeat",
-    attempt, status, reason, initial_cash, final_cash, final_net_assets, cost_usd, budget_usd,
-    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, exchanges, tool_calls,
-    days_completed, started_at, ended_at, wall_seconds, world_seed)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+def cached_share(input_tokens: int | None, cache_read_tokens: int | None) -> float | None:
+    """The share of input tokens read from the provider's prompt cache (None: no input)."""
+    if not input_tokens:
+        return None
+    return (cache_read_tokens or 0) / input_tokens
 
 
 @dataclass(frozen=True, slots=True)
-class TrialRow:
-    """A trial as it stands (written when it starts, at each day, and when it ends)."""
+class Tokens:
+    """A trial's tokens so far (input counts the cached ones too)."""
 
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def cached_share(self) -> float | None:
+        return cached_share(self.input, self.cache_read)
+
+
+_TOKEN_COLUMNS = {"input_tokens": "input", "output_tokens": "output",
+                  "cache_read_tokens": "cache_read", "cache_write_tokens": "cache_write"}
+
+
+@dataclass(frozen=True, slots=True)
+class TrialRecord:
+    """A trial as it stands, in one shape (SPEC §21): written when it starts, at each day
+    and when it ends, read back by ``Store.trials`` (``TrialInfo``, the same columns),
+    printed by ``as_json``. Its upsert is built from its fields: a field added here is a
+    column written, read and printed."""
+
+    TABLE: ClassVar[str] = "trials"
     trial_id: str
     run_id: str
     model: str
+    world_seed: int
     seed: int
     repeat: int
     attempt: int
@@ -128,24 +151,69 @@ class TrialRow:
     initial_cash: float | None
     final_cash: float | None
     final_net_assets: float | None
-    cost_usd: Decimal | None
+    cost_usd: Decimal | None          # None: the model has no price (never guessed)
     budget_usd: Decimal | None
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
+    tokens: Tokens
     exchanges: int
     tool_calls: int
     days_completed: int
     started_at: dt.datetime
     ended_at: dt.datetime | None
-    wall_seconds: float | None
-    world_seed: int
+
+    @property
+    def wall_seconds(self) -> float | None:
+        return (self.ended_at - self.started_at).total_seconds() if self.ended_at else None
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        """The table's columns, in the order ``statement`` writes them."""
+        return [c for f in fields(cls) for c in
+                (_TOKEN_COLUMNS if f.name == "tokens" else [f.name])] + ["wall_seconds"]
+
+    @classmethod
+    def column_types(cls) -> dict[str, Any]:
+        """Each column and its Python type (what ``Store.trials`` returns)."""
+        types = {f.name: f.type for f in fields(cls)}
+        return {c: "int" if c in _TOKEN_COLUMNS else
+                "float | None" if c == "wall_seconds" else types[c] for c in cls.columns()}
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> TrialRecord:
+        """A record from a row of the table (``Store.trials``)."""
+        own = {f.name for f in fields(cls)} - {"tokens"}
+        return cls(**{k: row[k] for k in own}, tokens=Tokens(
+            **{attr: row[c] or 0 for c, attr in _TOKEN_COLUMNS.items()}))
+
+    def _values(self) -> dict[str, Any]:
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "tokens"}
+        values |= {c: getattr(self.tokens, attr) for c, attr in _TOKEN_COLUMNS.items()}
+        return values | {"status": str(self.status), "wall_seconds": self.wall_seconds}
 
     def statement(self) -> tuple[str, list[Any]]:
-        values = [getattr(self, f) for f in self.__slots__]
-        values[6] = str(self.status)
-        return _TRIAL_UPSERT, values
+        columns = self.columns()
+        values = self._values()
+        sql = (f"INSERT OR REPLACE INTO {self.TABLE} ("
+               + ", ".join(f'"{c}"' for c in columns)
+               + ") VALUES (" + ", ".join("?" * len(columns)) + ")")
+        return sql, [values[c] for c in columns]
+
+    def as_json(self, times: bool = False) -> dict[str, Any]:
+        """The record as ``vendbench run --json`` prints each trial (SPEC §3.1): the
+        columns but the run's, the budget and the cash; the cost as a number; the cached
+        share; with ``times``, when it started and ended."""
+        values = self._values()
+        keep = [c for c in self.columns() if c not in _NOT_PRINTED
+                and (times or c not in _TIMES)]
+        out = {c: values[c] for c in keep}
+        out["cost_usd"] = float(self.cost_usd) if self.cost_usd is not None else None
+        if times:
+            out |= {c: values[c].isoformat() if values[c] is not None and c != "wall_seconds"
+                    else values[c] for c in _TIMES}
+        return out | {"cached_share": self.tokens.cached_share}
+
+
+_NOT_PRINTED = {"run_id", "initial_cash", "final_cash", "budget_usd"}
+_TIMES = ("started_at", "ended_at", "wall_seconds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +338,7 @@ class CeilingRow:
                 [getattr(self, f) for f in self.__slots__])
 
 
-Row = (TrialRow | SegmentStarted | SegmentEnded | SegmentReplayed | RunWarning | RunEnded
+Row = (TrialRecord | SegmentStarted | SegmentEnded | SegmentReplayed | RunWarning | RunEnded
        | RunRecord | CeilingRow)
 
 

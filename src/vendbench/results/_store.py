@@ -78,13 +78,6 @@ def _kind(path: str) -> str:
     return "not a regular file"
 
 
-def cached_share(input_tokens: int | None, cache_read_tokens: int | None) -> float | None:
-    """The share of input tokens read from the provider's prompt cache (None: no input)."""
-    if not input_tokens:
-        return None
-    return (cache_read_tokens or 0) / input_tokens
-
-
 @dataclass(frozen=True, slots=True)
 class TrialHistory:
     """What the results file holds of a trial, in the order it happened."""

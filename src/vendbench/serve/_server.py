@@ -20,8 +20,8 @@ from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
                            record_tables, score_name)
 from .._localhttp import foreign, local_name, loopback, reply
 from ..errors import ConfigError
-from ..results import (AppendRow, Row, RunEnded, Store, TrialLog, TrialStatus, append,
-                       as_append, begin_run, dumps, new_run_id, now)
+from ..results import (AppendRow, Row, RunEnded, Store, Tokens, TrialLog, TrialRecord,
+                       TrialStatus, append, as_append, begin_run, dumps, new_run_id, now)
 
 log = logging.getLogger(__name__)
 
@@ -173,12 +173,12 @@ class Session:
         summary = self.env.summary()
         final = self.env.final_state() if ended is not None else \
             {"initial_cash": summary.get("initial_cash")}
-        self.log.trial_row(
-            run_id=self.server.run_id, seed=self.server.config.seed, repeat=self.repeat,
-            attempt=1, world_seed=self.server.world_seed, status=self.status, reason=reason,
-            final=final, cost=None, budget=None, tokens=(0, 0, 0, 0), exchanges=0,
-            tool_calls=self.world.calls,
-            days=summary.get("days_completed", 0), started=self.started, ended=ended)
+        self.log.trial(TrialRecord(
+            self.trial_id, self.server.run_id, self.model, self.server.world_seed,
+            self.server.config.seed, self.repeat, 1, self.status, reason,
+            final.get("initial_cash"), final.get("final_cash"), final.get("final_net_assets"),
+            None, None, Tokens(), 0, self.world.calls, summary.get("days_completed", 0),
+            self.started, ended))
 
 
 _session: contextvars.ContextVar[dict[str, Session | None]] = \
