@@ -30,7 +30,7 @@ def record(seed: int, days: int) -> tuple[list[list[tuple[str, str]]], float]:
         if not env.done and env.day == day:
             call("end_day", {})
         episode.append(calls)
-    return episode, env.final_state()["final_net_assets"]
+    return episode, env.final_state()["score"]
 
 
 class Replay:

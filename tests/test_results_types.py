@@ -55,7 +55,7 @@ def test_a_trial_record_writes_every_column_of_its_table_and_reads_back(tmp_path
     record = TrialRecord(
         "r-m-s3-r2", "r", "openai/m", 2026, 3, 2, 1, "budget_exhausted",
         "needs $0.02 but only $0.01 (key sk-abcdefghijklmnopqrstuvwxyz0123)", 40_000.0,
-        39_000.25, 52_000.5, Decimal("0.012345678"), Decimal("0.05"),
+        39_000.25, 52_000.5, 52_000.5, Decimal("0.012345678"), Decimal("0.05"),
         Tokens(1_000, 200, 600, 100), 7, 9, 4, t0, t0 + dt.timedelta(seconds=90.5))
     db = str(tmp_path / "t.duckdb")
     with Store(db) as store:

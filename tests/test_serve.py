@@ -95,7 +95,7 @@ def test_a_stdio_session_is_a_trial_with_the_same_tools_and_results(tmp_path, ca
     rows = {r["model"]: r for r in board["rows"]}
     assert set(rows) == {"mcp/tester", "baseline/order-up-to"} and board["refused"] == []
     assert rows["mcp/tester"]["harness"] == "mcp"
-    assert rows["mcp/tester"]["mean_net_assets"] == trial["final_net_assets"]
+    assert rows["mcp/tester"]["mean_net_assets"] == trial["score"]
     assert board["cohort"]["harnesses"] == ["in-process", "mcp"]
 
 

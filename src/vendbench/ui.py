@@ -183,7 +183,7 @@ class RunProgress:
             row = self._rows.setdefault(out.spec.trial_id, {
                 "model": out.spec.model.id, "seed": out.spec.seed, "repeat": out.spec.repeat,
                 "day": 0})
-            row.update(status=out.status, net=out.final.get("final_net_assets"),
+            row.update(status=out.status, net=out.final.get("score"),
                        cost=float(out.cost), day=out.days)
             net = "—" if row["net"] is None else f"{row['net']:,.2f} {self._currency}"
             world = f" world {out.spec.world_seed}" if self._named_worlds else ""

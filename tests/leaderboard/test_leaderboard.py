@@ -34,9 +34,9 @@ def add_trial(store, run_id, model, seed, status="completed", net=50_000.0, cost
     tid = f"{run_id}-{model}-{seed}-{attempt}"
     store.con.execute(
         'INSERT INTO trials (trial_id, run_id, model, seed, "repeat", attempt, status, '
-        "initial_cash, final_cash, final_net_assets, cost_usd, started_at, days_completed, "
-        "world_seed) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, 30, 2026)",
-        [tid, run_id, model, seed, attempt, status, cash, net, net,
+        "initial_cash, final_cash, final_net_assets, score, cost_usd, started_at, "
+        "days_completed, world_seed) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, 30, 2026)",
+        [tid, run_id, model, seed, attempt, status, cash, net, net, net,
          None if cost is None else D(cost), started])
     for day, row in enumerate(days or [], 1):
         store.con.execute(
@@ -301,8 +301,8 @@ def test_model_rows_edge_cases_on_hand_built_trials():
 
     def trial(model, seed, net, cost="1", status="completed", read=None, inp=None):
         return {"trial_id": f"{model}-{seed}", "model": model, "world_seed": 2026,
-                "seed": seed, "repeat": 1, "status": status, "final_net_assets": net, "initial_cash": 40_000.0,
-                "cost_usd": None if cost is None else D(cost), "input_tokens": inp,
+                "seed": seed, "repeat": 1, "status": status, "score": net,
+                "initial_cash": 40_000.0, "cost_usd": None if cost is None else D(cost), "input_tokens": inp,
                 "cache_read_tokens": read}
 
     trials = [trial("openai/a", 1, 60_000, "2", inp=1000), trial("openai/a", 2, 80_000, "4"),
@@ -459,7 +459,7 @@ def test_charts_into_a_file_or_an_unwritable_place_is_one_line_before_any_output
 
 def _trial(model, seed, net, *, world=2026, status="completed", cost="0.5", initial=100.0):
     return {"trial_id": f"{model}-{world}-{seed}", "model": model, "seed": seed,
-            "repeat": 1, "world_seed": world, "status": status, "final_net_assets": net,
+            "repeat": 1, "world_seed": world, "status": status, "score": net,
             "initial_cash": initial, "cost_usd": None if cost is None else D(cost),
             "input_tokens": 10, "cache_read_tokens": 0}
 

@@ -41,11 +41,11 @@ def test_the_network_says_final_bank_balance_everywhere(tmp_path, capsys):
     assert board.score_name == "final bank balance"
     for model, runs in board.trajectories.items():            # the score's own quantity:
         finals = sorted(run[-1] for run in runs)                # it ends on the score
-        assert finals == sorted(t["final_net_assets"] for (m, _), t in trials.items()
+        assert finals == sorted(t["score"] for (m, _), t in trials.items()
                                 if m == model)
     for r in board.rows:                                        # profit is the score's too
         mine = [t for (m, _), t in trials.items() if m == r.model]
-        profit = sum(t["final_net_assets"] - 1500 for t in mine) / len(mine)
+        profit = sum(t["score"] - 1500 for t in mine) / len(mine)
         assert r.operations["profit"] == pytest.approx(profit)
     texts = [p.read_text() for p in write_charts(board, tmp_path / "charts")
              if p.suffix == ".svg"]

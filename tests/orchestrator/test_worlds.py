@@ -212,6 +212,23 @@ def test_a_results_file_of_schema_4_is_upgraded_in_place(tmp_path):
         [(str(SCHEMA_VERSION),)]
 
 
+def test_a_results_file_of_schema_7_gets_its_scores_from_final_net_assets(tmp_path):
+    """Before schema 8 the score was stored as ``final_net_assets``: opening such a file
+    adds ``score`` and fills it from there, so the leaderboard ranks its trials as before."""
+    from vendbench.leaderboard import build
+    from vendbench.results import Store
+
+    db = str(tmp_path / "old.duckdb")
+    run(db, days=2, seeds=[1, 2], models=[{"id": "baseline/order-up-to"}])
+    before = [(r.model, r.mean_net_assets) for r in build(db).rows]
+    with Store(db) as store:                      # make it look as schema 7 wrote it
+        store.con.execute("ALTER TABLE trials DROP COLUMN score")
+        store.con.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    assert query(db, "SELECT count(*) FROM trials WHERE score = final_net_assets") == [(2,)]
+    assert [(r.model, r.mean_net_assets) for r in build(db).rows] == before
+    assert before[0][1] > 0
+
+
 def test_resume_reruns_the_failed_trial_of_each_world(tmp_path, capsys):
     """A run over worlds 7 and 8 whose world-8 trial died of a harness error: resume
     reruns world 8's trial, keeps world 7's, and never runs a trial twice (the latest

@@ -93,14 +93,14 @@ def command(args: argparse.Namespace) -> int:
         f"{private}",
         ["policy", "world", "seed", "status", score_name(args.scenario), "growth", "tool calls",
          "sim s", "wall s"],
-        [[r["policy"], r["world_seed"], r["seed"], r["status"], f"{r['final_net_assets']:,.2f}",
+        [[r["policy"], r["world_seed"], r["seed"], r["status"], f"{r['score']:,.2f}",
           f"{r['growth']:+,.2f}", r["tool_calls"], f"{r['sim_seconds']:.2f}",
           f"{r['wall_seconds']:.2f}"] for r in records])
     if any(s["trials"] > 1 for s in summary):
         print_table("summary over seeds", ["policy", "world", "trials",
                                            f"mean {score_name(args.scenario)}", "SD", "CV"],
                     [[s["policy"], s["world_seed"], s["trials"],
-                      f"{s['mean_net_assets']:,.2f}", f"{s['sd_net_assets']:,.2f}",
+                      f"{s['mean_score']:,.2f}", f"{s['sd_score']:,.2f}",
                       f"{s['cv']:.2%}"] for s in summary])
     return 0
 
@@ -109,11 +109,11 @@ def _summarise(records: list[dict]) -> list[dict]:
     """Mean, SD and CV over seeds, per policy and world."""
     out = []
     for policy, world in dict.fromkeys((r["policy"], r["world_seed"]) for r in records):
-        values = [r["final_net_assets"] for r in records
+        values = [r["score"] for r in records
                   if (r["policy"], r["world_seed"]) == (policy, world)]
         mean = statistics.fmean(values)
         sd = statistics.stdev(values) if len(values) > 1 else 0.0
         out.append({"policy": policy, "world_seed": world, "trials": len(values),
-                    "mean_net_assets": round(mean, 2), "sd_net_assets": round(sd, 2),
+                    "mean_score": round(mean, 2), "sd_score": round(sd, 2),
                     "cv": round(sd / mean, 4) if mean else None})
     return out

@@ -314,7 +314,7 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str, scenario: str) -> No
     for t in trials:
         # the same names and formats as `vendbench runs --run` (money to the cent)
         cost = "—" if t["cost_usd"] is None else f"{t['cost_usd']:,.4f}"
-        na = "—" if t["final_net_assets"] is None else f"{t['final_net_assets']:,.2f}"
+        na = "—" if t["score"] is None else f"{t['score']:,.2f}"
         rows.append([t["model"], *([t["world_seed"]] if worlds else []), t["seed"],
                      *([t["repeat"]] if repeats else []), t["status"], na, cost,
                      *([share_text(t.get("cached_share"))] if llm else []), t["tool_calls"]])

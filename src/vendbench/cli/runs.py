@@ -55,7 +55,7 @@ def command(args: argparse.Namespace) -> int:
             headers = ["model", *(["world"] if worlds or args.wide else []), "seed", "rep",
                        "status", score_name(run["scenario"]), "cost USD", "days"]
             rows = [[t["model"], *([t["world_seed"]] if worlds or args.wide else []),
-                     t["seed"], t["repeat"], t["status"], _num(t["final_net_assets"]),
+                     t["seed"], t["repeat"], t["status"], _num(t["score"]),
                      _num(t["cost_usd"], 4), t["days_completed"]] for t in trials]
             if args.wide:
                 headers = ["trial", *headers, "cached", "requests", "calls"]

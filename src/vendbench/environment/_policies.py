@@ -82,6 +82,7 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
     env = make(scenario, **kwargs)
     policy = make_policy(policy_name, env)
     summary = run_policy(env, policy, on_day)
+    final = env.final_state()
     return {
         "scenario": scenario, "policy": policy.name, "seed": seed,
         "world_seed": summary["world_seed"],
@@ -90,11 +91,11 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
         "days_completed": summary["days_completed"],
         "initial_cash": summary["initial_cash"], "final_cash": summary["cash"],
         # what the trial scores, named by its scenario (autovend's net assets, the
-        # network's final bank balance); ``net_worth`` is cash plus stock either way
+        # network's final bank balance); net assets are cash plus stock either way
         "score_name": score_name(scenario),
-        "final_net_assets": env.final_state()["final_net_assets"],
-        "net_worth": summary["net_assets"],
-        "growth": round(env.final_state()["final_net_assets"] - summary["initial_cash"], 2),
+        "score": final["score"],
+        "final_net_assets": final["final_net_assets"],
+        "growth": round(final["score"] - summary["initial_cash"], 2),
         "tool_calls": summary["tool_calls"], "sim_seconds": summary["sim_seconds"],
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
@@ -117,7 +118,7 @@ def _ceiling(scenario: str, seed: int, days: int, world_seed: int | None,
     night after night from a file that does not keep them)."""
     return float(evaluate_policy(registered(scenario).ceiling or "oracle", seed=seed,
                                  days=days, scenario=scenario, world_seed=world_seed,
-                                 world_salt=world_salt)["final_net_assets"])
+                                 world_salt=world_salt)["score"])
 
 
 def oracle_share(score: float | None, ceiling: float | None, scenario: str) -> float | None:

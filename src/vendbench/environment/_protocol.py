@@ -33,7 +33,9 @@ class Environment(Protocol):
 
     def summary(self) -> dict[str, Any]: ...
 
-    def final_state(self) -> dict[str, float]: ...   # initial/final cash and net assets
+    # initial_cash, final_cash, final_net_assets (cash plus stock) and score (what the
+    # scenario scores: net assets, or a bank balance), for the trial record
+    def final_state(self) -> dict[str, float]: ...
 
     def score(self) -> float: ...
 

@@ -104,7 +104,7 @@ def standing(env: Environment) -> float:
     AutoVend, the bank balance for the network), for progress displays."""
     column = score_column(getattr(env, "scenario", ""))
     value = env.summary().get(column) if hasattr(env, "summary") else None
-    return float(value) if value is not None else env.final_state()["final_net_assets"]
+    return float(value) if value is not None else env.final_state()["score"]
 
 
 def scenario_class(name: str) -> type:

@@ -69,7 +69,7 @@ class TrialOutcome:
         return TrialRecord(
             spec.trial_id, spec.run_id, spec.model.id, spec.world_seed, spec.seed,
             spec.repeat, spec.attempt, self.status, self.reason, final.get("initial_cash"),
-            final.get("final_cash"), final.get("final_net_assets"),
+            final.get("final_cash"), final.get("final_net_assets"), final.get("score"),
             self.cost if self.priced else None, spec.budget_usd, Tokens(*self.tokens),
             self.exchanges, self.tool_calls, self.days, started, ended)
 

@@ -77,8 +77,8 @@ def ceilings_for(store: Store, scenario: str, days: int, keys: Iterable[Key],
 
 def trial_score(trial: dict[str, Any]) -> float:
     """What a trial counts for: its score if it completed, else 0 (unfinished)."""
-    if trial["status"] == "completed" and trial.get("final_net_assets") is not None:
-        return float(trial["final_net_assets"])
+    if trial["status"] == "completed" and trial.get("score") is not None:
+        return float(trial["score"])
     return 0.0
 
 

@@ -150,7 +150,8 @@ class TrialRecord:
     reason: str | None
     initial_cash: float | None
     final_cash: float | None
-    final_net_assets: float | None
+    final_net_assets: float | None    # cash plus stock
+    score: float | None               # what the scenario scores (net assets, a bank balance)
     cost_usd: Decimal | None          # None: the model has no price (never guessed)
     budget_usd: Decimal | None
     tokens: Tokens

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 7      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 8      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
-                        # exchanges.usage_counted (a reply without usage); 7: ceilings
+                        # exchanges.usage_counted (a reply without usage); 7: ceilings;
+                        # 8: trials.score (final_net_assets is net assets in every world)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -34,7 +35,7 @@ CREATE TABLE IF NOT EXISTS runs(
 CREATE TABLE IF NOT EXISTS trials(
     trial_id VARCHAR PRIMARY KEY, run_id VARCHAR, model VARCHAR, seed INTEGER,
     "repeat" INTEGER, attempt INTEGER, status VARCHAR, reason VARCHAR, initial_cash DOUBLE,
-    final_cash DOUBLE, final_net_assets DOUBLE, cost_usd DECIMAL(18, 9),
+    final_cash DOUBLE, final_net_assets DOUBLE, score DOUBLE, cost_usd DECIMAL(18, 9),
     budget_usd DECIMAL(18, 9), input_tokens BIGINT, output_tokens BIGINT,
     cache_read_tokens BIGINT, cache_write_tokens BIGINT, exchanges INTEGER,
     tool_calls INTEGER, days_completed INTEGER, started_at TIMESTAMP, ended_at TIMESTAMP,
@@ -83,13 +84,17 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # A file of an older schema is brought up to this one in place when it is opened: the
 # tables added since are created by DDL, and these statements add the columns (before
 # schema 5 every trial of a run played the run's one world: its world_seed, else 2026;
-# before schema 6 every reply's usage was the server's).
-UPGRADE_FROM = (3, 4, 5, 6)
+# before schema 6 every reply's usage was the server's; before schema 8 a trial's score
+# was stored as final_net_assets, in the network its final bank balance, so that is its
+# score and stays its final_net_assets: the stock it held then is not known).
+UPGRADE_FROM = (3, 4, 5, 6, 7)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_salt_sha256 VARCHAR;
 ALTER TABLE trials ADD COLUMN IF NOT EXISTS world_seed INTEGER;
+ALTER TABLE trials ADD COLUMN IF NOT EXISTS score DOUBLE;
+UPDATE trials SET score = final_net_assets WHERE score IS NULL;
 UPDATE runs SET world_seeds = '[' || coalesce(json_extract_string(config_json, '$.world_seed'),
     '2026') || ']' WHERE world_seeds IS NULL;
 UPDATE trials SET world_seed = (SELECT json_extract_string(r.world_seeds, '$[0]')::INTEGER

@@ -147,7 +147,7 @@ class Session:
         s = env.summary()
         return (f"the episode is over ({env.status} after day {s.get('days_completed')} of "
                 f"{self.server.config.days}; {score_name(self.server.config.scenario)} "
-                f"{env.final_state()['final_net_assets']:,.2f}): the result is final. Start "
+                f"{env.final_state()['score']:,.2f}): the result is final. Start "
                 "a new MCP session for a new world.")
 
     def report(self) -> str:
@@ -177,7 +177,7 @@ class Session:
             self.trial_id, self.server.run_id, self.model, self.server.world_seed,
             self.server.config.seed, self.repeat, 1, self.status, reason,
             final.get("initial_cash"), final.get("final_cash"), final.get("final_net_assets"),
-            None, None, Tokens(), 0, self.world.calls, summary.get("days_completed", 0),
+            final.get("score"), None, None, Tokens(), 0, self.world.calls, summary.get("days_completed", 0),
             self.started, ended))
 
 

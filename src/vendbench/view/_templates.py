@@ -64,7 +64,7 @@ RUN = """{% extends "base" %}{% block title %}run {{ run.run_id }}{% endblock %}
 {% for t in trials %}<tr><td class="l"><a href="{{ root }}trial/{{ t.trial_id|path }}/index.html">{{ t.trial_id }}</a></td>
 <td class="l">{{ t.model }}</td><td>{{ t.world_seed }}</td><td>{{ t.seed }}</td><td>{{ t.repeat }}</td>
 <td class="l {{ 'ok' if t.status == 'completed' else 'bad' if t.status in ('error', 'budget_exhausted', 'bankrupt') else '' }}">{{ t.status }}</td>
-<td class="num">{{ money(t.final_net_assets) }}</td><td class="num {{ 'bad' if t.share and t.share > 1 }}">{{ percent(t.share) }}{% if t.share and t.share > 1 %} !{% endif %}</td><td class="num">{{ money(t.cost_usd, 4) }}</td>
+<td class="num">{{ money(t.score) }}</td><td class="num {{ 'bad' if t.share and t.share > 1 }}">{{ percent(t.share) }}{% if t.share and t.share > 1 %} !{% endif %}</td><td class="num">{{ money(t.cost_usd, 4) }}</td>
 <td class="num">{{ percent(t.cached) }}</td><td>{{ t.days_completed }}</td>
 <td class="l">{{ spark(t.series) }}</td></tr>{% endfor %}</tbody></table>
 {% if pairs %}<h2>Side by side</h2><ul>{% for a, b in pairs %}
@@ -76,7 +76,7 @@ TRIAL = """{% extends "base" %}{% block title %}{{ t.trial_id }}{% endblock %}
 <a id="up" href="{{ root }}run/{{ t.run_id|path }}.html" hidden></a>
 <h1>{{ t.model }} · world {{ t.world_seed }} · seed {{ t.seed }} · repeat {{ t.repeat }}</h1>
 <p class="meta">{{ t.scenario }}, {{ t.days_completed }} of {{ t.horizon }} days; <b>{{ t.status }}</b>{% if t.reason %}: {{ t.reason }}{% endif %};
-{{ score_name }} {{ money(t.final_net_assets) }} {{ currency }}{% if t.share is not none %} ({{ percent(t.share) }} of the oracle's on this world and seed){% endif %}; {{ t.exchanges }} requests, {{ t.tool_calls }} tool calls; cost ${{ money(t.cost_usd, 4) }}</p>
+{{ score_name }} {{ money(t.score) }} {{ currency }}{% if t.share is not none %} ({{ percent(t.share) }} of the oracle's on this world and seed){% endif %}; {{ t.exchanges }} requests, {{ t.tool_calls }} tool calls; cost ${{ money(t.cost_usd, 4) }}</p>
 {% if t.share and t.share > 1 %}<p class="bad" role="alert"><b>Above the oracle:</b> this trial scored more than the privileged oracle on the same world and seed. That is an exploit of the world or a bug: look at what it did, day by day.</p>{% endif %}
 {% if searchable %}<form action="search.html"><input type="search" name="q" placeholder="search calls, results and replies" aria-label="search this trial"> <button>search</button></form>{% endif %}
 {{ chart|safe }}

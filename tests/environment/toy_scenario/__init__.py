@@ -99,7 +99,7 @@ class ToyEnv:
 
     def final_state(self) -> dict[str, float]:
         return {"initial_cash": START / 100, "final_cash": self.cash / 100,
-                "final_net_assets": self.cash / 100}
+                "final_net_assets": self.cash / 100, "score": self.cash / 100}
 
     def score(self) -> float:
         return self.cash / 100

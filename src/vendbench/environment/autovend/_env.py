@@ -104,10 +104,11 @@ class AutoVendEnv:
         return result
 
     def final_state(self) -> dict[str, float]:
-        """Initial and final cash and net assets (CNY), for the trial record."""
+        """Initial and final cash, net assets and the score (net assets again; CNY), for
+        the trial record."""
         b = self._biz
         return {"initial_cash": fen(_state.STARTING_CASH), "final_cash": fen(b.cash),
-                "final_net_assets": fen(b.net_assets())}
+                "final_net_assets": fen(b.net_assets()), "score": self.score()}
 
     @property
     def status(self) -> str:

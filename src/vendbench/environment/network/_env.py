@@ -176,7 +176,7 @@ class NetworkEnv:
 
     def final_state(self) -> dict[str, float]:
         return {"initial_cash": _euros(self.initial_cash), "final_cash": _euros(self.bank),
-                "final_net_assets": self.score()}
+                "final_net_assets": _euros(self.net_worth()), "score": self.score()}
 
     def score(self) -> float:
         """The seed's reward: the final bank balance floored at 0, after completion."""
