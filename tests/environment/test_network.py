@@ -341,6 +341,22 @@ def test_notes_reminders_and_reward():
     assert broke.status == "bankrupt" and broke.score() == 0.0       # > 10 missed rents
 
 
+def test_the_score_is_the_bank_and_net_assets_count_the_stock():
+    """The trial record keeps both (SPEC §21): the score is the final bank balance, and
+    ``final_net_assets`` is what the business holds, cash, card receipts and stock."""
+    env = NetworkEnv(seed=1, days=2)
+    env.call("search_web", {"query": "wholesale vending snacks"})
+    supplier = sorted(env.known_suppliers)[0]
+    product = env.eco.suppliers[supplier].products[0]
+    assert env.call("order_goods", {"supplier_id": supplier,
+                                    "items": [{"product_id": product, "quantity": 40}]})["ok"]
+    env.call("wait_for_next_day")
+    env.call("wait_for_next_day")
+    final = env.final_state()
+    assert final["score"] == env.score() == final["final_cash"] == round(env.bank / 100, 2)
+    assert final["final_net_assets"] == round(env.net_worth() / 100, 2) > final["score"]
+
+
 # -- determinism and invariants -------------------------------------------------------
 def test_identical_results_across_processes():
     code = ("import hashlib; from tests.environment.test_network import play, fingerprint; "
@@ -414,6 +430,50 @@ def test_the_reference_policies_land_where_prosus_does(days, reference, low, hig
     assert abs(mean / reference - 1) <= 0.25, (oracle, reference)
     assert statistics.stdev(oracle) / mean < 0.10
     assert all(b < o for b, o in zip(baseline, oracle)), (baseline, oracle)
+
+
+# The network's reference episodes (30 days), pinned: the final bank balance to the cent,
+# tool calls, units sold and units expired. A change to the world, its demand or a
+# reference policy must update these pins and docs/scenarios.md's calibration table
+# together, in the same commit, saying why they moved (last: SPEC 20, expiring stock,
+# swaps as fills, calls that cross midnight, the oracle's fresh ordering and day's end).
+PINS = {
+    ("order-up-to", 1): (1_902.43, 559, 1449, 344),
+    ("order-up-to", 2): (2_104.06, 543, 1528, 274),
+    ("order-up-to", 3): (2_025.31, 553, 1515, 265),
+    ("oracle", 1): (2_979.35, 483, 1096, 123),
+    ("oracle", 2): (3_240.68, 474, 1152, 85),
+    ("oracle", 3): (3_320.52, 514, 1216, 105),
+}
+
+
+@pytest.mark.parametrize("episode", sorted(PINS), ids=lambda e: f"{e[0]}-seed{e[1]}")
+def test_the_reference_episodes_are_pinned(episode):
+    policy, seed = episode
+    env = make("network", seed=seed, days=30)
+    pol = make_policy(policy, env)
+    calls = []
+
+    def call(name, args=None):
+        calls.append(name)
+        return env.call(name, args)
+
+    while not env.done:
+        pol.play_day(call, env.observe())
+    got = (env.score(), len(calls), env.units_sold, env.units_expired)
+    assert got == PINS[episode], (f"{policy} seed {seed} moved: {got}. If the world, its "
+                                  "demand or the policy changed on purpose, update PINS "
+                                  "here and docs/scenarios.md's calibration table together")
+
+
+def test_the_documented_calibration_table_shows_the_pins():
+    from pathlib import Path
+
+    table = (Path(__file__).parents[2] / "docs" / "scenarios.md").read_text()
+    for (policy, _), (score, *_rest) in PINS.items():
+        row = next(line for line in table.splitlines()
+                   if line.startswith(f"| 30 days, `{policy}`"))
+        assert f"{score:,.2f}" in row, (policy, score, row)
 
 
 def test_every_tool_has_a_happy_path_and_a_rejection():
