@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from vendbench.environment import REGISTRY, Scenario, register
+from vendbench.environment import REGISTRY, register
+
+from .toy_scenario.scenario import SCENARIO
 
 
 @pytest.fixture
 def toy():
-    """The lemonade stand (``toy_scenario``), registered with its one line for a test."""
-    register(Scenario("toy", "tests.environment.toy_scenario", "ToyEnv", None,
-                      "a lemonade stand", currency="USD", default_days=5))
+    """The lemonade stand (``toy_scenario``), registered for a test."""
+    register(SCENARIO)
     yield
     REGISTRY.pop("toy")

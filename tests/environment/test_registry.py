@@ -18,7 +18,7 @@ def test_a_registered_scenario_is_made_measured_and_accepted_by_a_run(toy):
     assert trial_metrics("toy", {"days": [], "toy_prices": []}, [{}, {}, {}]) == \
         {"cups_per_day": None, "calls": 3.0}
     assert metric_directions("toy") == {"cups_per_day": "higher", "calls": "lower"}
-    assert build_config({"scenario": "toy", "models": [{"id": "baseline/order-up-to"}]}
+    assert build_config({"scenario": "toy", "models": [{"id": "baseline/fixed-price"}]}
                         ).scenario == "toy"
 
 
@@ -40,6 +40,16 @@ def test_choosing_a_scenario_imports_only_it():
             "print(any(m.startswith('vendbench.environment.autovend') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_built_in_scenario_never_scans_the_installed_packages():
+    """The entry points of out-of-tree scenarios are read only for a name that is not
+    built in, or when every scenario is listed (SPEC §21)."""
+    code = ("from vendbench.environment import make, _registry; "
+            "make('network', seed=1, days=1); print(_registry._discovered); "
+            "_registry.names(); print(_registry._discovered)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.split() == ["False", "True"], out.stderr
 
 
 def test_each_scenario_has_its_own_default_horizon(capsys):

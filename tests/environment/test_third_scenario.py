@@ -1,10 +1,15 @@
-"""A third scenario from its own package plus one registration line (SPEC §14): it runs,
-ranks, trends and serves, with its own record tables, metrics, policies and currency."""
+"""A third scenario from its own package plus one registration line (SPEC §14, §21): it
+runs, ranks, trends and serves, with its own record tables, metrics, policies (by role,
+not by name) and currency; installed, it is found through its entry point."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,19 +27,26 @@ def expected(price: int, seed: int, days: int = 5) -> float:
 def test_a_toy_scenario_runs_ranks_trends_and_serves(toy, tmp_path, capsys):
     db = str(tmp_path / "toy.duckdb")
     for _ in range(2):                                   # two runs, for the trend
-        assert main(["run", "--scenario", "toy", "--models", "baseline/order-up-to",
-                     "baseline/oracle", "--seeds", "1", "2", "--db", db, "--json"]) == 0
+        assert main(["run", "--scenario", "toy", "--models", "baseline/fixed-price",
+                     "baseline/best-price", "--seeds", "1", "2", "--db", db, "--json"]) == 0
     capsys.readouterr()
 
     assert main(["leaderboard", "--db", db, "--format", "json"]) == 0
     board = json.loads(capsys.readouterr().out)
     rows = {r["model"]: r for r in board["rows"]}
-    assert rows["baseline/oracle"]["mean_net_assets"] == \
+    assert rows["baseline/best-price"]["mean_net_assets"] == \
         pytest.approx((expected(275, 1) + expected(275, 2)) / 2)
-    assert rows["baseline/order-up-to"]["mean_net_assets"] == \
+    assert rows["baseline/fixed-price"]["mean_net_assets"] == \
         pytest.approx((expected(100, 1) + expected(100, 2)) / 2)
     # the toy's own metric, from its own record tables
-    assert rows["baseline/oracle"]["cups_per_day"] == pytest.approx(
+    # its roles: "vs base" pairs with its reference policy, shares divide by its ceiling
+    best, fixed = rows["baseline/best-price"], rows["baseline/fixed-price"]
+    assert best["vs_baseline_ratio"] == pytest.approx(
+        sum(expected(275, s) / expected(100, s) for s in (1, 2)) / 2)
+    assert best["beats_baseline"] == 2 and fixed["vs_baseline_ratio"] is None
+    assert best["oracle_share"] == 1.0 and fixed["oracle_share"] == pytest.approx(
+        sum(expected(100, s) / expected(275, s) for s in (1, 2)) / 2)
+    assert rows["baseline/best-price"]["cups_per_day"] == pytest.approx(
         sum(cups(275, s, d) for s in (1, 2) for d in range(1, 6)) / 10)
     assert board["cohort"]["scenario"] == "toy"
     assert main(["leaderboard", "--db", db, "--wide"]) == 0
@@ -72,3 +84,56 @@ def test_a_toy_scenario_is_served_over_mcp_as_a_trial(toy, tmp_path, capsys):
     assert main(["leaderboard", "--db", db, "--run", "all", "--format", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["rows"]
     assert row["model"] == "mcp/tester" and row["mean_net_assets"] == expected(300, 1)
+
+
+def test_an_installed_scenario_is_found_through_its_entry_point(tmp_path):
+    """A package plus one line of its distribution's metadata: a fresh process that never
+    registered the toy finds it by name, runs it and ranks it (SPEC §21)."""
+    dist = tmp_path / "lemonade_stand-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lemonade-stand\n"
+                                   "Version: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[vendbench.scenarios]\ntoy = tests.environment.toy_scenario.scenario:SCENARIO\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    db = str(tmp_path / "toy.duckdb")
+    done = subprocess.run(
+        [sys.executable, "-m", "vendbench", "run", "--scenario", "toy", "--models",
+         "baseline/fixed-price", "baseline/best-price", "--db", db, "--json"],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    trials = {t["model"]: t for t in json.loads(done.stdout)["trials"]}
+    assert trials["baseline/best-price"]["score"] == expected(275, 1)
+    board = subprocess.run([sys.executable, "-m", "vendbench", "leaderboard", "--db", db,
+                            "--format", "json"], capture_output=True, text=True, env=env,
+                           timeout=300)
+    rows = {r["model"]: r for r in json.loads(board.stdout)["rows"]}
+    assert rows["baseline/fixed-price"]["oracle_share"] == pytest.approx(
+        expected(100, 1) / expected(275, 1))
+    # without the line it is unknown, and the error names the scenarios there are
+    (dist / "entry_points.txt").write_text("")
+    gone = subprocess.run([sys.executable, "-m", "vendbench", "run", "--scenario", "toy",
+                           "--models", "baseline/fixed-price", "--db", db],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert gone.returncode != 0 and "toy" in gone.stderr and "autovend" in gone.stderr
+
+
+def test_a_broken_entry_point_is_named(tmp_path):
+    from vendbench.environment import _registry
+    from vendbench.errors import ConfigError
+
+    dist = tmp_path / "broken-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[vendbench.scenarios]\nbroken = no_such_module_here:SCENARIO\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        _registry._discovered = False
+        with pytest.raises(ConfigError, match="broken.*no_such_module_here"):
+            _registry.find("broken")
+    finally:
+        sys.path.remove(str(tmp_path))
+        _registry._discovered = False
+        _registry.REGISTRY.pop("broken", None)

@@ -12,12 +12,14 @@ from decimal import Decimal as D
 
 import pytest
 
-from vendbench.leaderboard import (bootstrap_ci, build, html_report, mean_interval, render,
+from vendbench.leaderboard import (Roles, bootstrap_ci, build, html_report, mean_interval, render,
                                    write_charts)
 from vendbench.results import Store
 
 T0 = dt.datetime(2026, 11, 1)
 
+
+AUTOVEND = Roles.of("autovend")          # baseline/order-up-to, baseline/oracle
 
 def add_run(store, run_id, *, days=30, created=T0, prompt="p", tools="t", scenario="autovend"):
     from vendbench.environment import record_tables
@@ -312,7 +314,7 @@ def test_model_rows_edge_cases_on_hand_built_trials():
                                                               "0")]
     shares = {"openai/a-1": 0.5, "openai/a-2": None, "baseline/oracle-1": 1.0}
     rows = {r.model: r for r in model_rows(trials, {"openai/a-1": {"waste_rate": 0.1}},
-                                           shares)}
+                                           shares, roles=AUTOVEND)}
     a = rows["openai/a"]
     assert a.sd_net_assets == pytest.approx(statistics.stdev([60_000, 80_000]))   # two trials
     assert a.vs_baseline_ratio == pytest.approx((60_000 / 0.5 + 80_000 / 40_000) / 2)
@@ -473,7 +475,7 @@ def test_each_row_names_its_harness_and_why_an_efficiency_is_blank():
         _trial("baseline/order-up-to", 1, 150.0, cost="0"),
         _trial("mcp/claude-code", 1, 160.0, cost=None),
         _trial("openai/broken", 1, 90.0, status="error"),
-        _trial("openai/good", 1, 200.0)], {})}
+        _trial("openai/good", 1, 200.0)], {}, roles=AUTOVEND)}
     assert {m: r.harness for m, r in rows.items()} == {
         "baseline/order-up-to": "in-process", "mcp/claude-code": "mcp",
         "openai/broken": "litellm", "openai/good": "litellm"}
@@ -492,7 +494,7 @@ def test_comparisons_pair_trials_of_the_same_world_only():
     rows = {r.model: r for r in model_rows([
         _trial("baseline/order-up-to", 1, 100.0, world=7),
         _trial("baseline/order-up-to", 1, 400.0, world=8),
-        _trial("openai/x", 1, 200.0, world=7)], {})}
+        _trial("openai/x", 1, 200.0, world=7)], {}, roles=AUTOVEND)}
     assert rows["openai/x"].vs_baseline_ratio == pytest.approx(2.0)
     assert rows["openai/x"].beats_baseline == 1 and rows["openai/x"].baseline_pairs == 1
 

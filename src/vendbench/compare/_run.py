@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..environment import REGISTRY, share_bounds
+from ..environment import find_scenario, share_bounds
 from ..errors import ConfigError, ResultsError
 from ..orchestrator import POOL_SCOPE, RunConfig, execute, forecast_run
 from ..results import (SET_APART, ComparisonRow, PairKey, ComparisonStep, Store, ceilings_for,
@@ -98,8 +98,7 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
     if len(spec.models) < 2:                  # (the run config refuses a model twice)
         raise ConfigError("compare needs two or more different models")
     emit = on_event or (lambda kind, data: None)
-    if REGISTRY.get(spec.base.scenario) is None or \
-            REGISTRY[spec.base.scenario].ceiling is None:
+    if (entry := find_scenario(spec.base.scenario)) is None or entry.ceiling is None:
         raise ConfigError(f"compare decides on oracle shares, and scenario "
                           f"{spec.base.scenario} declares no oracle")
     if resume is None:

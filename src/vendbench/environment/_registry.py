@@ -1,4 +1,14 @@
-"""The scenario registry: one descriptor per world, its package loaded on first use."""
+"""The scenario registry: one descriptor per world, its package loaded on first use.
+
+A scenario outside vendbench registers through the entry-point group
+``vendbench.scenarios``: one line in its distribution's metadata naming its descriptor,
+
+    [project.entry-points."vendbench.scenarios"]
+    lemonade = "lemonade_stand.scenario:SCENARIO"
+
+looked up the first time a name is not one of the built-in worlds (or the list of them
+is asked for), so choosing autovend never scans the installed distributions.
+"""
 
 from __future__ import annotations
 
@@ -40,11 +50,23 @@ class Scenario:
     ceiling: str | None = "oracle"
     score_floor: float = 0.0          # never negative
     share_cap: float = 1.25
+    # the rule-based reference policy (seeing only what an agent sees): the leaderboard's
+    # "vs base" column pairs every model's trials with its trials (None: no such column)
+    reference: str | None = "order-up-to"
 
     def __post_init__(self) -> None:
         if self.score_floor < 0 or self.share_cap <= 1:
             raise ValueError(f"scenario {self.name}: a score floor is at least 0 and a "
                              "share cap above 1")
+
+    @property
+    def reference_model(self) -> str | None:
+        """The model id the reference policy runs under (``baseline/<name>``)."""
+        return f"baseline/{self.reference}" if self.reference else None
+
+    @property
+    def ceiling_model(self) -> str | None:
+        return f"baseline/{self.ceiling}" if self.ceiling else None
 
     def load(self, module: str | None = None) -> Any:
         return importlib.import_module(f"{self.package}{'.' + module if module else ''}",
@@ -52,10 +74,50 @@ class Scenario:
 
 
 REGISTRY: dict[str, Scenario] = {}
+ENTRY_POINTS = "vendbench.scenarios"
+_discovered = False
 
 
 def register(scenario: Scenario) -> None:
     REGISTRY[scenario.name] = scenario
+
+
+def _discover() -> None:
+    """Register the scenarios installed distributions declare (once a process)."""
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINTS):
+        if point.name in REGISTRY:
+            continue                                  # a built-in or a registered name
+        try:
+            found = point.load()
+        except Exception as e:                        # a broken plug-in: say which
+            raise ConfigError(f"scenario {point.name!r} (entry point {point.value}) does "
+                              f"not load: {type(e).__name__}: {e}") from e
+        if not isinstance(found, Scenario) or found.name != point.name:
+            raise ConfigError(f"entry point {point.name} = {point.value} must name a "
+                              f"vendbench.environment.Scenario called {point.name!r}")
+        register(found)
+
+
+def find(name: str | None) -> Scenario | None:
+    """The scenario ``name``, looking among the installed ones when it is not built in
+    (None: unknown, e.g. a results file's scenario whose package is not installed)."""
+    if name is None:
+        return None
+    if name not in REGISTRY:
+        _discover()
+    return REGISTRY.get(name)
+
+
+def names() -> tuple[str, ...]:
+    """Every scenario: built in, registered, installed."""
+    _discover()
+    return tuple(REGISTRY)
 
 
 register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
@@ -69,16 +131,16 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
 
 def scenario(name: str) -> Scenario:
     """The registered scenario ``name`` (ConfigError naming the others otherwise)."""
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise ConfigError(unknown_name("scenario", name, tuple(REGISTRY))) from None
+    entry = find(name)
+    if entry is None:
+        raise ConfigError(unknown_name("scenario", name, names()))
+    return entry
 
 
 def currency(name: str) -> str:
     """The currency of scenario ``name``'s amounts (CNY for an unknown one, as stored
     runs of an older vendbench are autovend's)."""
-    entry = REGISTRY.get(name)
+    entry = find(name)
     return entry.currency if entry is not None else "CNY"
 
 
@@ -89,13 +151,13 @@ def default_days(name: str) -> int:
 
 def score_name(name: str) -> str:
     """What scenario ``name``'s trials score ("net assets", "reward")."""
-    entry = REGISTRY.get(name)
+    entry = find(name)
     return entry.score_name if entry is not None else "net assets"
 
 
 def score_column(name: str) -> str:
     """The ``days`` column that holds scenario ``name``'s score quantity day by day."""
-    entry = REGISTRY.get(name)
+    entry = find(name)
     return entry.score_column if entry is not None else "net_assets"
 
 

@@ -22,10 +22,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _betting
+from ..environment import find_scenario
 from ..results import PairKey, cached_share, trial_score as score
 
-BASELINE, ORACLE = "baseline/order-up-to", "baseline/oracle"
 BOOTSTRAP_SAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The model ids of a scenario's reference policies, by role: ``reference``, the
+    rule-based policy "vs base" pairs with; ``ceiling``, the oracle (None: it has none)."""
+
+    reference: str | None = None
+    ceiling: str | None = None
+
+    @classmethod
+    def of(cls, scenario: str | None) -> Roles:
+        entry = find_scenario(scenario)
+        return cls(entry.reference_model, entry.ceiling_model) if entry else cls()
 
 
 INTERVAL_METHOD = ("betting interval for a bounded mean (Waudby-Smith & Ramdas 2024), "
@@ -122,17 +136,19 @@ def _cached_share(trials: list[dict[str, Any]]) -> float | None:
 
 def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]],
                shares: dict[str, float | None] | None = None,
-               bounds: tuple[float, float] = (0.0, 1.25)) -> list[ModelRow]:
+               bounds: tuple[float, float] = (0.0, 1.25), roles: Roles = Roles()
+               ) -> list[ModelRow]:
     """One row per model, best mean net assets first. ``shares``: each trial's oracle
-    share (``results.shares``), in ``bounds``."""
+    share (``results.shares``), in ``bounds``; ``roles``: whose trials "vs base" pairs
+    with (the scenario's reference policy)."""
     shares = shares or {}
     by_model: dict[str, list[dict[str, Any]]] = {}
     for t in trials:
         by_model.setdefault(t["model"], []).append(t)
-    # the reference policies' trials, by the key comparisons pair on: same world, same
+    # the reference policy's trials, by the key comparisons pair on: same world, same
     # demand draws (seed), same repeat
-    reference = {name: {PairKey.of(t): t for t in by_model.get(name, [])}
-                 for name in (BASELINE, ORACLE)}
+    base_model = roles.reference
+    reference = {PairKey.of(t): t for t in by_model.get(base_model or "", [])}
     rows = []
     for model, ts in by_model.items():
         scores = [score(t) for t in ts]
@@ -152,14 +168,14 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             "no API cost")
         ratios, beats = [], 0
         for t, s in zip(ts, scores):
-            base = reference[BASELINE].get(PairKey.of(t))
-            if base is not None and model != BASELINE:
+            base = reference.get(PairKey.of(t))
+            if base is not None and model != base_model:
                 b = score(base)
                 if b > 0:
                     ratios.append(s / b)
                 beats += s > b
         known = [shares[t["trial_id"]] for t in ts if shares.get(t["trial_id"]) is not None]
-        pairs = sum(1 for t in ts if PairKey.of(t) in reference[BASELINE])
+        pairs = sum(1 for t in ts if PairKey.of(t) in reference)
         ops: dict[str, float | None] = {}
         for t in ts:
             for key, value in operations.get(t["trial_id"], {}).items():
@@ -175,9 +191,9 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             cost_total_usd=total, cached_share=_cached_share(ts),
             api_efficiency=_mean(efficiency),
             ci_api_efficiency=bootstrap_ci(efficiency), api_efficiency_note=note,
-            vs_baseline_ratio=_mean(ratios) if model != BASELINE else None,
-            beats_baseline=beats if pairs and model != BASELINE else None,
-            baseline_pairs=pairs if model != BASELINE else 0,
+            vs_baseline_ratio=_mean(ratios) if model != base_model else None,
+            beats_baseline=beats if pairs and model != base_model else None,
+            baseline_pairs=pairs if model != base_model else 0,
             operations={k: _mean(v) for k, v in ops.items()}, harness=harness(model)))
     rows.sort(key=lambda r: -r.mean_net_assets)
     return rows

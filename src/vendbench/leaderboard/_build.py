@@ -9,7 +9,7 @@ from typing import Any
 from ..environment import (SALT_ENV, currency, metric_directions, record_tables,
                            score_column, score_name, share_bounds, trial_metrics)
 from ..results import PairKey, Store, ceilings_for, shares
-from ._board import ModelRow, model_rows, score
+from ._board import ModelRow, Roles, model_rows, score
 from ._data import Filters, Selection, select
 
 
@@ -73,7 +73,8 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
         shares = trial_shares(store, selection, salt)
     for p in points:
         p["share"] = shares.get(p["trial_id"])
-    board = Board(model_rows(selection.trials, operations, shares, share_bounds(scenario)),
+    board = Board(model_rows(selection.trials, operations, shares, share_bounds(scenario),
+                             Roles.of(scenario)),
                   selection, trajectories, metric_directions(scenario), points)
     _flag_above_oracle(board)
     return board

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import days as days_text
 from ..environment import currency, score_name
-from ._board import BASELINE, ORACLE
+from ._board import Roles
 from ._render import ops_for
 
 if TYPE_CHECKING:
@@ -58,13 +58,14 @@ PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 
 
-def styles(models: list[str]) -> dict[str, dict]:
-    """A line style per model, stable for the order given (the ranking's)."""
+def styles(models: list[str], roles: Roles = Roles()) -> dict[str, dict]:
+    """A line style per model, stable for the order given (the ranking's); the
+    scenario's reference policy dashed black, its ceiling dotted grey."""
     out, i = {}, 0
     for model in models:
-        if model == BASELINE:
+        if model == roles.reference:
             out[model] = {"color": "black", "linestyle": "--", "marker": None}
-        elif model == ORACLE:
+        elif model == roles.ceiling:
             out[model] = {"color": "#777777", "linestyle": ":", "marker": None}
         else:
             out[model] = {"color": PALETTE[i % len(PALETTE)], "linestyle": "-",
@@ -90,7 +91,8 @@ def _trajectories(plt, board: Board, out: Path) -> list[Path]:
                                              "finished trial yet")
         return []
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    style = styles([r.model for r in board.rows])
+    style = styles([r.model for r in board.rows],
+                   Roles.of(board.selection.cohort["scenario"]))
     for row in board.rows:
         runs = [np.array(t) for t in board.trajectories.get(row.model, []) if t]
         if not runs:
@@ -141,7 +143,8 @@ def _return_vs_cost(plt, board: Board, out: Path) -> list[Path]:
             "in-process reference policies cost nothing; LLM trials need a price)")
         return []
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    style = styles([r.model for r in board.rows])
+    style = styles([r.model for r in board.rows],
+                   Roles.of(board.selection.cohort["scenario"]))
     for row in board.rows:
         pts = [p for p in priced if p["model"] == row.model]
         if pts:
@@ -267,7 +270,7 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     order = {r["run_id"]: i for i, r in enumerate(trend.runs)}
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    style = styles(trend.models())
+    style = styles(trend.models(), Roles.of(trend.cohort["scenario"]))
     flagged = {(r["model"], r["latest_run"]) for r in trend.regressions}
     for model in trend.models():
         nights = [n for n in trend.of(model) if n.oracle_share is not None]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import count
 from .._text import days as days_text
-from ..environment import REGISTRY, display_columns
+from ..environment import display_columns, find_scenario
 from ..results import TrialStatus
 
 from ._board import INTERVAL_METHOD
@@ -30,7 +30,7 @@ def _num(value: float | None, places: int = 0, scale: float = 1) -> str:
 
 
 def _cap(scenario: str) -> float:
-    entry = REGISTRY.get(scenario)
+    entry = find_scenario(scenario)
     return entry.share_cap if entry is not None else 1.25
 
 

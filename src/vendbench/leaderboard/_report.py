@@ -66,8 +66,8 @@ table.trend td:nth-child(2),table.trend th:nth-child(2){position:static;border-r
 
 CAPTIONS = {
     "trajectories": "{Score} over the days: each model's mean over its trials, the band "
-                    "from the lowest to the highest trial. Dashed black: the order-up-to "
-                    "baseline; dotted grey: the oracle.",
+                    "from the lowest to the highest trial. Dashed black: the scenario's "
+                    "rule-based reference policy; dotted grey: the oracle.",
     "oracle_share": "Terminal {score} per model as a share of the oracle's on the same "
                     "world and seed: the mean over trials (an unfinished trial counts 0) "
                     "with its 95% interval (betting, Waudby-Smith & Ramdas 2024: valid at "

@@ -29,7 +29,7 @@ from .._text import days as days_text
 from ..environment import currency, score_name, share_bounds
 from ..errors import ResultsError
 from ..results import SET_APART, PairKey, Store
-from ._board import mean_interval, model_rows
+from ._board import Roles, mean_interval, model_rows
 from ._build import _salt_for, trial_shares
 from ._data import Filters, run_cohorts, select
 from ._render import share_text
@@ -125,7 +125,8 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
             shares = trial_shares(store, chosen, _salt_for(store, chosen)
                                   if chosen.cohort.get("world_salt_sha256") else None)
             bounds = share_bounds(cohort["scenario"])
-            for row in model_rows(chosen.trials, {}, shares, bounds):
+            for row in model_rows(chosen.trials, {}, shares, bounds,
+                                  Roles.of(cohort["scenario"])):
                 ts = by_model[row.model]
                 errs = sum(1 for a in apart if a["model"] == row.model)
                 nights.append(Night(

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .._secrets import mask_url
-from ..environment import REGISTRY, SALT_ENV, policy_names
+from ..environment import SALT_ENV, find_scenario, policy_names, scenario_names
 from ..errors import ConfigError
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
@@ -147,8 +147,8 @@ class RunConfig(BaseModel):
         """No horizon given: the scenario's own (180 days for autovend, 30 for network)."""
         if isinstance(data, dict) and data.get("days") is None:
             name = data.get("scenario") or "autovend"
-            if name in REGISTRY:
-                data = {**data, "days": REGISTRY[name].default_days}
+            if (entry := find_scenario(name)) is not None:
+                data = {**data, "days": entry.default_days}
         return data
 
     @model_validator(mode="before")
@@ -167,8 +167,9 @@ class RunConfig(BaseModel):
     @field_validator("scenario")
     @classmethod
     def _known_scenario(cls, value: str) -> str:
-        if value not in REGISTRY:
-            raise ValueError(f"unknown scenario {value!r}; known: {', '.join(REGISTRY)}")
+        if find_scenario(value) is None:
+            raise ValueError(f"unknown scenario {value!r}; known: "
+                             f"{', '.join(scenario_names())}")
         return value
 
     @field_validator("seeds", "world_seeds")

@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from ..environment import REGISTRY, ceiling_score, oracle_share
+from ..environment import ceiling_score, find_scenario, oracle_share, scenario as described
 from ._log import now
 from ._rows import CeilingRow
 from ._store import Store
@@ -32,7 +32,7 @@ def missing_ceilings(store: Store, scenario: str, days: int, keys: Iterable[Key]
                      salt: str | None) -> list[Key]:
     """The keys whose oracle score ``store`` does not keep yet (none for a scenario
     without an oracle)."""
-    entry = REGISTRY.get(scenario)
+    entry = find_scenario(scenario)
     if entry is None or entry.ceiling is None:
         return []
     return sorted(set(keys) - store.ceilings(scenario, days, salt_hash(salt)).keys())
@@ -42,7 +42,7 @@ def ceiling_rows(scenario: str, days: int, keys: Iterable[Key], salt: str | None
                  ) -> list[CeilingRow]:
     """The oracle's scores for ``keys``, as rows to keep (plays the oracle: run it in a
     thread)."""
-    entry = REGISTRY[scenario]
+    entry = described(scenario)
     digest = salt_hash(salt)
     rows = []
     for world, seed in keys:
@@ -63,7 +63,7 @@ def ceilings_for(store: Store, scenario: str, days: int, keys: Iterable[Key],
     missing = set(keys) - kept.keys()
     if not missing or (salt_sha256 and salt_hash(salt) != salt_sha256):
         return kept
-    entry = REGISTRY.get(scenario)
+    entry = find_scenario(scenario)
     if entry is None or entry.ceiling is None:
         return kept
     out = dict(kept)

@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..environment import REGISTRY, SALT_ENV
+from ..environment import SALT_ENV, find_scenario
 from ..errors import ResultsError
 from ..results import PairKey, Store, TrialStatus, cached_share, ceilings_for, shares
 from ..results._transcripts import SEARCH_LIMIT, Transcripts, path_id
@@ -258,7 +258,7 @@ def _when(value: Any) -> str:
 def _shares(tx: Transcripts, trials: list[dict], run: dict) -> dict[str, float | None]:
     """Each trial's score as a share of the oracle's on its world and seed (SPEC 18.1):
     kept in the file, or computed (a private world's only with its salt set)."""
-    if run.get("scenario") not in REGISTRY or not trials:
+    if find_scenario(run.get("scenario")) is None or not trials:
         return {}
     keys = {PairKey.of(t).world for t in trials}
     ceilings = ceilings_for(tx.store, run["scenario"], run["days"], keys,
@@ -283,7 +283,7 @@ def _state(t: dict | None) -> str:
 
 
 def _scenario(name: str) -> dict[str, Any]:
-    entry = REGISTRY.get(name)
+    entry = find_scenario(name)
     return {"score_name": entry.score_name if entry else "net assets",
             "currency": entry.currency if entry else "",
             "score_column": entry.score_column if entry else "net_assets",

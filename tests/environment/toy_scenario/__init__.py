@@ -1,10 +1,9 @@
 """A third scenario, from its own package: a lemonade stand.
 
 Everything vendbench needs of a world is here (the environment, its metrics and record
-tables, its reference policies); the tests register it with one line:
-
-    register(Scenario("toy", "tests.environment.toy_scenario", "ToyEnv", None,
-                      "a lemonade stand", currency="USD", default_days=5))
+tables, its reference policies, and its descriptor in ``scenario``); an installed package
+registers through the entry-point group ``vendbench.scenarios`` with one line, and the
+tests' fixture registers it with ``register(SCENARIO)``.
 """
 
 from __future__ import annotations

@@ -13,5 +13,5 @@ class FixedPrice:
 
 
 # (20 - 4p)(p - 0.5) is largest at p = 2.75
-POLICIES = {"order-up-to": lambda env: FixedPrice("baseline/order-up-to", 1.0),
-            "oracle": lambda env: FixedPrice("baseline/oracle", 2.75)}
+POLICIES = {"fixed-price": lambda env: FixedPrice("baseline/fixed-price", 1.0),
+            "best-price": lambda env: FixedPrice("baseline/best-price", 2.75)}
