@@ -53,6 +53,9 @@ class Scenario:
     # the rule-based reference policy (seeing only what an agent sees): the leaderboard's
     # "vs base" column pairs every model's trials with its trials (None: no such column)
     reference: str | None = "order-up-to"
+    # its module with the adversarial suite's ``families(draws)`` and ``NOT_APPLICABLE``
+    # (SPEC §12.4; None: no suite)
+    adversarial: str | None = None
 
     def __post_init__(self) -> None:
         if self.score_floor < 0 or self.share_cap <= 1:
@@ -122,11 +125,12 @@ def names() -> tuple[str, ...]:
 
 register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
                   "AutoVend: 20 machines of five site types, one warehouse, 180 days",
-                  notes_tool="write_notes"))
+                  notes_tool="write_notes", adversarial="_adversarial"))
 register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   "Prosus-style network: six machines at three locations, suppliers by "
                   "search and e-mail, marketing, a working day; 30 days", "EUR",
-                  "final bank balance", 30, "cash", notes_tool="write_note"))
+                  "final bank balance", 30, "cash", notes_tool="write_note",
+                  adversarial="_adversarial"))
 
 
 def scenario(name: str) -> Scenario:

@@ -9,7 +9,7 @@ import statistics
 from typing import TYPE_CHECKING, Any
 
 from .._text import days as days_text
-from ..environment import currency, score_name
+from ..environment import score_name
 from ._board import Roles
 from ._render import ops_for
 
