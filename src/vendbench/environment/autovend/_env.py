@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from ..._text import no_surrogates
 from ...errors import ConfigError, ToolError, unknown_name
 from . import _state
 from ._calendar import DEFAULT_START, MAX_DAYS
@@ -19,7 +18,8 @@ from ._prompt import system_prompt
 from ._report import daily_report
 from ._sql import SqlSandbox
 from ._state import Business
-from ._tools import MUTATING, TOOLS, _batch, describe_errors
+from .._arguments import ArgumentError, describe_errors, parse_arguments
+from ._tools import MUTATING, TOOLS, _batch
 from ._world import DEFAULT_WORLD_SEED, build_world
 
 DAILY_TOOL_CALLS = 40
@@ -165,7 +165,7 @@ class AutoVendEnv:
         if tool is None:
             return {"ok": False, "error": unknown_name("tool", str(name), TOOLS)}
         try:
-            raw = _parse_arguments(arguments)
+            raw = parse_arguments(arguments)
             if tool.item is not None:
                 return _batch(tool, self._biz, raw, self._ids)
             args = tool.model.model_validate(raw)
@@ -182,7 +182,7 @@ class AutoVendEnv:
             return {"ok": True, **tool.run(self._biz, args, self._ids)}
         except ValidationError as exc:
             return {"ok": False, "error": f"{name}: invalid arguments: {describe_errors(exc)}"}
-        except ToolError as exc:
+        except (ToolError, ArgumentError) as exc:
             return {"ok": False, "error": f"{name}: {exc}"}
 
     @property
@@ -208,17 +208,3 @@ def tool_schemas() -> list[dict[str, Any]]:
 
 _MONEY = {"cash", "net_assets", "revenue", "cogs", "purchases", "fees", "visit_fees", "fines",
           "waste_cost", "net"}
-
-
-def _parse_arguments(arguments: dict | str | None) -> dict:
-    if arguments is None or arguments == "":
-        return {}
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
-                            "send a JSON object such as {}") from None
-    if not isinstance(arguments, dict):
-        raise ToolError(f"arguments must be a JSON object, got {type(arguments).__name__}")
-    return no_surrogates(arguments)

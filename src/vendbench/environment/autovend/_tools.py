@@ -17,21 +17,10 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from ...errors import ToolError
 from . import _operations as ops
 from . import _queries as q
+from .._arguments import describe_errors
 from . import _schemas as s
 from ._report import daily_report
 from ._state import Business
-
-
-def describe_errors(exc: ValidationError, prefix: str = "") -> str:
-    """Pydantic errors as one line the agent can act on."""
-    parts = []
-    for err in exc.errors(include_url=False)[:5]:
-        loc = ".".join(str(p) for p in err["loc"])
-        where = f"{prefix}{loc}" if loc else (prefix.rstrip(".") or "arguments")
-        got = err.get("input")
-        shown = "" if isinstance(got, dict) else f" (got {got!r:.40})"
-        parts.append(f"{where}: {err['msg']}{shown}")
-    return "; ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)

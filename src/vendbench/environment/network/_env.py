@@ -15,14 +15,13 @@ from itertools import chain
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
-from ..._text import no_surrogates
 from . import _demand
 from ._config import Economy, load
 from ._handlers import HANDLERS, status_report
 from ._state import (Complaint, Email, Ledger, Lots, Shipment, Slot, _euros, _stream, count,
                      expire, put, take)
+from .._arguments import ArgumentError, validate
 from ._tools import TOOLS, schemas
 
 START = dt.date(2026, 3, 2)          # a Monday
@@ -140,17 +139,10 @@ class NetworkEnv:
     @staticmethod
     def _parse(name: str, arguments: dict | str | None) -> tuple[Any, str | None]:
         """A tool's validated arguments, or the error that says what is wrong."""
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
-                return None, f"{name}: arguments are not valid JSON: {exc}"
         try:
-            return TOOLS[name][0].model_validate(no_surrogates(arguments or {})), None
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
-                                 for e in exc.errors(include_url=False))
-            return None, f"{name}: invalid arguments: {problems}"
+            return validate(TOOLS[name][0], arguments), None
+        except ArgumentError as exc:
+            return None, f"{name}: {exc}"
 
     def minutes(self, name: str, arguments: dict | str | None = None) -> int:
         """The working minutes ``name`` called with ``arguments`` would spend now."""
