@@ -241,8 +241,10 @@ def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
     """Lines for a ``PanelForecast.as_json()`` of a ``days``-day run."""
     if not panel["models"]:
         return []
-    lines = [f"cost forecast, {days} day{'s' if days != 1 else ''} a trial, if the model "
-             "is as busy as baseline/order-up-to:"]
+    operator = panel.get("operator") or "baseline/order-up-to"
+    lines = textwrap.wrap(f"cost forecast, {days} day{'s' if days != 1 else ''} a trial, if "
+                          f"the model is as busy as {operator}:", width=80,
+                          subsequent_indent="  ")
     for m in panel["models"]:
         lines.append(f"  {m['model']}")
         if m["trial_usd"] is None:

@@ -5,6 +5,7 @@ same operator's 30-day trial; printed before the file exists; --max-forecast ref
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from decimal import Decimal
@@ -13,6 +14,7 @@ import pytest
 
 from vendbench.budgets import Forecast, Price, forecast
 from vendbench.budgets._forecast import requests_for
+from vendbench.environment import scenario
 from vendbench.cli import main
 from vendbench.orchestrator import build_config, execute
 
@@ -21,13 +23,16 @@ from .conftest import model
 
 GPT5_CLASS = Price(Decimal("1.25"), Decimal("10"), Decimal("0.125"))
 SONNET_CLASS = Price(Decimal("3"), Decimal("15"), Decimal("0.30"), Decimal("3.75"))
-SHAPE = dict(window=60_000, max_output=4_096, first_prompt=2_797, stable_prefix=1_922)
+AUTOVEND = scenario("autovend").workload
+SHAPE = dict(window=60_000, max_output=4_096, first_prompt=2_797, stable_prefix=1_922,
+             workload=AUTOVEND)
 
 
 def test_the_operator_makes_its_measured_requests():
-    assert requests_for(30) == 301 and requests_for(180) == 2_639     # bench_cost, seed 1
-    assert requests_for(15) == 150 and requests_for(1) == 10
-    assert requests_for(365) == 2_639 + round(545 * 185 / 30)        # the last rate on
+    assert requests_for(30, AUTOVEND) == 301                          # bench_cost, seed 1
+    assert requests_for(180, AUTOVEND) == 2_639
+    assert requests_for(15, AUTOVEND) == 150 and requests_for(1, AUTOVEND) == 10
+    assert requests_for(365, AUTOVEND) == 2_639 + round(545 * 185 / 30)   # the last rate on
 
 
 def test_block_caches_what_sliding_cannot_and_costs_less():
@@ -91,8 +96,8 @@ def test_run_prints_the_forecast_and_refuses_above_max_forecast(llm, tmp_path, c
     assert "cost forecast, 30 days a trial" in err
     # 301 requests, all input at $0.40 (no cache price given): 12.1M tokens, $4.84 + output
     assert "a trial: about $5.03 (301 requests, 12.1M tokens in, 90% cached)" in err
-    assert "cost forecast, 30 days a trial, if the model is as busy as " \
-           "baseline/order-up-to:" in err                          # what it assumes
+    assert "cost forecast, 30 days a trial, if the model is as busy as autovend's\n" \
+           "  baseline/order-up-to:" in err                        # what it assumes
     assert "cached input at the full rate (no cache price: --price" in err
     # once full: (60,000 - 4,096 + 1) in at $0.40 + 4,096 out at $1.60, x 1.2 margin
     assert "a request reserves $0.0092 at first, $0.0347 once the window is full" in err
@@ -111,7 +116,7 @@ def test_check_and_run_json_carry_the_forecast(llm, tmp_path, capsys):
                  "--json"]) == 0
     checked = json.loads(capsys.readouterr().out)["forecast"]
     (m,) = checked["models"]
-    assert m["requests"] == requests_for(3) and Decimal(m["trial_usd"]) > 0
+    assert m["requests"] == requests_for(3, AUTOVEND) and Decimal(m["trial_usd"]) > 0
     config = build_config({"days": 3, "seeds": [1], "max_turns": 2,
                            "models": [model(llm)]})
     result = asyncio.run(execute(config, str(tmp_path / "j.duckdb")))
@@ -122,3 +127,25 @@ def test_resume_takes_no_max_forecast(tmp_path, capsys):
     assert main(["run", "--resume", "x", "--max-forecast", "1", "--db",
                  str(tmp_path / "none.duckdb")]) == 2
     assert "drop --max-forecast" in capsys.readouterr().err
+
+
+def test_each_scenario_forecasts_its_own_operator(llm, capsys):
+    """A network trial is forecast from the network's measured workload, not AutoVend's
+    (SPEC §21): its own requests a month and its short tool results."""
+    network = scenario("network").workload
+    assert network is not None and network != AUTOVEND
+    assert requests_for(30, network) == 585
+    mine = forecast(GPT5_CLASS, days=30, **{**SHAPE, "workload": network})
+    # the same pace with AutoVend's sizes: 2,239 new tokens a request, 390 written
+    bigger = dataclasses.replace(network, new_tokens_per_request=2_239,
+                                 output_tokens_per_request=390)
+    theirs = forecast(GPT5_CLASS, days=30, **{**SHAPE, "workload": bigger})
+    assert mine.requests == theirs.requests == 585 and mine.output_tokens == 585 * 38
+    assert mine.input_tokens < theirs.input_tokens and mine.usd < theirs.usd
+    for name, requests in (("network", 585), ("autovend", 301)):
+        assert main(["check", "--scenario", name, "--models", "openai/fake-model",
+                     "--api-base", llm.url, "--price", "openai/fake-model=0.4,1.6",
+                     "--days", "30", "--no-request", "--json"]) == 0
+        checked = json.loads(capsys.readouterr().out)["forecast"]
+        assert checked["operator"] == f"{name}'s baseline/order-up-to"
+        assert checked["models"][0]["requests"] == requests

@@ -1,12 +1,13 @@
 """What a trial will cost, forecast before a run from a measured operator (SPEC §16).
 
-The operator is ``benchmarks/bench_cost.py``'s: the recorded ``baseline/order-up-to``
-episode (seed 1) replayed through vendbench's real LLM path, one tool call per request.
-Three of its measured quantities make the profile: how many requests it makes day by day
-(its business grows: 301 in the first 30 days, 545 in the last 30), how many tokens each
-request adds to the conversation (2,239: the previous call, its result, a day's report),
-and how many it writes (390). From them the forecast replays the rolling window request
-by request, for the model's strategy, window, low-water mark and output cap: the prompt
+The operator is the scenario's reference policy, one tool call per request: its
+workload (``environment.Workload``, measured by ``benchmarks/bench_workload.py``; for
+AutoVend also through vendbench's real LLM path by ``bench_cost.py``). Three measured
+quantities make the profile: how many requests it makes day by day (AutoVend's business
+grows: 301 in the first 30 days, 545 in the last 30; the network's holds at ~526), how
+many tokens each request adds to the conversation (AutoVend 2,239: the previous call, its
+result, a day's report; the network 503) and how many it writes (390; 38). From them the
+forecast replays the rolling window request by request, for the model's strategy, window, low-water mark and output cap: the prompt
 it sends, the prefix a provider's cache can read (the whole previous prompt when a
 request only extends it; the system prompt and tools after an eviction) and what it
 writes to the cache, all priced as the run will price them.
@@ -22,22 +23,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Protocol
 
 from ._prices import Price
 
-# requests per 30 days of the measured operator (bench_cost, seed 1, 180 days, 2,639 in all)
-REQUESTS_BY_MONTH = (301, 380, 425, 477, 511, 545)
-NEW_TOKENS_PER_REQUEST = 2_239      # 5.91M tokens of new content / 2,639 requests
-OUTPUT_TOKENS_PER_REQUEST = 390     # 1.03M output tokens / 2,639 requests
-SLIDING_EXTENDS = 0.39              # sliding requests (window full) that needed no drop
 CACHE_MIN_TOKENS = 1_024            # the shortest prefix OpenAI-style caches read
 
 
-def requests_for(days: int) -> int:
-    """The measured operator's requests in a trial of ``days`` (beyond 180 days, at the
-    last month's rate)."""
+class Workload(Protocol):
+    """A scenario's measured operator (``environment.Workload``)."""
+
+    @property
+    def requests_by_month(self) -> tuple[int, ...]: ...     # requests in each 30 days
+    @property
+    def new_tokens_per_request(self) -> int: ...
+    @property
+    def output_tokens_per_request(self) -> int: ...
+    @property
+    def sliding_extends(self) -> float: ...   # full sliding requests that needed no drop
+
+
+def requests_for(days: int, workload: Workload) -> int:
+    """The measured operator's requests in a trial of ``days`` (beyond what was
+    measured, at the last month's rate)."""
+    by_month = workload.requests_by_month
     whole, part = divmod(days, 30)
-    months = list(REQUESTS_BY_MONTH) + [REQUESTS_BY_MONTH[-1]] * max(0, whole + 1 - 6)
+    months = list(by_month) + [by_month[-1]] * max(0, whole + 1 - len(by_month))
     return sum(months[:whole]) + round(months[whole] * part / 30)
 
 
@@ -66,8 +77,8 @@ class Forecast:
         return len(self.by_day)
 
 
-def forecast(price: Price | None, *, days: int, window: int, max_output: int,
-             first_prompt: int, stable_prefix: int, strategy: str = "block",
+def forecast(price: Price | None, *, workload: Workload, days: int, window: int,
+             max_output: int, first_prompt: int, stable_prefix: int, strategy: str = "block",
              low_water: float = 0.5, caching: bool = True,
              max_turns: int | None = None) -> Forecast:
     """The measured operator's trial of ``days`` for one model.
@@ -77,7 +88,9 @@ def forecast(price: Price | None, *, days: int, window: int, max_output: int,
     system prompt), what a cache still reads after an eviction.
     """
     limit = max(window - max_output, first_prompt)
-    per_day = [requests_for(d + 1) - requests_for(d) for d in range(days)]
+    per_day = [requests_for(d + 1, workload) - requests_for(d, workload)
+               for d in range(days)]
+    new, out = workload.new_tokens_per_request, workload.output_tokens_per_request
     if max_turns is not None:
         per_day = _capped(per_day, max_turns)
     size, previous, extends, drift = first_prompt, 0, False, 0.0
@@ -90,18 +103,18 @@ def forecast(price: Price | None, *, days: int, window: int, max_output: int,
             write = size - read if caching else 0
             inp, cached, written = inp + size, cached + read, written + write
             if price is not None:
-                usd += price.cost(size, OUTPUT_TOKENS_PER_REQUEST, read, write)
-            previous, size, extends = size, size + NEW_TOKENS_PER_REQUEST, True
+                usd += price.cost(size, out, read, write)
+            previous, size, extends = size, size + new, True
             if size > limit:
                 if strategy == "block":
                     size, extends = max(int(low_water * limit), first_prompt), False
                 else:
-                    drift += SLIDING_EXTENDS
+                    drift += workload.sliding_extends
                     size, extends = limit, drift >= 1
                     drift -= int(drift)
         by_day.append(usd)
     requests = sum(per_day)
-    return Forecast(requests, inp, cached, requests * OUTPUT_TOKENS_PER_REQUEST,
+    return Forecast(requests, inp, cached, requests * out,
                     usd if price is not None else None, tuple(by_day))
 
 

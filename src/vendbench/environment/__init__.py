@@ -14,14 +14,14 @@ from ._policies import (InProcessPolicy, ceiling_score, evaluate_policy, make_po
 from ._records import DAY_COLUMNS, DAYS, RecordTable
 from ._registry import (ENTRY_POINTS, REGISTRY, SALT_ENV, Scenario, currency,
                         default_days, display_columns, find as find_scenario, make,
-                        names as scenario_names, metric_directions, record_tables, register,
+                        names as scenario_names, Workload, metric_directions, record_tables, register,
                         scenario, scenario_class, score_column, score_name, standing,
                         trial_metrics)
 from ._session import (DAY_OVER, Kept, Recorder, RecordingSession, ToolCall, day_tool,
                        nudge)
 
 __all__ = ["DAYS", "DAY_COLUMNS", "DAY_OVER", "ENTRY_POINTS", "Environment", "find_scenario",
-           "InProcessPolicy", "Kept", "scenario_names",
+           "InProcessPolicy", "Kept", "scenario_names", "Workload",
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",
            "ToolCall", "currency", "day_tool", "default_days", "display_columns",
            "ceiling_score", "evaluate_policy", "make", "make_policy", "metric_directions",

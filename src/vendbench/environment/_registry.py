@@ -25,6 +25,20 @@ SALT_ENV = "VENDBENCH_WORLD_SALT"
 
 
 @dataclass(frozen=True)
+class Workload:
+    """What a busy operator asks of a model in a scenario, one tool call per request: the
+    cost forecast replays it (SPEC §16, §21). Measured by ``benchmarks/bench_workload.py``
+    on the scenario's reference episode (seed 1, its long horizon)."""
+
+    requests_by_month: tuple[int, ...]    # requests in each 30 days
+    new_tokens_per_request: int           # a call, its result, a day's report
+    output_tokens_per_request: int        # the assistant message carrying the call
+    # sliding-window requests (window full) that still extended the previous prompt;
+    # measured through the LLM path for AutoVend only (bench_cost), taken as is elsewhere
+    sliding_extends: float = 0.39
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A world behind the Environment protocol. Its package is named, not imported: it
     is loaded on first use, so choosing one scenario never imports another."""
@@ -56,6 +70,9 @@ class Scenario:
     # its module with the adversarial suite's ``families(draws)`` and ``NOT_APPLICABLE``
     # (SPEC §12.4; None: no suite)
     adversarial: str | None = None
+    # what its cost forecast replays (None: the forecast says it has no workload of its
+    # own and replays AutoVend's)
+    workload: Workload | None = None
 
     def __post_init__(self) -> None:
         if self.score_floor < 0 or self.share_cap <= 1:
@@ -125,12 +142,18 @@ def names() -> tuple[str, ...]:
 
 register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
                   "AutoVend: 20 machines of five site types, one warehouse, 180 days",
-                  notes_tool="write_notes", adversarial="_adversarial"))
+                  notes_tool="write_notes", adversarial="_adversarial",
+                  # bench_workload: 2,639 requests in 180 days; bench_cost's LLM path
+                  # measured 2,239 and 390 (5.91M new, 1.03M output tokens)
+                  workload=Workload((301, 380, 425, 477, 511, 545), 2_239, 390)))
 register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   "Prosus-style network: six machines at three locations, suppliers by "
                   "search and e-mail, marketing, a working day; 30 days", "EUR",
                   "final bank balance", 30, "cash", notes_tool="write_note",
-                  adversarial="_adversarial"))
+                  adversarial="_adversarial",
+                  # bench_workload: 6,447 requests in 365 days, short tool results
+                  workload=Workload((585, 519, 526, 526, 538, 529, 525, 529, 531, 526, 527,
+                                     525), 503, 38)))
 
 
 def scenario(name: str) -> Scenario:

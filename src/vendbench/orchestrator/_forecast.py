@@ -1,7 +1,7 @@
 """A run's cost forecast before it starts: per model and for the panel (SPEC §16).
 
-Each LLM model's trial is forecast from the measured operator of ``budgets.forecast``
-at the model's prices, strategy, window and horizon; a model's total is its trials'
+Each LLM model's trial is forecast from its scenario's measured operator
+(``environment.Workload``, replayed by ``budgets.forecast``) at the model's prices, strategy, window and horizon; a model's total is its trials'
 (seeds × worlds × repeats), each capped by its budget, the panel's by the run's pool.
 ``--max-forecast USD`` refuses a run whose panel forecast is above it.
 """
@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..budgets import Forecast, forecast
+from ..environment import Workload, scenario
 from ..errors import ConfigError
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
@@ -64,6 +65,7 @@ class ModelForecast:
 class PanelForecast:
     models: list[ModelForecast]
     pool: Decimal | None
+    operator: str = ""        # whose measured workload it replays, in words
 
     @property
     def total(self) -> Decimal | None:
@@ -78,20 +80,34 @@ class PanelForecast:
         total = self.total
         return {"models": [m.as_json() for m in self.models],
                 "total_usd": str(total) if total is not None else None,
+                "operator": self.operator,
                 "pool_usd": str(self.pool) if self.pool is not None else None}
 
 
 def panel_forecast(config: RunConfig, clients: Clients) -> PanelForecast:
     """The forecast of every LLM model of ``config`` (clients built, prices resolved)."""
     trials = len(config.seeds) * len(config.world_seeds) * config.repeats
-    return PanelForecast([_one(config, clients, m, trials) for m in config.models
-                          if not m.in_process], config.total_budget_usd)
+    workload, operator = _workload(config.scenario)
+    return PanelForecast([_one(config, clients, m, trials, workload) for m in config.models
+                          if not m.in_process], config.total_budget_usd, operator)
+
+
+def _workload(name: str) -> tuple[Workload, str]:
+    """The scenario's measured workload, and whose it is in words (a scenario without
+    one replays AutoVend's, and says so)."""
+    entry = scenario(name)
+    if entry.workload is not None:
+        return entry.workload, f"{name}'s {entry.reference_model or 'reference operator'}"
+    fallback = scenario("autovend")
+    assert fallback.workload is not None
+    return fallback.workload, (f"autovend's {fallback.reference_model} ({name} has no "
+                               "measured workload of its own)")
 
 
 def _one(config: RunConfig, clients: Clients, model: ModelConfig,
-         trials: int) -> ModelForecast:
+         trials: int, workload: Workload) -> ModelForecast:
     calibration = clients.calibration(model)
-    trial = forecast(clients.prices.get(model.id), days=config.days,
+    trial = forecast(clients.prices.get(model.id), workload=workload, days=config.days,
                      window=model.max_context_tokens, max_output=model.max_output_tokens,
                      first_prompt=calibration.scale(clients.first_prompt_tokens(model)),
                      stable_prefix=calibration.scale(clients.stable_prefix_tokens(model)),
