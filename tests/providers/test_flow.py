@@ -177,3 +177,18 @@ def test_a_cancelled_litellm_call_leaves_no_never_awaited_warning():
                          timeout=120).stderr
     assert "acompletion' was never awaited" not in err
     assert "Ours.complete' was never awaited" in err          # ours still warn
+
+
+def test_make_provider_serves_the_model_it_is_given():
+    """``make_provider`` uses its argument (SPEC §21): the provider knows its model, and a
+    string no provider serves is one clear error."""
+    from vendbench.errors import ConfigError
+
+    provider = make_provider("openai/fake", "sk-test")
+    assert provider.model == "openai/fake" and provider.missing_keys(None) == []
+    assert provider.count_reply({"role": "assistant", "content": "hello there"}) > 0
+    for model_id, says in (("baseline/oracle", "in-process policy"),
+                           ("mcp/claude-code", "vendbench serve"),
+                           ("gpt-4.1-mini", "not a provider/model string")):
+        with pytest.raises(ConfigError, match=says):
+            make_provider(model_id)

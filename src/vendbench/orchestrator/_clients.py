@@ -44,7 +44,7 @@ class Clients:
                     raise ConfigError(f"{model.id}: environment variable {model.api_key_env} "
                                       "(api_key_env) is not set")
             provider = make_provider(model.id, api_key)
-            missing = provider.missing_keys(model.id, model.api_base)
+            missing = provider.missing_keys(model.api_base)
             if missing:
                 raise ConfigError(
                     f"{model.id} needs {' or '.join(missing)} in the environment (for a local "

@@ -20,10 +20,23 @@ from ._tokens import TokenCounter
 
 
 def make_provider(model_id: str, api_key: str | None = None) -> Provider:
-    """The provider for a model string (today: litellm for every remote model)."""
+    """The provider that serves ``model_id``, a ``provider/model`` string: litellm for
+    every remote model. An in-process policy (``baseline/…``) or an MCP client
+    (``mcp/…``) has none: asking for one is a ConfigError, as is a string without a
+    provider."""
+    from ..errors import ConfigError
+
+    kind, _, name = model_id.partition("/")
+    if not kind or not name:
+        raise ConfigError(f"{model_id!r} is not a provider/model string such as "
+                          "openai/gpt-4.1-mini")
+    if kind in ("baseline", "mcp"):
+        raise ConfigError(f"{model_id} is not served by a provider: "
+                          + ("an in-process policy plays it" if kind == "baseline"
+                             else "an MCP client plays it through `vendbench serve`"))
     from ._litellm import LiteLLMProvider
 
-    return LiteLLMProvider(api_key=api_key)
+    return LiteLLMProvider(model_id, api_key)
 
 
 def render_body(stored: dict[str, Any]) -> dict[str, Any]:

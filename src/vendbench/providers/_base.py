@@ -84,7 +84,11 @@ class Completion:
 
 
 class Provider(Protocol):
+    """One model's API (``make_provider``): it sends a request, says what a failure
+    means, renders the body it would send, counts a reply and names missing keys."""
+
     name: str
+    model: str                        # the model string it serves
 
     async def complete(self, request: CompletionRequest) -> Completion: ...
 
@@ -92,11 +96,9 @@ class Provider(Protocol):
 
     def render_body(self, request: CompletionRequest) -> dict[str, Any]: ...
 
-    def count_tokens(self, model: str, messages: list[dict[str, Any]] | None = None,
-                     tools: list[dict[str, Any]] | None = None, text: str | None = None
-                     ) -> int: ...
+    def count_reply(self, message: dict[str, Any]) -> int: ...   # our count of a reply
 
-    def missing_keys(self, model: str, api_base: str | None) -> list[str]: ...
+    def missing_keys(self, api_base: str | None) -> list[str]: ...
 
 
 def said(message: str) -> str:

@@ -214,7 +214,7 @@ class ModelClient:
             # no usage in the reply: what it cost is unknown, so it is charged as an
             # attempt whose outcome is unknown (its full reservation), never as $0
             hold.charge_in_full()
-            counted = Usage(input_tokens, self._count_reply(request.model, completion))
+            counted = Usage(input_tokens, self._count_reply(completion))
             await on_attempt(Attempt(number, completion, None,
                                      reserved if self.price else None, reserved, latency,
                                      sent_at, counted=counted))
@@ -226,11 +226,11 @@ class ModelClient:
         await on_attempt(Attempt(number, completion, None, cost, reserved, latency, sent_at))
         return completion
 
-    def _count_reply(self, model: str, completion: Completion) -> int:
+    def _count_reply(self, completion: Completion) -> int:
         """The reply's tokens by our own count (for the record; the charge is the
         reservation)."""
         try:
-            return self.provider.count_tokens(model, messages=[completion.message])
+            return self.provider.count_reply(completion.message)
         except Exception:          # a tokenizer that cannot count it: the record says 0
             return 0
 

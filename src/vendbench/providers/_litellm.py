@@ -52,8 +52,9 @@ class LiteLLMProvider:
 
     name = "litellm"
 
-    def __init__(self, api_key: str | None = None) -> None:
+    def __init__(self, model: str, api_key: str | None = None) -> None:
         self._litellm = import_litellm()
+        self.model = model
         self._api_key = api_key
 
     async def complete(self, request: CompletionRequest) -> Completion:
@@ -120,8 +121,9 @@ class LiteLLMProvider:
             return Failure(RetryKind.NO, message, status)
         return Failure(RetryKind.UNKNOWN, message, status)
 
-    def missing_keys(self, model: str, api_base: str | None) -> list[str]:
+    def missing_keys(self, api_base: str | None) -> list[str]:
         """Environment variables the model needs that are not set (none with an api_key)."""
+        model = self.model
         if self._api_key:
             return []
         info = self._litellm.validate_environment(model=model, api_base=api_base)
@@ -132,12 +134,8 @@ class LiteLLMProvider:
             return list(names)          # set, but empty: as good as missing
         return []
 
-    def count_tokens(self, model: str, messages: list[dict[str, Any]] | None = None,
-                     tools: list[dict[str, Any]] | None = None, text: str | None = None
-                     ) -> int:
-        if text is not None:
-            return int(self._litellm.token_counter(model=model, text=text))
-        return int(self._litellm.token_counter(model=model, messages=messages, tools=tools))
+    def count_reply(self, message: dict[str, Any]) -> int:
+        return int(self._litellm.token_counter(model=self.model, messages=[message]))
 
 
 _KEY_VARS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
