@@ -12,7 +12,8 @@ import pytest
 
 from vendbench.results import Store, ToolCallRow
 from vendbench.results import _writer
-from vendbench.results._writer import CpuGauge, ResultsWriter
+from vendbench.results._pacing import CpuGauge
+from vendbench.results._writer import ResultsWriter
 
 
 @pytest.fixture(autouse=True)

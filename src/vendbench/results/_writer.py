@@ -29,23 +29,10 @@ import duckdb
 from ..errors import ResultsError
 from ._rows import Append, AppendRow, Row, as_append
 from ._schema import COLUMNS
+from ._pacing import PACE, cpus_busy
 from ._store import Store
 
 log = logging.getLogger(__name__)
-
-# While trials that take part in a run may still add to a batch, its commit waits for them
-# for up to PACE times as long as the last commit took, counted from that commit's start:
-# commits then take at most about 1/PACE of the writer's thread, however many trials
-# flush. DuckDB's cost is per table a commit touches (~1.5 ms each here), not per row, so
-# one commit of five exchanges costs little more than one of a single exchange.
-PACE = 3.0
-# ... but only while the machine's CPUs are all busy: the wait saves commits' CPU, which
-# the trials can use only when they wait for CPU. With an idle share above IDLE_SHARE it
-# would only hold back trials that are ready to send (100 trials at 1 s latency on two
-# cores with CPU to spare: 25 ms from a reply to the next request without the wait, 41 ms
-# with it; at zero latency, the cores saturated, 174 exchanges/s without it, 201 with it).
-IDLE_SHARE = 0.10
-
 
 class ResultsWriter:
     """Queue rows for the results file; ``await flush()`` to be sure they are on disk.
@@ -226,44 +213,6 @@ class ResultsWriter:
             except duckdb.Error:
                 pass                # a failed COMMIT has already ended the transaction
             raise
-
-
-class CpuGauge:
-    """Whether the machine's CPUs were all busy lately: the idle share of all of them
-    between two readings of ``/proc/stat`` at least ``every`` seconds apart (Linux).
-    Busy until two readings tell (and where the file cannot be read: the wait then
-    works as it did before this gauge)."""
-
-    def __init__(self, path: str = "/proc/stat", every: float = 0.5) -> None:
-        self._path, self._every = path, every
-        self._last: tuple[int, int] | None = None     # (idle, total) jiffies
-        self._read_at = -float("inf")
-        self.busy = True
-
-    def __call__(self) -> bool:
-        now = time.monotonic()
-        if now - self._read_at >= self._every:
-            self._read_at = now
-            sample = self._sample()
-            if sample is not None and self._last is not None and sample[1] > self._last[1]:
-                idle = (sample[0] - self._last[0]) / (sample[1] - self._last[1])
-                self.busy = idle < IDLE_SHARE
-            self._last = sample
-        return self.busy
-
-    def _sample(self) -> tuple[int, int] | None:
-        try:
-            with open(self._path, "rb") as f:
-                fields = f.readline().split()
-        except OSError:
-            return None
-        if not fields or fields[0] != b"cpu" or len(fields) < 5:
-            return None
-        ticks = [int(x) for x in fields[1:9]]         # user … steal (guest is in user)
-        return ticks[3] + (ticks[4] if len(ticks) > 4 else 0), sum(ticks)
-
-
-cpus_busy = CpuGauge()
 
 
 def append(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
