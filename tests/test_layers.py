@@ -23,10 +23,11 @@ TABLES = re.compile(r"\b(" + "|".join(sorted({*COLUMNS, *RECORDED, "runs", "tria
 ELSEWHERE = {SRC / "environment" / "autovend" / "_sql.py"}
 
 
-def sql_outside_results() -> list[str]:
+def sql_outside_results(src: Path = SRC) -> list[str]:
     found = []
-    for path in sorted(SRC.rglob("*.py")):
-        if path.is_relative_to(SRC / "results") or path in ELSEWHERE:
+    for path in sorted(src.rglob("*.py")):
+        if path.is_relative_to(src / "results") or \
+                path.relative_to(src) in {p.relative_to(SRC) for p in ELSEWHERE}:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             parts = [node] if isinstance(node, ast.Constant) else \
@@ -34,7 +35,7 @@ def sql_outside_results() -> list[str]:
                 if isinstance(node, ast.JoinedStr) else []
             text = "".join(p.value for p in parts if isinstance(p.value, str))
             if STATEMENT.match(text) and TABLES.search(text):
-                found.append(f"{path.relative_to(SRC)}:{node.lineno}: {text[:60]!r}")
+                found.append(f"{path.relative_to(src)}:{node.lineno}: {text[:60]!r}")
     return found
 
 
@@ -42,13 +43,17 @@ def test_no_sql_against_the_results_schema_outside_results():
     assert sql_outside_results() == []
 
 
-def test_the_check_finds_sql_where_it_should_not_be(tmp_path, monkeypatch):
-    stray = SRC / "leaderboard" / "_stray_sql_probe.py"
-    stray.write_text('Q = "SELECT run_id FROM trials WHERE status = ?"\n')
-    try:
-        assert any("_stray_sql_probe.py:1" in f for f in sql_outside_results())
-    finally:
-        stray.unlink()
+def test_the_check_finds_sql_where_it_should_not_be(tmp_path):
+    """On a copy of the tree (never in it: another test walks it at the same time)."""
+    import shutil
+
+    copy = tmp_path / "vendbench"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert sql_outside_results(copy) == []
+    (copy / "leaderboard" / "_stray_sql_probe.py").write_text(
+        'Q = "SELECT run_id FROM trials WHERE status = ?"\n')
+    assert sql_outside_results(copy) == [
+        "leaderboard/_stray_sql_probe.py:1: 'SELECT run_id FROM trials WHERE status = ?'"]
 
 
 # each package, and the packages it may import (its own modules aside): lower layers only
