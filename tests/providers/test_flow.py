@@ -192,3 +192,25 @@ def test_make_provider_serves_the_model_it_is_given():
                            ("gpt-4.1-mini", "not a provider/model string")):
         with pytest.raises(ConfigError, match=says):
             make_provider(model_id)
+
+
+def test_a_servers_quirks_come_from_its_profile():
+    """One home for a server's quirks (SPEC §21): the endpoint and model string pick the
+    profile, and the profile decides the cache marks, the default time limit, how its
+    context error reads and what the advice names."""
+    from vendbench.orchestrator import build_config
+    from vendbench.providers import context_limit, profile_for
+    from vendbench.providers._wire import family
+
+    local = profile_for("openai/qwen", "http://127.0.0.1:8080/v1")
+    assert local.kind == "local" and local.timeout_s == 600 and "--ctx-size" in local.more_context
+    assert profile_for("openai/gpt-5").kind == "openai" and family("openai/gpt-5") == "openai"
+    assert profile_for("anthropic/claude").cache == family("anthropic/claude") == "anthropic"
+    assert profile_for("gemini/x", "https://example.com").timeout_s == 120
+    assert family("ollama/llama3") == "implicit"
+    llama = '{"error": {"n_prompt_tokens": 9000, "n_ctx": 8192}}'
+    assert (context_limit(llama).prompt_tokens, context_limit(llama).context_tokens) == \
+        (9000, 8192)
+    config = build_config({"models": [{"id": "openai/qwen",
+                                       "api_base": "http://localhost:8080/v1"}]})
+    assert config.models[0].profile is local and config.models[0].timeout_s == 600

@@ -35,7 +35,7 @@ import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ..providers import ContextLimit
+from ..providers import SERVER_PROFILES, ContextLimit, ServerProfile
 
 TOOLS_DROPPED_BELOW = 0.5     # share of the schemas' tokens the server must at least count
 SLOPE_SPAN = 1_000            # message tokens between two replies to measure the rate
@@ -46,7 +46,9 @@ _pause = asyncio.sleep        # (the tests record the pauses instead of waiting 
 class Calibration:
     """One model's token calibration, shared by its trials in a process."""
 
-    def __init__(self, max_context_tokens: int, tools_tokens: int) -> None:
+    def __init__(self, max_context_tokens: int, tools_tokens: int,
+                 profile: ServerProfile = SERVER_PROFILES["local"]) -> None:
+        self.profile = profile            # the server's kind: what to advise about it
         self.ratio = 1.0
         self.context_tokens = max_context_tokens
         self.configured = max_context_tokens
@@ -90,7 +92,7 @@ class Calibration:
             about = "about " if self._estimated else ""
             return (f"the server's own context is {about}{self.server_context:,} tokens, below the "
                     f"configured max_context_tokens {self.configured:,}: start the server with a "
-                    "larger context (llama.cpp: --ctx-size) or lower max_output_tokens")
+                    f"larger context ({self.profile.more_context}) or lower max_output_tokens")
         return "raise max_context_tokens (and the server's context) or lower max_output_tokens"
 
     def prompt_limit(self, max_output_tokens: int) -> int:
@@ -116,9 +118,8 @@ class Calibration:
                         f"which we count at {counted:,}, {self.tools_tokens:,} of them the tool "
                         "schemas")
         return (f"the model never called a tool ({replies} replies without one){evidence}. If "
-                "the server ignored the tools (some OpenAI-compatible servers, llama.cpp's among "
-                "them, do unless tool_choice is sent; vendbench always sends it), check its "
-                "tool-calling support and chat template")
+                f"the server ignored the tools ({self._tools_hint()}), check its tool-calling "
+                "support and chat template")
 
     def _check_tools(self, counted: int, reported: int) -> str | None:
         messages = counted - self.tools_tokens
@@ -139,9 +140,11 @@ class Calibration:
             return None
         return (f"the server counts about {max(0, round(fixed)):,} prompt tokens beyond the "
                 f"messages, while the tool schemas alone take about {self.tools_tokens:,}: it "
-                "probably ignored the tools (some OpenAI-compatible servers, llama.cpp's among "
-                "them, do unless tool_choice is sent; vendbench always sends it — check the "
-                "server's tool-calling support)")
+                f"probably ignored the tools ({self._tools_hint()} — check the server's "
+                "tool-calling support)")
+
+    def _tools_hint(self) -> str:
+        return self.profile.tools_hint or "a server may drop what it cannot template"
 
     def overflowed(self, counted: int, limit: ContextLimit, max_output_tokens: int) -> str:
         """Learn from a context-length error on a prompt we counted ``counted``; returns

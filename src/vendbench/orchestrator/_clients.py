@@ -71,7 +71,8 @@ class Clients:
         """The model's token calibration, shared by its trials in this process."""
         if model.id not in self._calibrations:
             _, tools_tokens = self.counter(model)
-            self._calibrations[model.id] = Calibration(model.max_context_tokens, tools_tokens)
+            self._calibrations[model.id] = Calibration(model.max_context_tokens, tools_tokens,
+                                                       model.profile)
         return self._calibrations[model.id]
 
     def first_prompt_tokens(self, model: ModelConfig) -> int:

@@ -10,20 +10,17 @@ import tomllib
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .._secrets import mask_url
 from ..environment import SALT_ENV, find_scenario, policy_names, scenario_names
 from ..errors import ConfigError
+from ..providers import ServerProfile, profile_for
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
 MAX_PANEL_BYTES = 1 << 20     # a panel file of a thousand models is ~200 KB
 DEFAULT_WORLD_SEED = 2026     # the paper's protocol: one frozen world, seeds vary demand
-REMOTE_TIMEOUT_S = 120.0      # a request's default time limit
-LOCAL_TIMEOUT_S = 600.0       # ... on a server of this machine (a cold prompt: 67-140 s
-                              # on 2 cores, measured against llama.cpp)
 PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
 NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
 
@@ -101,13 +98,16 @@ class ModelConfig(BaseModel):
 
     @property
     def timeout_s(self) -> float:
-        """How long one request may take: as configured, else 120 s, or 600 s for a
-        server on this machine."""
+        """How long one request may take: as configured, else its server profile's
+        (120 s, or 600 s for a server on this machine)."""
         if self.request_timeout_s is not None:
             return self.request_timeout_s
-        host = urlsplit(self.api_base or "").hostname or ""
-        local = host == "localhost" or host.startswith("127.") or host == "::1"
-        return LOCAL_TIMEOUT_S if local else REMOTE_TIMEOUT_S
+        return self.profile.timeout_s
+
+    @property
+    def profile(self) -> ServerProfile:
+        """The kind of server the model is served by, and its quirks."""
+        return profile_for(self.id, self.api_base)
 
 
 class RunConfig(BaseModel):

@@ -22,6 +22,7 @@ from .._secrets import redact, redact_json
 from .._text import no_surrogates
 from ..errors import ConfigError
 from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind, said
+from ._profiles import context_numbers
 from ._wire import litellm_kwargs, usage_from
 
 
@@ -181,8 +182,8 @@ def _completion(response: Any, secrets: list[str]) -> Completion:
     raw = redact_json(no_surrogates(response.model_dump() if hasattr(response, "model_dump")
                                     else dict(response)), secrets)
     choice = raw["choices"][0]["message"]
-    # content is always a string: several OpenAI-compatible servers' chat templates
-    # (llama.cpp's) read it from every message, and refuse null
+    # content is always a string, for every server profile (``_profiles``): several
+    # OpenAI-compatible servers' chat templates (llama.cpp's) refuse null
     message: dict[str, Any] = {"role": "assistant", "content": choice.get("content") or ""}
     calls = choice.get("tool_calls") or []
     if calls:
@@ -197,26 +198,10 @@ def _completion(response: Any, secrets: list[str]) -> Completion:
 # a 400 that names the context (for servers litellm does not recognise)
 _CONTEXT_ERROR = re.compile(r"context (length|window|size)|prompt is too long|too many tokens|"
                             r"maximum context|exceeds? (the )?(model'?s? )?(max|context)", re.I)
-_NUMBERS = (
-    # llama.cpp: {"n_prompt_tokens": 9000, "n_ctx": 8192}
-    (re.compile(r"n_prompt_tokens\W+(\d+)"), re.compile(r"n_ctx\W+(\d+)")),
-    # OpenAI, vLLM: "maximum context length is 8192 tokens. However, your messages
-    # resulted in 9000 tokens" / "you requested 9500 tokens (9000 in the messages, ...)"
-    (re.compile(r"(\d+) in the messages|messages resulted in (\d+) tokens"),
-     re.compile(r"maximum context length is (\d+)")),
-    # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
-    (re.compile(r"prompt is too long: (\d+) tokens"), re.compile(r"tokens > (\d+) maximum")),
-)
 
 
 def context_limit(text: str) -> ContextLimit:
-    """The prompt size and context window a context-length error states, if it does."""
-    for prompt_re, window_re in _NUMBERS:
-        prompt, window = _first(prompt_re.search(text)), _first(window_re.search(text))
-        if prompt is not None or window is not None:
-            return ContextLimit(prompt, window)
-    return ContextLimit()
-
-
-def _first(match: re.Match | None) -> int | None:
-    return None if match is None else int(next(g for g in match.groups() if g))
+    """The prompt size and context window a context-length error states, if it does
+    (each server profile's wording, ``_profiles``)."""
+    prompt, window = context_numbers(text)
+    return ContextLimit(prompt, window)

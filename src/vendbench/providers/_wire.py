@@ -21,19 +21,15 @@ from __future__ import annotations
 from typing import Any
 
 from ._base import CompletionRequest, Usage
+from ._profiles import cache_family
 
 MARK = {"type": "ephemeral"}
 ANTHROPIC_MAX_MARKS = 4
 
 
 def family(model: str) -> str:
-    """The wire-format family of a litellm model string."""
-    prefix = model.split("/", 1)[0]
-    if prefix == "openai":
-        return "openai"
-    if prefix == "anthropic":
-        return "anthropic"
-    return "implicit"
+    """The wire-format family of a litellm model string (its server profile's cache)."""
+    return cache_family(model)
 
 
 def litellm_kwargs(request: CompletionRequest) -> dict[str, Any]:
