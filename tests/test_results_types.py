@@ -106,3 +106,23 @@ def test_a_killed_runs_cost_is_what_its_trials_were_charged(tmp_path):
                                   "VALUES (?, ?, 1, ?)", [trial, seq, Decimal(cost)])
         (summary,) = store.runs()
     assert summary["cost_usd"] == Decimal("0.0357")
+
+
+def test_a_logged_request_is_written_and_read_in_one_type():
+    """``request_json`` has one type (SPEC §21): what a request logs reads back the same,
+    byte for byte as files have always held it, and a file of an older vendbench (fewer
+    keys, lists) reads too."""
+    from vendbench.results import LoggedRequest
+
+    logged = LoggedRequest("openai/m", (0, 1, 5), 4096, 0.2, None, "auto", (1, 5), "t-1",
+                           12_345)
+    text = logged.json()
+    assert LoggedRequest.parse(text) == logged
+    assert text == ('{"cache_key":"t-1","cache_points":[1,5],"counted_tokens":12345,'
+                    '"max_tokens":4096,"message_ids":[0,1,5],"model":"openai/m",'
+                    '"reasoning_effort":null,"temperature":0.2,"tool_choice":"auto",'
+                    '"tools":"run"}')
+    old = LoggedRequest.parse('{"model": "openai/m", "message_ids": [0, 2], "tools": "run", '
+                              '"max_tokens": 100, "someday": 1}')
+    assert old.message_ids == (0, 2) and old.counted_tokens == 0 and old.cache_points == ()
+    assert logged.parameters()["cache_points"] == [1, 5]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
 
 from .._secrets import redact
 from ..providers import Attempt
-from ..results import ExchangeRow, MessageRow, ReservationRow, TrialLog, dumps
+from ..results import ExchangeRow, LoggedRequest, MessageRow, ReservationRow, TrialLog, dumps
 from ..results import now as _now
 from ._context import Message
 
@@ -24,11 +23,11 @@ class ExchangeLog(TrialLog):
                                     dumps(m.body, sort_keys=False), m.tokens)
                          for m in messages])
 
-    def attempt(self, seq: int, day: int, request: dict[str, Any], attempt: Attempt) -> None:
+    def attempt(self, seq: int, day: int, request: LoggedRequest, attempt: Attempt) -> None:
         c, f, u = attempt.completion, attempt.failure, attempt.usage
         self.last_attempt = attempt.number
         self.writer.add([ExchangeRow(
-            self.trial_id, seq, day, attempt.number, self.model, dumps(request),
+            self.trial_id, seq, day, attempt.number, self.model, request.json(),
             dumps(c.raw) if c else None,
             *((u.prompt_tokens, u.completion_tokens, u.cache_read_tokens, u.cache_write_tokens,
                u.reasoning_tokens) if u else (None,) * 5),
@@ -38,7 +37,7 @@ class ExchangeLog(TrialLog):
             None if c is None else attempt.counted is not None)])
 
     def reservation(self, seq: int, attempt: int, day: int, reserved: Decimal,
-                    request: dict[str, Any]) -> None:
+                    request: LoggedRequest) -> None:
         """Money held for a request about to be sent (committed before it is)."""
         self.writer.add([ReservationRow(
-            self.trial_id, seq, attempt, day, reserved, dumps(request), _now())])
+            self.trial_id, seq, attempt, day, reserved, request.json(), _now())])

@@ -27,7 +27,7 @@ from typing import Any
 from ..environment import Environment, RecordingSession, ToolCall
 from ..errors import VendbenchError
 from ..providers import ContextLimit, context_limit
-from ..results import TrialHistory, dumps
+from ..results import LoggedRequest, TrialHistory, dumps
 from ._calibration import Calibration
 from ._context import Message, RollingContext
 from ._replies import nudge
@@ -131,13 +131,13 @@ def _last_window(history: TrialHistory) -> list[int]:
     if not sent:
         return []
     last = max(sent, key=lambda e: (e["seq"], e["attempt"]))
-    return json.loads(last["request_json"])["message_ids"]
+    return list(LoggedRequest.parse(last["request_json"]).message_ids)
 
 
 def _recalibrate(history: TrialHistory, calibration: Calibration, max_output: int) -> None:
     """What the server's replies taught about its token counts, learned again."""
     for e in history.exchanges:
-        counted = json.loads(e["request_json"]).get("counted_tokens") or 0
+        counted = LoggedRequest.parse(e["request_json"]).counted_tokens
         if e["status"] == "ok" and e["input_tokens"]:
             calibration.observe(counted, e["input_tokens"])
         elif e["status"] == "context_length" and counted:

@@ -21,7 +21,8 @@ from ..environment import Environment, Kept, RecordingSession, RecordTable
 from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
-from ..results import ResultsWriter, Tokens, TrialHistory, TrialRecord, TrialStatus
+from ..results import (LoggedRequest, ResultsWriter, Tokens, TrialHistory, TrialRecord,
+                       TrialStatus)
 from ._calibration import Calibration
 from ._config import DEFAULT_WORLD_SEED, ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
@@ -355,15 +356,12 @@ def _request(spec: TrialSpec, env: Environment, window: Window) -> CompletionReq
         cache_key=spec.trial_id if m.prompt_caching else None)
 
 
-def request_log(request: CompletionRequest, window: Window) -> dict[str, Any]:
-    """What the log keeps of a request: its parameters and the ids of its messages (each
-    message is stored once); the tool schemas are the run's. ``providers.rebuild_request``
-    turns it back into the body that was sent."""
-    return {"model": request.model, "message_ids": [msg.id for msg in window.messages],
-            "tools": "run", "max_tokens": request.max_tokens,
-            "temperature": request.temperature, "reasoning_effort": request.reasoning_effort,
-            "tool_choice": request.tool_choice, "cache_points": list(request.cache_points),
-            "cache_key": request.cache_key, "counted_tokens": window.tokens}
+def request_log(request: CompletionRequest, window: Window) -> LoggedRequest:
+    """What the log keeps of a request (``results.LoggedRequest``)."""
+    return LoggedRequest(
+        request.model, tuple(msg.id for msg in window.messages), request.max_tokens,
+        request.temperature, request.reasoning_effort, request.tool_choice,
+        tuple(request.cache_points), request.cache_key, window.tokens)
 
 
 def _run_tool_calls(calls: list[dict[str, Any]], session: RecordingSession, day: int,

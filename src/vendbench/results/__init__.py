@@ -6,7 +6,7 @@ from ._comparisons import ComparisonRow, ComparisonStep, comparison, comparison_
 from ._log import Sink, TrialLog, now
 from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, ExchangeRow, MessageRow, ProviderEventRow,
                     ReservationRow, Row, RunEnded, RunRecord, RunWarning, SegmentEnded,
-                    SegmentReplayed, SegmentStarted, ToolCallRow, TrialRecord, Tokens, as_append,
+                    SegmentReplayed, SegmentStarted, LoggedRequest, ToolCallRow, TrialRecord, Tokens, as_append,
                     cached_share)
 from ._reads import RunInfo, RunSummary, TrialInfo
 from ._runs import begin_run, code_version, new_run_id
@@ -19,7 +19,7 @@ from ._writer import ResultsWriter, append, dumps
 __all__ = ["Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
            "cached_share", "ceiling_rows", "ceilings_for", "CeilingRow", "code_version", "COLUMNS", "comparison", "ComparisonRow",
            "ComparisonStep", "comparison_steps", "DDL", "DEFAULT_DB", "dumps",
-           "ExchangeRow", "FINISHED", "latest_attempts", "MessageRow", "new_run_id",
+           "ExchangeRow", "FINISHED", "LoggedRequest", "latest_attempts", "MessageRow", "new_run_id",
            "missing_ceilings", "now", "PairKey", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
            "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning", "salt_hash", "shares",
            "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",

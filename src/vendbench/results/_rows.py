@@ -11,6 +11,7 @@ SQL strings.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -25,6 +26,50 @@ class MessageRow:
     role: str
     content_json: str
     tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRequest:
+    """What the log keeps of a request (SPEC §21), written once as ``request_json`` and
+    read back here only: its parameters and the ids of the messages it carried (each
+    message is stored once); its tools are the run's (``runs.tools_json``).
+    ``providers.rebuild_request`` turns it back into the body that was sent."""
+
+    model: str
+    message_ids: tuple[int, ...]
+    max_tokens: int
+    temperature: float | None = None
+    reasoning_effort: str | None = None
+    tool_choice: str = "auto"
+    cache_points: tuple[int, ...] = ()
+    cache_key: str | None = None
+    counted_tokens: int = 0               # our count of its prompt
+    tools: str = "run"
+
+    def json(self) -> str:
+        """As stored: compact, keys sorted (what every file since schema 1 holds)."""
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)},
+                          separators=(",", ":"), sort_keys=True)
+
+    @classmethod
+    def parse(cls, text: str) -> LoggedRequest:
+        """A stored ``request_json`` (keys it does not know are ignored, missing ones take
+        their defaults)."""
+        raw = json.loads(text)
+        known = {f.name for f in fields(cls)}
+        given = {k: v for k, v in raw.items() if k in known}
+        for key in ("message_ids", "cache_points"):
+            given[key] = tuple(given.get(key) or ())
+        given["counted_tokens"] = given.get("counted_tokens") or 0
+        return cls(**given)
+
+    def parameters(self) -> dict[str, Any]:
+        """Its sampling and caching parameters (what a request is sent with, beyond its
+        messages and tools)."""
+        return {"model": self.model, "max_tokens": self.max_tokens,
+                "temperature": self.temperature, "reasoning_effort": self.reasoning_effort,
+                "tool_choice": self.tool_choice, "cache_points": list(self.cache_points),
+                "cache_key": self.cache_key}
 
 
 @dataclass(frozen=True, slots=True)

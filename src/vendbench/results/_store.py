@@ -17,7 +17,7 @@ import duckdb
 from ..environment import RecordTable
 from ..errors import ResultsError
 from . import _live
-from ._rows import Row, RunRecord
+from ._rows import LoggedRequest, Row, RunRecord
 from ._live import LiveError, LiveServer
 from ._reads import RunInfo, RunSummary, TrialInfo
 from ._schema import DDL, SCHEMA_VERSION, UPGRADE, UPGRADE_FROM
@@ -442,12 +442,11 @@ class Store:
             "AND e.attempt = ?", [trial_id, seq, attempt]).fetchone()
         if row is None:
             raise ResultsError(f"no exchange {seq} (attempt {attempt}) in trial {trial_id}")
-        request = json.loads(row[0])
-        ids = request.pop("message_ids")
+        logged = LoggedRequest.parse(row[0])
+        ids = list(logged.message_ids)
         found = dict(self.con.execute(
             "SELECT msg_id, content_json FROM messages WHERE trial_id = ? AND list_contains(?, "
             "msg_id)", [trial_id, ids]).fetchall())
-        request["messages"] = [json.loads(found[i]) for i in ids]
-        if request.get("tools") == "run":
-            request["tools"] = json.loads(row[1])
-        return request
+        return {**logged.parameters(), "messages": [json.loads(found[i]) for i in ids],
+                "tools": json.loads(row[1]) if logged.tools == "run" else logged.tools,
+                "counted_tokens": logged.counted_tokens}

@@ -12,6 +12,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
+from ._rows import LoggedRequest
 from ._store import Store
 
 SEARCH_LIMIT = 200           # hits a search returns at most
@@ -111,7 +112,7 @@ class Transcripts:
             ORDER BY seq, attempt LIMIT 1""", [trial_id, day]).fetchone()
         if row is None:
             return None
-        ids = json.loads(row[0]).get("message_ids") or []
+        ids = list(LoggedRequest.parse(row[0]).message_ids)
         found = self.store.con.execute("""
             SELECT content_json FROM messages WHERE trial_id = ? AND role = 'user'
             AND list_contains(?, msg_id) ORDER BY msg_id DESC LIMIT 1""",
@@ -143,8 +144,10 @@ class Transcripts:
             AND attempt = ?""", [trial_id, seq, attempt]).fetchone()
         if row is None:
             return None
-        request = json.loads(row[0])
-        ids = request.pop("message_ids", [])
+        logged = LoggedRequest.parse(row[0])
+        ids = list(logged.message_ids)
+        request = {**logged.parameters(), "tools": logged.tools,
+                   "counted_tokens": logged.counted_tokens}
         top = max(ids, default=0)
         rows = self.store.con.execute("""
             SELECT msg_id, role, tokens, content_json FROM messages WHERE trial_id = ?
