@@ -126,3 +126,31 @@ def test_a_logged_request_is_written_and_read_in_one_type():
                               '"max_tokens": 100, "someday": 1}')
     assert old.message_ids == (0, 2) and old.counted_tokens == 0 and old.cache_points == ()
     assert logged.parameters()["cache_points"] == [1, 5]
+
+
+def test_a_results_file_of_schema_8_gets_its_replies_in_vendbenchs_shape(tmp_path):
+    """Before schema 9 only the provider's raw reply was kept: opening such a file reads
+    each reply's text, reasoning and calls out of it once, into ``reply_json``."""
+    import json
+
+    db = str(tmp_path / "old.duckdb")
+    with Store(db) as store:
+        raw = {"choices": [{"message": {"role": "assistant", "content": "restocking",
+                                        "reasoning_content": "cola sells",
+                                        "tool_calls": [{"id": "c1", "type": "function",
+                                                        "function": {"name": "end_day",
+                                                                     "arguments": "{}"}}]}}]}
+        store.con.execute("INSERT INTO exchanges (trial_id, seq, attempt, status, "
+                          "response_json) VALUES ('t', 1, 1, 'ok', ?), "
+                          "('t', 2, 1, 'ok', '{\"choices\": [{\"message\": {}}]}'), "
+                          "('t', 3, 1, 'timeout', NULL)", [json.dumps(raw)])
+        store.con.execute("ALTER TABLE exchanges DROP COLUMN reply_json")
+        store.con.execute("UPDATE meta SET value = '8' WHERE key = 'schema_version'")
+    with Store(db) as store:
+        rows = store.con.execute("SELECT seq, reply_json FROM exchanges ORDER BY seq"
+                                 ).fetchall()
+    replies = {seq: json.loads(r) if r else None for seq, r in rows}
+    assert replies[1] == {"text": "restocking", "reasoning": "cola sells",
+                          "tool_calls": raw["choices"][0]["message"]["tool_calls"]}
+    assert replies[2] == {"text": "", "reasoning": "", "tool_calls": []}
+    assert replies[3] is None

@@ -56,6 +56,7 @@ class Reply:
     completion_tokens: int = 24
     cached_tokens: int = 0                  # with prompt_tokens given
     delay: float = 0.0
+    reasoning: str | None = None            # sent as reasoning_content (DeepSeek, vLLM)
 
 
 def vending_script(body: dict[str, Any]) -> Reply:
@@ -328,6 +329,8 @@ class FakeLLM:
     def _chat_completion(self, body: dict, reply: Reply, usage: dict[str, Any]) -> dict:
         n = next(self._ids)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.reasoning is not None:
+            message["reasoning_content"] = reply.reasoning
         if reply.tool_calls:
             message["tool_calls"] = [
                 {"id": f"call_{n}_{i}", "type": "function",

@@ -270,3 +270,34 @@ def test_a_trial_above_the_oracle_is_flagged_where_a_user_looks(tmp_path):
     assert "Above the oracle" in page and "125%" in page
     assert "125% !" in pages.get(f"run/{run.run_id}.html").body
     assert kept > 0
+
+
+def test_a_day_page_shows_the_reasoning_the_provider_returned(tmp_path, monkeypatch):
+    """The viewer reads vendbench's own reply (``reply_json``), never the provider's raw
+    JSON (SPEC §21): a server that returns its model's reasoning (``reasoning_content``,
+    as DeepSeek's and vLLM's do) has it kept and shown."""
+    import asyncio
+    import json
+    import os
+
+    from vendbench.orchestrator import build_config, execute
+    from vendbench.results import Store
+
+    from ..fakellm import FakeLLM, Reply
+
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    db = str(tmp_path / "r.duckdb")
+    with FakeLLM(lambda body: Reply(tool_calls=[("end_day", "{}")], content="closing",
+                                    reasoning="nothing sells on a Monday")) as llm:
+        config = build_config({"days": 1, "seeds": [1], "models": [
+            {"id": "openai/fake-model", "api_base": llm.url, "input_usd_per_mtok": "0.4",
+             "output_usd_per_mtok": "1.6", "max_output_tokens": 256}]})
+        run = asyncio.run(execute(config, db))
+    (trial,) = run.as_json()["trials"]
+    with Store(db, read_only=True) as store:
+        (reply,) = store.con.execute("SELECT reply_json FROM exchanges").fetchone()
+    assert json.loads(reply)["reasoning"] == "nothing sells on a Monday"
+    assert json.loads(reply)["text"] == "closing"
+    page = Pages(db).get(f"trial/{trial['trial_id']}/day-1.html")
+    assert page.status == 200 and "nothing sells on a Monday" in page.body

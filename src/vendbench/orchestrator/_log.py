@@ -34,7 +34,8 @@ class ExchangeLog(TrialLog):
             attempt.cost, attempt.reserved, round(attempt.latency_ms, 3),
             "ok" if c else f.kind.value, redact(f.message) if f else None,
             dt.datetime.fromtimestamp(attempt.sent_at, dt.timezone.utc).replace(tzinfo=None),
-            None if c is None else attempt.counted is not None)])
+            None if c is None else attempt.counted is not None,
+            dumps(c.normalised(), sort_keys=False, ascii=False) if c else None)])
 
     def reservation(self, seq: int, attempt: int, day: int, reserved: Decimal,
                     request: LoggedRequest) -> None:

@@ -81,6 +81,14 @@ class Completion:
     message: dict[str, Any]
     usage: Usage | None
     raw: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""        # the model's reasoning text, where the provider returns it
+
+    def normalised(self) -> dict[str, Any]:
+        """vendbench's own shape of the reply, whatever the provider's (what the results
+        file keeps as ``reply_json`` and the viewer reads): its text, its reasoning and
+        its tool calls."""
+        return {"text": self.message.get("content") or "", "reasoning": self.reasoning,
+                "tool_calls": self.message.get("tool_calls") or []}
 
 
 class Provider(Protocol):

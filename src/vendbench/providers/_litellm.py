@@ -192,7 +192,9 @@ def _completion(response: Any, secrets: list[str]) -> Completion:
              "function": {"name": (c.get("function") or {}).get("name") or "",
                           "arguments": (c.get("function") or {}).get("arguments") or ""}}
             for i, c in enumerate(calls)]
-    return Completion(message=message, usage=usage_from(raw), raw=raw)
+    reasoning = choice.get("reasoning_content")       # litellm's name for every provider's
+    return Completion(message=message, usage=usage_from(raw), raw=raw,
+                      reasoning=reasoning if isinstance(reasoning, str) else "")
 
 
 # a 400 that names the context (for servers litellm does not recognise)

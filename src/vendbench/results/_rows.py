@@ -97,6 +97,7 @@ class ExchangeRow:
     error: str | None
     sent_at: dt.datetime
     usage_counted: bool | None     # True: the reply had no usage; its tokens are ours
+    reply_json: str | None = None  # the reply in vendbench's shape (text, reasoning, calls)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 8      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 9      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
                         # exchanges.usage_counted (a reply without usage); 7: ceilings;
-                        # 8: trials.score (final_net_assets is net assets in every world)
+                        # 8: trials.score (final_net_assets is net assets in every world);
+                        # 9: exchanges.reply_json (the reply in vendbench's own shape)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -47,7 +48,7 @@ CREATE TABLE IF NOT EXISTS exchanges(
     request_json VARCHAR, response_json VARCHAR, input_tokens BIGINT, output_tokens BIGINT,
     cache_read_tokens BIGINT, cache_write_tokens BIGINT, reasoning_tokens BIGINT,
     cost_usd DECIMAL(18, 9), reserved_usd DECIMAL(18, 9), latency_ms DOUBLE, status VARCHAR,
-    error VARCHAR, sent_at TIMESTAMP, usage_counted BOOLEAN);
+    error VARCHAR, sent_at TIMESTAMP, usage_counted BOOLEAN, reply_json VARCHAR);
 CREATE TABLE IF NOT EXISTS reservations(
     trial_id VARCHAR, seq INTEGER, attempt INTEGER, day INTEGER, reserved_usd DECIMAL(18, 9),
     request_json VARCHAR, reserved_at TIMESTAMP);
@@ -84,10 +85,12 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # A file of an older schema is brought up to this one in place when it is opened: the
 # tables added since are created by DDL, and these statements add the columns (before
 # schema 5 every trial of a run played the run's one world: its world_seed, else 2026;
-# before schema 6 every reply's usage was the server's; before schema 8 a trial's score
+# before schema 6 every reply's usage was the server's; before schema 9 a reply was kept
+# only as the provider sent it, so its text, reasoning and calls are read out of that once;
+# before schema 8 a trial's score
 # was stored as final_net_assets, in the network its final bank balance, so that is its
 # score and stays its final_net_assets: the stock it held then is not known).
-UPGRADE_FROM = (3, 4, 5, 6, 7)
+UPGRADE_FROM = (3, 4, 5, 6, 7, 8)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;
@@ -95,6 +98,14 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_salt_sha256 VARCHAR;
 ALTER TABLE trials ADD COLUMN IF NOT EXISTS world_seed INTEGER;
 ALTER TABLE trials ADD COLUMN IF NOT EXISTS score DOUBLE;
 UPDATE trials SET score = final_net_assets WHERE score IS NULL;
+ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS reply_json VARCHAR;
+UPDATE exchanges SET reply_json = json_object(
+    'text', coalesce(json_extract_string(response_json, '$.choices[0].message.content'), ''),
+    'reasoning', coalesce(json_extract_string(response_json,
+                                              '$.choices[0].message.reasoning_content'), ''),
+    'tool_calls', coalesce(json_extract(response_json, '$.choices[0].message.tool_calls'),
+                           json('[]')))
+    WHERE reply_json IS NULL AND response_json IS NOT NULL;
 UPDATE runs SET world_seeds = '[' || coalesce(json_extract_string(config_json, '$.world_seed'),
     '2026') || ']' WHERE world_seeds IS NULL;
 UPDATE trials SET world_seed = (SELECT json_extract_string(r.world_seeds, '$[0]')::INTEGER

@@ -89,17 +89,16 @@ class Transcripts:
         latency, the reply), its tool calls with their results, and the daily report
         the model read (the day's first request's newest user message)."""
         exchanges = self._dicts("""
-            SELECT seq, attempt, status, error, response_json, input_tokens, output_tokens,
+            SELECT seq, attempt, status, error, reply_json, input_tokens, output_tokens,
                    cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
                    reserved_usd, latency_ms, sent_at,
                    json_array_length(json_extract(request_json, '$.message_ids')) AS carried
             FROM exchanges WHERE trial_id = ? AND day = ? ORDER BY seq, attempt""",
             [trial_id, day])
         for e in exchanges:
-            reply = json.loads(e.pop("response_json")) if e.get("response_json") else None
-            message = ((reply or {}).get("choices") or [{}])[0].get("message") or {}
-            e["text"] = message.get("content") or ""
-            e["reasoning"] = message.get("reasoning_content") or ""
+            reply = json.loads(e.pop("reply_json")) if e.get("reply_json") else {}
+            e["text"] = reply.get("text") or ""
+            e["reasoning"] = reply.get("reasoning") or ""
         calls = self._dicts("""
             SELECT seq, exchange_seq, call_id, name, args_json, result_json, ok
             FROM tool_calls WHERE trial_id = ? AND day = ? ORDER BY seq""", [trial_id, day])
@@ -191,9 +190,9 @@ class Transcripts:
             FROM tool_calls WHERE trial_id = $t AND (name ILIKE $p ESCAPE '\\'
                  OR args_json ILIKE $p ESCAPE '\\' OR result_json ILIKE $p ESCAPE '\\')
             UNION ALL
-            SELECT day, seq, 'reply' AS kind, 'reply' AS what, response_json AS body
+            SELECT day, seq, 'reply' AS kind, 'reply' AS what, reply_json AS body
             FROM exchanges WHERE trial_id = $t AND status = 'ok'
-                 AND response_json ILIKE $p ESCAPE '\\'
+                 AND reply_json ILIKE $p ESCAPE '\\'
             ORDER BY day, seq LIMIT $n""", {"t": trial_id, "p": pattern, "n": limit})
         for h in hits:
             h["snippet"] = _snippet(h.pop("body") or "", text)
