@@ -63,3 +63,21 @@ def test_each_scenario_has_its_own_default_horizon(capsys):
     assert main(["baseline", "--scenario", "network", "--json"]) == 0
     record = __import__("json").loads(capsys.readouterr().out)
     assert record["days"] == 30 and record["days_completed"] == 30
+
+
+def test_each_metric_is_declared_once_with_its_direction_and_display():
+    """A metric spec per metric (SPEC §21): every metric a scenario computes has one
+    ``Metric``, which gives both its direction and its column; a wrong direction is
+    refused where it is written."""
+    from vendbench.environment import Metric, display_columns
+    from vendbench.environment._registry import metrics
+
+    for name in ("autovend", "network"):
+        specs = metrics(name)
+        assert len({m.name for m in specs}) == len(specs)
+        assert metric_directions(name) == {m.name: m.direction for m in specs}
+        assert [c[0] for c in display_columns(name)] == [m.name for m in specs if m.header]
+    computed = trial_metrics("network", {"days": [], "sales": []}, [])
+    assert set(computed) == {m.name for m in metrics("network")}
+    with pytest.raises(ValueError, match="direction"):
+        Metric("speed", "faster")

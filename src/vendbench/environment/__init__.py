@@ -11,7 +11,7 @@ from __future__ import annotations
 from ._protocol import Environment
 from ._policies import (InProcessPolicy, ceiling_score, evaluate_policy, make_policy,
                         oracle_share, play_day, policy_names, run_policy, share_bounds)
-from ._records import DAY_COLUMNS, DAYS, RecordTable
+from ._records import DAY_COLUMNS, DAYS, Metric, RecordTable
 from ._registry import (ENTRY_POINTS, REGISTRY, SALT_ENV, Scenario, currency,
                         default_days, display_columns, find as find_scenario, make,
                         names as scenario_names, Workload, metric_directions, record_tables, register,
@@ -21,7 +21,7 @@ from ._session import (DAY_OVER, Kept, Recorder, RecordingSession, ToolCall, day
                        nudge)
 
 __all__ = ["DAYS", "DAY_COLUMNS", "DAY_OVER", "ENTRY_POINTS", "Environment", "find_scenario",
-           "InProcessPolicy", "Kept", "scenario_names", "Workload",
+           "InProcessPolicy", "Kept", "Metric", "scenario_names", "Workload",
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",
            "ToolCall", "currency", "day_tool", "default_days", "display_columns",
            "ceiling_score", "evaluate_policy", "make", "make_policy", "metric_directions",

@@ -42,3 +42,25 @@ class RecordTable:
     def names(self) -> tuple[str, ...]:
         """Its column names, ``trial_id`` first (the order rows are appended in)."""
         return ("trial_id", *(c for c, _ in self.columns))
+
+
+DIRECTIONS = ("higher", "lower", "neither")
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One operational metric of a scenario, declared once (SPEC §21): the key its
+    ``trial_metrics`` returns, which way is better ("neither": a description, not a
+    merit), and how the leaderboard shows it (``header`` None: kept in the JSON output and
+    the charts, not a table column; the value times ``scale``, to ``decimals``)."""
+
+    name: str
+    direction: str
+    header: str | None = None
+    scale: float = 1
+    decimals: int = 1
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"metric {self.name}: direction is one of {DIRECTIONS}, "
+                             f"not {self.direction!r}")

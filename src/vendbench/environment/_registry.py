@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ConfigError, unknown_name
 from ._protocol import Environment
-from ._records import RecordTable
+from ._records import Metric, RecordTable
 
 # where a private world's secret salt is read from by default (never stored; see _world)
 SALT_ENV = "VENDBENCH_WORLD_SALT"
@@ -46,7 +46,7 @@ class Scenario:
     name: str
     package: str          # ".autovend" (relative to this package) or an absolute module
     env_class: str        # the Environment class in ``package``
-    metrics: str | None   # its module with ``trial_metrics``, ``DIRECTIONS``, ``DISPLAY``
+    metrics: str | None   # its module with ``trial_metrics`` and ``METRICS`` (``Metric``s)
                           # and ``RECORDS`` (None: the package itself)
     summary: str
     currency: str = "CNY"  # what its amounts are in
@@ -232,13 +232,18 @@ def record_tables(scenario_name: str) -> tuple[RecordTable, ...]:
 def display_columns(scenario_name: str) -> tuple[tuple[str, str, float, int], ...]:
     """How a leaderboard shows the scenario's metrics: (metric, header, scale,
     decimals), in order."""
-    entry = scenario(scenario_name)
-    return tuple(entry.load(entry.metrics).DISPLAY)
+    return tuple((m.name, m.header, m.scale, m.decimals) for m in metrics(scenario_name)
+                 if m.header is not None)
 
 
 def metric_directions(scenario_name: str) -> dict[str, str]:
     """Which way each operational metric is better: "higher", "lower", or "neither" (a
     description, not a merit: tool calls a day are as low for an idle agent as for a
     frugal one)."""
+    return {m.name: m.direction for m in metrics(scenario_name)}
+
+
+def metrics(scenario_name: str) -> tuple[Metric, ...]:
+    """Scenario ``scenario_name``'s operational metrics, each declared once."""
     entry = scenario(scenario_name)
-    return dict(entry.load(entry.metrics).DIRECTIONS)
+    return tuple(entry.load(entry.metrics).METRICS)

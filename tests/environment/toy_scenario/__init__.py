@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vendbench.environment import RecordTable
+from vendbench.environment import Metric, RecordTable
 
 COST = 50                      # cents a cup
 START = 1_000                  # cents
@@ -20,8 +20,8 @@ START = 1_000                  # cents
 RECORDS = (RecordTable("days", (("day", "INTEGER"), ("cash", "DOUBLE"),
                                 ("net_assets", "DOUBLE"), ("cups", "INTEGER"))),
            RecordTable("toy_prices", (("day", "INTEGER"), ("price", "DOUBLE"))))
-DIRECTIONS = {"cups_per_day": "higher", "calls": "lower"}
-DISPLAY = [("cups_per_day", "cups/day", 1, 1), ("calls", "calls", 1, 0)]
+METRICS = (Metric("cups_per_day", "higher", "cups/day", 1, 1),
+           Metric("calls", "lower", "calls", 1, 0))
 
 
 def trial_metrics(records: dict[str, list[dict]], tool_calls: list[dict], world_seed=None,

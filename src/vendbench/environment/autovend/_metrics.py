@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from .._records import RecordTable
+from .._records import Metric, RecordTable
 from . import _demand as demand
 from ._calendar import DEFAULT_START, day_info
 from ._world import MACHINE_CAPACITY, build_world
@@ -61,17 +61,19 @@ RECORDS = (
         ("price", "DOUBLE"), ("units_on_shelf", "INTEGER"), ("units_sold", "INTEGER"),
         ("revenue", "DOUBLE"), ("cogs", "DOUBLE"))),
 )
-DISPLAY = [("waste_rate", "waste %", 100, 2), ("stockout_rate", "stock-outs %", 100, 1),
-           ("shelf_utilisation", "util %", 100, 1),
-           ("pricing_regret_share", "regret %", 100, 1),
-           ("assortment_score", "assort.", 1, 3), ("capital_efficiency", "cap. eff", 1, 3),
-           ("tool_calls_per_day", "calls/day", 1, 1),
-           ("rejected_item_rate", "rejected %", 100, 1)]
-DIRECTIONS = {"waste_rate": "lower", "stockout_rate": "lower", "empty_machine_rate": "lower",
-              "shelf_utilisation": "higher", "capital_efficiency": "higher",
-              "tool_calls_per_day": "neither", "rejected_item_rate": "lower",
-              "pricing_regret": "lower", "pricing_regret_share": "lower",
-              "assortment_score": "higher"}
+# its operational metrics, each once; the table shows those with a header, in this order
+METRICS = (
+    Metric("waste_rate", "lower", "waste %", 100, 2),
+    Metric("stockout_rate", "lower", "stock-outs %", 100, 1),
+    Metric("shelf_utilisation", "higher", "util %", 100, 1),
+    Metric("pricing_regret_share", "lower", "regret %", 100, 1),
+    Metric("assortment_score", "higher", "assort.", 1, 3),
+    Metric("capital_efficiency", "higher", "cap. eff", 1, 3),
+    Metric("tool_calls_per_day", "neither", "calls/day", 1, 1),
+    Metric("rejected_item_rate", "lower", "rejected %", 100, 1),
+    Metric("empty_machine_rate", "lower"),
+    Metric("pricing_regret", "lower"),
+)
 PRICE_GRID = np.linspace(0.5, 2.0, 16)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._records import RecordTable
+from .._records import Metric, RecordTable
 from ._config import load
 
 # what a trial records day by day (``drain_records``): the days and sales tables AutoVend
@@ -22,16 +22,17 @@ RECORDS = (
         ("revenue", "DOUBLE"), ("cogs", "DOUBLE"))),
 )
 # how a leaderboard shows them: (metric, header, scale for display, decimals)
-DISPLAY = [("profit", "profit", 1, 0), ("stockout_rate", "sold out %", 100, 1),
-           ("waste_rate", "waste %", 100, 1),
-           ("marketing_spend", "marketing", 1, 2), ("refunds", "refunds", 1, 2),
-           ("working_hours_use", "hours used %", 100, 1),
-           ("tool_calls_per_day", "calls/day", 1, 1),
-           ("rejected_call_rate", "rejected %", 100, 1)]
-DIRECTIONS = {"profit": "higher", "stockout_rate": "lower", "waste_rate": "lower",
-              "marketing_spend": "lower",
-              "refunds": "lower", "working_hours_use": "higher",
-              "tool_calls_per_day": "neither", "rejected_call_rate": "lower"}
+# its operational metrics, each once, in the table's order
+METRICS = (
+    Metric("profit", "higher", "profit", 1, 0),
+    Metric("stockout_rate", "lower", "sold out %", 100, 1),
+    Metric("waste_rate", "lower", "waste %", 100, 1),
+    Metric("marketing_spend", "lower", "marketing", 1, 2),
+    Metric("refunds", "lower", "refunds", 1, 2),
+    Metric("working_hours_use", "higher", "hours used %", 100, 1),
+    Metric("tool_calls_per_day", "neither", "calls/day", 1, 1),
+    Metric("rejected_call_rate", "lower", "rejected %", 100, 1),
+)
 
 
 def trial_metrics(records: dict[str, list[dict[str, Any]]], tool_calls: list[dict[str, Any]],
