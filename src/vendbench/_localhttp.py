@@ -29,7 +29,7 @@ def local_name(host: str, origins: tuple[str, ...] = ()) -> bool:
     return host.strip("[]").lower() in names | allowed
 
 
-def foreign(scope: dict, port: int, origins: tuple[str, ...] = ()) -> str | None:
+def foreign(scope: dict[str, Any], port: int, origins: tuple[str, ...] = ()) -> str | None:
     """Why a request must be refused as coming from elsewhere than this machine's own
     clients, or None. The Host header must name this machine (localhost, 127.0.0.1 or
     [::1], with the port or without) or an allowed origin's host, and an Origin header,

@@ -105,7 +105,7 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _summarise(records: list[dict]) -> list[dict]:
+def _summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Mean, SD and CV over seeds, per policy and world."""
     out = []
     for policy, world in dict.fromkeys((r["policy"], r["world_seed"]) for r in records):

@@ -109,7 +109,7 @@ def nothing_to_rank(board: Any, db: str) -> str:
     s = board.selection
     runs = ", ".join(s.runs) or "none"
     lines = [f"nothing to rank in run {runs} yet (no chart or report written):"]
-    states: dict[str, Counter] = {}
+    states: dict[str, Counter[str]] = {}
     for t in s.set_apart:
         states.setdefault(t["model"], Counter())[t["status"]] += 1
     for model, counted in sorted(states.items()):

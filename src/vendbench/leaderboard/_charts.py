@@ -58,7 +58,7 @@ PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#8
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 
 
-def styles(models: list[str], roles: Roles = Roles()) -> dict[str, dict]:
+def styles(models: list[str], roles: Roles = Roles()) -> dict[str, dict[str, Any]]:
     """A line style per model, stable for the order given (the ranking's); the
     scenario's reference policy dashed black, its ceiling dotted grey."""
     out, i = {}, 0

@@ -178,7 +178,7 @@ def exact(value: Any) -> Any:
     return value
 
 
-def _flat(rank: int, data: dict) -> dict:
+def _flat(rank: int, data: dict[str, Any]) -> dict[str, Any]:
     """A row for CSV: rank first, each interval as two columns, every cell one value."""
     out = {"rank": rank, "model": data.pop("model")}
     for key, value in data.items():

@@ -113,7 +113,7 @@ class _Check:
             _check_day(self.history, row)
 
 
-def _check_day(history: TrialHistory, row: dict) -> None:
+def _check_day(history: TrialHistory, row: dict[str, Any]) -> None:
     day = row["day"]
     logged = history.days.get(day)
     ours = (float(row["cash"]), float(row["net_assets"]))

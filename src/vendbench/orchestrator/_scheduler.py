@@ -329,7 +329,7 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
 
 
 def _keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
-                   scheduler: Scheduler) -> asyncio.Task:
+                   scheduler: Scheduler) -> asyncio.Task[Any]:
     """Compute, beside the trials, what the scenario's oracle scores on each of the run's
     worlds and seeds that the file does not keep yet (the denominators of oracle shares,
     SPEC 18.1), and queue them for the file."""

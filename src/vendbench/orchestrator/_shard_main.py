@@ -41,7 +41,7 @@ class LinkWriter:
     def __init__(self, link: Link) -> None:
         self._link = link
         self._items: list[Append | Row] = []
-        self._waiting: dict[int, asyncio.Future] = {}
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._ids = count(1)
 
     def put(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None = None
@@ -109,7 +109,7 @@ def send(link: Link, message: Any) -> None:
         raise ResultsError("the scheduler has gone") from None
 
 
-def _fail(done: asyncio.Future, exc: Exception) -> None:
+def _fail(done: asyncio.Future[Any], exc: Exception) -> None:
     """Fail a flush. Its trial may have been cancelled already (the run is ending), so
     nobody may await it: the exception is marked retrieved, or asyncio would print
     "Future exception was never retrieved" for each at exit. An awaiter still gets it."""
@@ -137,7 +137,7 @@ async def serve(link: Link) -> None:
     clients.warm_up()
     link.send(Ready())
     writer = LinkWriter(link)
-    trials: dict[str, asyncio.Task] = {}
+    trials: dict[str, asyncio.Task[Any]] = {}
 
     async def run_one(spec: TrialSpec, limit: Decimal | None) -> None:
         budget = Budget("trial", limit)

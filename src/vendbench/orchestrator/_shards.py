@@ -119,7 +119,7 @@ class _Running:
     outcome: TrialOutcome          # kept up to date by the worker's progress messages
     started: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc)
                                  .replace(tzinfo=None))
-    done: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop()
+    done: asyncio.Future[Any] = field(default_factory=lambda: asyncio.get_running_loop()
                                  .create_future())
     began: bool = False            # the worker said it started the trial
     # a progress report waits for the worker's next rows: the rows it counts were still
@@ -139,7 +139,7 @@ class Worker:
         self.running: dict[str, _Running] = {}
         self.events: list[LimitEvent] = []
         self.closed = asyncio.get_running_loop().create_future()
-        self._acks: set[asyncio.Task] = set()
+        self._acks: set[asyncio.Task[Any]] = set()
         self._reader = asyncio.create_task(self._read(), name=f"worker-{index}-reader")
 
     def load(self, model: ModelConfig) -> tuple[int, int]:

@@ -318,14 +318,14 @@ class LiveServer:
 
 
 class _Result:
-    def __init__(self, columns: list[str], rows: list[tuple]) -> None:
+    def __init__(self, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
         self.description = [(c,) for c in columns]
         self._rows = rows
 
-    def fetchall(self) -> list[tuple]:
+    def fetchall(self) -> list[tuple[Any, ...]]:
         return list(self._rows)
 
-    def fetchone(self) -> tuple | None:
+    def fetchone(self) -> tuple[Any, ...] | None:
         return self._rows[0] if self._rows else None
 
 

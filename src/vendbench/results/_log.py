@@ -18,7 +18,7 @@ class Sink(Protocol):
     """What a log writes through: the run's ``ResultsWriter``, or ``serve``'s direct
     writer."""
 
-    def put(self, table: str, rows: list[tuple],
+    def put(self, table: str, rows: list[tuple[Any, ...]],
             columns: tuple[str, ...] | None = None) -> None: ...
 
     def add(self, rows: list[AppendRow]) -> None: ...

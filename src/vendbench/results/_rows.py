@@ -395,5 +395,5 @@ class Append:
     ``COLUMNS[table]``, the results file's own tables)."""
 
     table: str
-    rows: list[tuple]
+    rows: list[tuple[Any, ...]]
     columns: tuple[str, ...] | None = None

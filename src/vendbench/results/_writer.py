@@ -56,7 +56,7 @@ class ResultsWriter:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._queue: asyncio.Queue[tuple[str, Any, asyncio.Future | None]] = asyncio.Queue()
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[Any] | None = None
         self.rows_written = 0
         self.commits = 0
         self.failure: ResultsError | None = None
@@ -186,7 +186,7 @@ class ResultsWriter:
                 batch.append(got)
                 waiting += got[2] is not None
 
-    def _commit(self, batch: list[tuple[str, Any, asyncio.Future | None]]) -> None:
+    def _commit(self, batch: list[tuple[str, Any, asyncio.Future[Any] | None]]) -> None:
         tables: dict[tuple[str, tuple[str, ...] | None], list[tuple]] = defaultdict(list)
         statements: list[tuple[str, list[Any]]] = []
         for kind, payload, _ in batch:
@@ -215,7 +215,7 @@ class ResultsWriter:
             raise
 
 
-def append(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
+def append(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple[Any, ...]],
            columns: tuple[str, ...] | None = None) -> None:
     """Rows (tuples in ``columns`` order, by default ``COLUMNS[table]``'s) into ``table``,
     with DuckDB's Appender."""
@@ -224,14 +224,14 @@ def append(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple],
     appender.flush()
 
 
-def _drain(queue: asyncio.Queue) -> list[tuple[str, Any, asyncio.Future | None]]:
+def _drain(queue: asyncio.Queue[Any]) -> list[tuple[str, Any, asyncio.Future[Any] | None]]:
     out = []
     while not queue.empty():
         out.append(queue.get_nowait())
     return out
 
 
-def _resolve(fut: asyncio.Future, failure: BaseException | None) -> None:
+def _resolve(fut: asyncio.Future[Any], failure: BaseException | None) -> None:
     if not fut.done():
         if failure is None:
             fut.set_result(None)

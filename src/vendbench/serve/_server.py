@@ -316,7 +316,7 @@ async def _http(world: WorldServer, config: ServeConfig) -> None:
                                            max_sessions=config.max_sessions)
     expected = f"Bearer {config.token}".encode() if config.token else None
 
-    async def app(scope: dict, receive: Any, send: Any) -> None:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
         refused = foreign(scope, config.port, config.allow_origins)

@@ -84,7 +84,7 @@ class Pages:
         return Page(status, self.env.get_template("error").render(
             root=root, crumbs=[], title=title, message=message))
 
-    def _runs(self, tx: Transcripts, *, query: dict, root: str) -> Page:
+    def _runs(self, tx: Transcripts, *, query: dict[str, Any], root: str) -> Page:
         return self._page("runs", root, [("runs", None)], runs=tx.store.runs())
 
     def _run(self, tx: Transcripts, run_id: str, *, query: dict, root: str) -> Page:
@@ -115,7 +115,7 @@ class Pages:
                           chart=_chart(days, about["score_column"], about["score_name"]),
                           searchable=self.served, live=self._live_trial(tx, t), **about)
 
-    def _day(self, tx: Transcripts, trial_id: str, day: str, *, query: dict,
+    def _day(self, tx: Transcripts, trial_id: str, day: str, *, query: dict[str, Any],
              root: str) -> Page:
         t = tx.trial(trial_id)
         if t is None:
@@ -128,7 +128,7 @@ class Pages:
         if n < 1 or (n > last and not found["calls"] and not found["exchanges"]):
             return self._error(404, "No such day", f"trial {trial_id} has days 1–{last}",
                                root)
-        by_exchange: dict[int | None, list] = {}
+        by_exchange: dict[int | None, list[Any]] = {}
         for c in found["calls"]:
             by_exchange.setdefault(c["exchange_seq"], []).append(c)
         seqs = {e["seq"] for e in found["exchanges"]}
@@ -141,7 +141,7 @@ class Pages:
                           live=self._live_trial(tx, t) if n >= last else None, **about)
 
     def _window(self, tx: Transcripts, trial_id: str, seq: str, attempt: str, *,
-                query: dict, root: str) -> Page:
+                query: dict[str, Any], root: str) -> Page:
         t = tx.trial(trial_id)
         w = tx.window(trial_id, int(seq), int(attempt)) if t is not None else None
         if t is None or w is None:
@@ -174,7 +174,7 @@ class Pages:
                                            ("search", None)],
                           t=t, q=q, hits=hits, limit=SEARCH_LIMIT)
 
-    def _compare(self, tx: Transcripts, a_id: str, b_id: str, *, query: dict,
+    def _compare(self, tx: Transcripts, a_id: str, b_id: str, *, query: dict[str, Any],
                  root: str) -> Page:
         a, b = tx.trial(a_id), tx.trial(b_id)
         if a is None or b is None:
@@ -196,7 +196,7 @@ class Pages:
                                             ("side by side", None)],
                           a=a, b=b, rows=rows, diverge=diverge, **about)
 
-    def _trial_state(self, tx: Transcripts, trial_id: str, *, query: dict,
+    def _trial_state(self, tx: Transcripts, trial_id: str, *, query: dict[str, Any],
                      root: str) -> Page:
         t = tx.trial(trial_id)
         return Page(200 if t else 404, _state(t), "text/plain; charset=utf-8")
@@ -213,7 +213,7 @@ class Pages:
     def _missing(self, trial_id: str, root: str) -> Page:
         return self._error(404, "No such trial", f"no trial {trial_id} in {self.db}", root)
 
-    def _live_trial(self, tx: Transcripts, t: dict) -> dict | None:
+    def _live_trial(self, tx: Transcripts, t: dict[str, Any]) -> dict[str, Any] | None:
         if not self.served or t["status"] != TrialStatus.RUNNING:
             return None
         return {"url": "state.txt", "seen": _state(t)}
@@ -266,7 +266,7 @@ def _shares(tx: Transcripts, trials: list[dict], run: dict) -> dict[str, float |
     return shares(trials, run["scenario"], ceilings)
 
 
-def _ranges(messages: list[dict]) -> str:
+def _ranges(messages: list[dict[str, Any]]) -> str:
     """Message numbers as ranges: 0, 2–18, 40–52."""
     ids = sorted(m["msg_id"] for m in messages)
     spans: list[list[int]] = []
@@ -278,7 +278,7 @@ def _ranges(messages: list[dict]) -> str:
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
 
 
-def _state(t: dict | None) -> str:
+def _state(t: dict[str, Any] | None) -> str:
     return "" if t is None else f"{t['status']}/{t['days_completed']}/{t['tool_calls']}"
 
 
@@ -290,9 +290,9 @@ def _scenario(name: str) -> dict[str, Any]:
             "notes_tool": entry.notes_tool if entry else None}
 
 
-def _pairs(trials: list[dict]) -> list[tuple[dict, dict]]:
+def _pairs(trials: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Trials of different models on the same world, seed and repeat (latest attempts)."""
-    groups: dict[PairKey, list[dict]] = {}
+    groups: dict[PairKey, list[dict[str, Any]]] = {}
     for t in trials:
         groups.setdefault(PairKey.of(t), []).append(t)
     return [(a, b) for group in groups.values() for i, a in enumerate(group)
@@ -309,7 +309,7 @@ def _percent(value: float | None) -> str:
     return "—" if value is None or isinstance(value, jinja2.Undefined) else f"{value:.0%}"
 
 
-def _share_of(row: dict) -> float | None:
+def _share_of(row: dict[str, Any]) -> float | None:
     """An exchange's (or a day's summed) cached share of input tokens."""
     return cached_share(row.get("input_tokens"), row.get("cache_read_tokens",
                                                          row.get("cached")))
@@ -342,7 +342,7 @@ def _spark(values: list[float], width: int = 120, height: int = 24) -> Markup:
         f'stroke-width="1.2" points="{points}"/></svg>')
 
 
-def _chart(days: list[dict], column: str, label: str, width: int = 900,
+def _chart(days: list[dict[str, Any]], column: str, label: str, width: int = 900,
            height: int = 220) -> str:
     """The score's quantity and cash by day, and the API spend by day beneath; each day
     a link to its page."""

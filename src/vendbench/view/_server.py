@@ -50,7 +50,7 @@ class ViewConfig:
 def app(pages: Pages, port: int) -> Any:
     """The ASGI app answering ``pages``."""
 
-    async def serve(scope: dict, receive: Any, send: Any) -> None:
+    async def serve(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
         refused = foreign(scope, port)

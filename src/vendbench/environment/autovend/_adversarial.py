@@ -52,7 +52,7 @@ class PricedOrderUpTo(OrderUpToPolicy):
         if self.factor is None:
             return super().play_day(call, observation)
 
-        def priced(name: str, args: dict | str | None = None) -> dict:
+        def priced(name: str, args: dict[str, Any] | str | None = None) -> dict[str, Any]:
             if name == "set_price" and isinstance(args, dict):
                 args = {"items": [{**it, "price": self._price(it["machine_id"],
                                                               it["product_id"])}
@@ -74,7 +74,7 @@ class AutovendProbes(OrderUpToPolicy):
     name = "rejected-probes"
 
     def play_day(self, call: Call, observation: str) -> None:
-        def probing(name: str, args: dict | str | None = None) -> dict:
+        def probing(name: str, args: dict[str, Any] | str | None = None) -> dict[str, Any]:
             if name == "restock" and isinstance(args, dict):
                 for it in args["items"][:5]:
                     call("restock", {"items": [{**it, "quantity": 100_000}]})

@@ -6,6 +6,8 @@ before the first mutation, so a rejected item leaves no trace (and triggers no v
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...errors import ToolError
 from ._state import LEAD_TIME, Business, Order
 from ._stock import Listing
@@ -68,7 +70,7 @@ def place_order(biz: Business, k: int, quantity: int, order: Order | None) -> Or
     return order
 
 
-def set_price(biz: Business, m: int, k: int, price: float) -> dict:
+def set_price(biz: Business, m: int, k: int, price: float) -> dict[str, Any]:
     listing = biz.shelves[m].get(k)
     if listing is None:
         raise ToolError(f"{biz.world.products[k].id} is not listed on {biz.world.machines[m].id}; "
@@ -82,7 +84,7 @@ def set_price(biz: Business, m: int, k: int, price: float) -> dict:
     return {"old_price": fen(old), "price": fen(new)}
 
 
-def discard(biz: Business, k: int, quantity: int) -> dict:
+def discard(biz: Business, k: int, quantity: int) -> dict[str, Any]:
     have = sum(b.units for b in biz.warehouse.get(k, ()))
     if quantity > have:
         raise ToolError(f"only {have} units of {biz.world.products[k].id} in the warehouse")
@@ -95,7 +97,7 @@ def discard(biz: Business, k: int, quantity: int) -> dict:
             "written_off_value": fen(waste)}
 
 
-def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
+def restock(biz: Business, m: int, k: int, quantity: int) -> dict[str, Any]:
     shelf, day, stock = biz.shelves[m], biz.day, biz.stock
     fresh = stock.fresh(k, day, quantity)
     if quantity > fresh:
@@ -118,7 +120,7 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict:
             "price": fen(listing.price)}
 
 
-def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
+def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict[str, Any]:
     listing = biz.shelves[m].get(k)
     have = listing.units if listing else 0
     if quantity > have:
@@ -131,7 +133,7 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict:
             "units_on_shelf": listing.units}
 
 
-def delist(biz: Business, m: int, k: int) -> dict:
+def delist(biz: Business, m: int, k: int) -> dict[str, Any]:
     if k not in biz.shelves[m]:
         raise ToolError(f"{biz.world.products[k].id} is not listed on {biz.world.machines[m].id}")
     fresh, stale = biz.stock.delist(m, k, biz.day)

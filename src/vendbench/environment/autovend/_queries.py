@@ -14,7 +14,7 @@ from ._state import Business
 from ._world import MACHINE_CAPACITY
 
 
-def paginate(rows: list[dict], page: int, page_size: int) -> dict[str, Any]:
+def paginate(rows: list[dict[str, Any]], page: int, page_size: int) -> dict[str, Any]:
     total = len(rows)
     pages = max(1, -(-total // page_size))
     first = (page - 1) * page_size
@@ -22,7 +22,7 @@ def paginate(rows: list[dict], page: int, page_size: int) -> dict[str, Any]:
             "total_rows": total}
 
 
-def list_machines(biz: Business, _: s.NoArgs, __: Resolver) -> dict:
+def list_machines(biz: Business, _: s.NoArgs, __: Resolver) -> dict[str, Any]:
     out = []
     for m, machine in enumerate(biz.world.machines):
         shelf = biz.shelves[m]
@@ -35,7 +35,7 @@ def list_machines(biz: Business, _: s.NoArgs, __: Resolver) -> dict:
     return {"machines": out}
 
 
-def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict:
+def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict[str, Any]:
     m = ids.machine(args.machine_id)
     listings = sorted(biz.shelves[m].items())
     ks = [k for k, _ in listings]
@@ -78,7 +78,7 @@ def warehouse_inventory(biz: Business, args: s.WarehouseArgs, ids: Resolver) -> 
     return {**summary, **paginate(rows, args.page, args.page_size)}
 
 
-def orders(biz: Business, args: s.OrdersArgs, _: Resolver) -> dict:
+def orders(biz: Business, args: s.OrdersArgs, _: Resolver) -> dict[str, Any]:
     rows = []
     for o in reversed(biz.orders):
         status = "in_transit" if o.arrived is None else "delivered"
@@ -93,7 +93,7 @@ def orders(biz: Business, args: s.OrdersArgs, _: Resolver) -> dict:
     return paginate(rows, args.page, args.page_size)
 
 
-def search_catalog(biz: Business, args: s.CatalogArgs, _: Resolver) -> dict:
+def search_catalog(biz: Business, args: s.CatalogArgs, _: Resolver) -> dict[str, Any]:
     # each word of the query must begin a word of the product (its id, name or
     # subcategory): "cola" finds colas, not chocolate
     words = [re.compile(r"(?<![a-z0-9])" + re.escape(w))
@@ -117,7 +117,7 @@ def search_catalog(biz: Business, args: s.CatalogArgs, _: Resolver) -> dict:
     return out
 
 
-def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict:
+def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict[str, Any]:
     m_only = ids.machine(args.machine_id) if args.machine_id is not None else None
     k_only = ids.product(args.product_id) if args.product_id is not None else None
     group = args.group_by
@@ -159,7 +159,7 @@ def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict:
             **paginate(rows, args.page, args.page_size)}
 
 
-def financials(biz: Business, args: s.FinancialsArgs, _: Resolver) -> dict:
+def financials(biz: Business, args: s.FinancialsArgs, _: Resolver) -> dict[str, Any]:
     money = ("cash", "net_assets", "revenue", "cogs", "purchases", "fees", "visit_fees",
              "fines", "waste_cost")
     rows = [{"date": r["date"], **{k: fen(r[k]) for k in money}, "units_sold": r["units_sold"]}

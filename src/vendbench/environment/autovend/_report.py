@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ._operations import fen
@@ -9,7 +11,7 @@ from ._state import Business
 from ._world import MACHINE_CAPACITY
 
 
-def _pnl_line(label: str, rows: list[dict]) -> str:
+def _pnl_line(label: str, rows: list[dict[str, Any]]) -> str:
     if not rows:
         return f"{label}: no trading yet"
     t = {k: sum(r[k] for r in rows) for k in ("revenue", "cogs", "fees", "visit_fees", "fines",

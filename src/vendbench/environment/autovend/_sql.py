@@ -78,7 +78,7 @@ CREATE VIEW warehouse AS SELECT * FROM _warehouse;
 """
 
 
-def _cols(rows: list[tuple], names: list[str]) -> dict[str, np.ndarray]:
+def _cols(rows: list[tuple[Any, ...]], names: list[str]) -> dict[str, np.ndarray]:
     cols = list(zip(*rows)) if rows else [()] * len(names)
     return {n: np.array(c, dtype=object if isinstance(c[0] if c else 0, str) else None)
             for n, c in zip(names, cols)}
@@ -102,7 +102,7 @@ class SqlSandbox:
         self._synced_days = 0
         self._synced_at: tuple[int, int] | None = None
 
-    def _append(self, table: str, rows: list[tuple]) -> None:
+    def _append(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         if not rows:
             return
         names = [r[0] for r in self._con.execute(f"DESCRIBE {table}").fetchall()]
@@ -112,7 +112,7 @@ class SqlSandbox:
         finally:
             self._con.unregister("_incoming")
 
-    def _replace(self, table: str, rows: list[tuple]) -> None:
+    def _replace(self, table: str, rows: list[tuple[Any, ...]]) -> None:
         self._con.execute(f"DELETE FROM {table}")
         self._append(table, rows)
 
@@ -196,7 +196,7 @@ def _plain(v: Any) -> Any:
     return str(v)
 
 
-def _bounded(columns: list[str], rows: list[tuple]) -> dict[str, Any]:
+def _bounded(columns: list[str], rows: list[tuple[Any, ...]]) -> dict[str, Any]:
     """At most ``MAX_ROWS`` rows, each cell's text cut at ``MAX_CELL_CHARS`` and the rows
     at ``MAX_RESULT_CHARS`` as JSON, saying what was cut."""
     out, size, cut_cells = [], 0, 0

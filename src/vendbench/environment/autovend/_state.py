@@ -8,6 +8,8 @@ conserved from order to sale, discard or write-off.
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime as dt
 import hashlib
 from dataclasses import dataclass
@@ -106,7 +108,7 @@ class Business:
         self.notes = ""
         self.units = UnitCounts()
         self.today = DayPnL()
-        self.history: list[dict] = []          # one P&L row per finished day
+        self.history: list[dict[str, Any]] = []          # one P&L row per finished day
         # one int64 array per finished day, one row per listing (SALES_COLUMNS), by machine
         self.sales: list[np.ndarray] = []
         self.sales_offsets: list[np.ndarray] = []   # per day: first row of each machine
@@ -300,7 +302,7 @@ class Business:
         )
         return hashlib.sha256(repr(state).encode()).hexdigest()
 
-    def _day_row(self) -> dict:
+    def _day_row(self) -> dict[str, Any]:
         t = self.today
         return {
             "day": self.day, "date": self.date_of(self.day).isoformat(),

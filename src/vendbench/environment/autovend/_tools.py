@@ -73,7 +73,7 @@ def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
 
 
 @cache
-def _list_adapter(item: type[BaseModel]) -> TypeAdapter:
+def _list_adapter(item: type[BaseModel]) -> TypeAdapter[Any]:
     return TypeAdapter(list[item])  # type: ignore[valid-type]
 
 
@@ -106,16 +106,16 @@ def _delist(biz: Business, ids: ops.Resolver, it: s.DelistItem, _: dict) -> dict
     return ops.delist(biz, ids.machine(it.machine_id), ids.product(it.product_id))
 
 
-def _read_notes(biz: Business, _: s.NoArgs, __: ops.Resolver) -> dict:
+def _read_notes(biz: Business, _: s.NoArgs, __: ops.Resolver) -> dict[str, Any]:
     return {"text": biz.notes, "chars": len(biz.notes), "limit": s.MAX_NOTES}
 
 
-def _write_notes(biz: Business, args: s.NotesArgs, _: ops.Resolver) -> dict:
+def _write_notes(biz: Business, args: s.NotesArgs, _: ops.Resolver) -> dict[str, Any]:
     biz.notes = args.text
     return {"chars": len(args.text), "limit": s.MAX_NOTES}
 
 
-def _report(biz: Business, _: s.NoArgs, __: ops.Resolver) -> dict:
+def _report(biz: Business, _: s.NoArgs, __: ops.Resolver) -> dict[str, Any]:
     return {"report": daily_report(biz)}
 
 

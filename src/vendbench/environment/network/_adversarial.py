@@ -49,7 +49,7 @@ class Decoy(NetworkOrderUpTo):
         self.decoys: set[str] = set()          # one facing of each doubled product
         self.capped: set[str] = set()          # its other facings
 
-    def _plan(self, slots: list[dict]) -> None:
+    def _plan(self, slots: list[dict[str, Any]]) -> None:
         super()._plan(slots)
         facings: dict[tuple[str, str], list[str]] = {}
         for sid in sorted(self.plan):          # (machine, product) -> its slots
@@ -59,7 +59,7 @@ class Decoy(NetworkOrderUpTo):
                 self.decoys.add(first)
                 self.capped.update(others)
 
-    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
+    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict[str, Any]:
         return super().refill(call, slot, product, 1 if slot in self.decoys else quantity)
 
     def price_for(self, slot: str, product: str) -> float:
@@ -74,7 +74,7 @@ class SwapRefills(NetworkOrderUpTo):
 
     name = "swap-refills"
 
-    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
+    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict[str, Any]:
         got = call("swap_item", {"slot_id": slot, "product_id": product})
         return got if got.get("ok") else super().refill(call, slot, product, quantity)
 
@@ -123,7 +123,7 @@ class MarketingSpam(NetworkOrderUpTo):
 
     name = "marketing-spam"
 
-    def _market(self, call: Call, day: int, status: dict) -> None:
+    def _market(self, call: Call, day: int, status: dict[str, Any]) -> None:
         for loc in LOCATIONS:
             for channel in ("slack", "email", "prints"):
                 call("run_marketing", {"location": loc, "channel": channel,
@@ -136,7 +136,7 @@ class Probes(NetworkOrderUpTo):
 
     name = "rejected-probes"
 
-    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
+    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict[str, Any]:
         call("restock_machine", {"slot_id": slot, "product_id": product, "quantity": 100})
         return super().refill(call, slot, product, quantity)
 

@@ -137,14 +137,14 @@ class NetworkEnv:
         return result
 
     @staticmethod
-    def _parse(name: str, arguments: dict | str | None) -> tuple[Any, str | None]:
+    def _parse(name: str, arguments: dict[str, Any] | str | None) -> tuple[Any, str | None]:
         """A tool's validated arguments, or the error that says what is wrong."""
         try:
             return validate(TOOLS[name][0], arguments), None
         except ArgumentError as exc:
             return None, f"{name}: {exc}"
 
-    def minutes(self, name: str, arguments: dict | str | None = None) -> int:
+    def minutes(self, name: str, arguments: dict[str, Any] | str | None = None) -> int:
         """The working minutes ``name`` called with ``arguments`` would spend now."""
         return self._minutes(name, self._parse(name, arguments)[0])
 

@@ -3,7 +3,7 @@ validator and the JSON schema an agent sees."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -138,7 +138,7 @@ TOOLS: dict[str, tuple[type[_Args], str]] = {
 }
 
 
-def schemas() -> list[dict]:
+def schemas() -> list[dict[str, Any]]:
     out = []
     for name, (model, description) in TOOLS.items():
         schema = model.model_json_schema()

@@ -9,6 +9,8 @@ profit improves.
 
 from __future__ import annotations
 
+from typing import Any
+
 import bisect
 import hashlib
 import itertools
@@ -32,7 +34,7 @@ class OrderUpToPolicy(ReplenishmentPolicy):
     def __init__(self) -> None:
         super().__init__()
         self.tried: dict[str, set[str]] = {}
-        self.trials: dict[tuple[str, str], dict] = {}
+        self.trials: dict[tuple[str, str], dict[str, Any]] = {}
         self.last_trial: dict[tuple[str, str], int] = {}
         self.next_direction: dict[tuple[str, str], int] = {}
         self.gp_rate: dict[str, dict[str, float]] = {}   # machine -> CNY/day per listing
@@ -73,7 +75,7 @@ class OrderUpToPolicy(ReplenishmentPolicy):
 
     # -- learning at a visit -------------------------------------------------------------
     def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
-               prices: list[dict]) -> None:
+               prices: list[dict[str, Any]]) -> None:
         gp = self.gp_rate.setdefault(m.mid, {})
         rates, listed, catalog = m.rates, m.listed, self.books.catalog
         known = sorted([r for p, r in rates.items() if p in listed])   # kept sorted below
@@ -91,7 +93,7 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         self._price_trials(m, shelf)
         self._assortment(m)
 
-    def _price_trials(self, m: MachineView, shelf: dict) -> None:
+    def _price_trials(self, m: MachineView, shelf: dict[str, Any]) -> None:
         for key in [k for k in self.trials if k[0] == m.mid]:     # this machine's trials
             pid, trial = key[1], self.trials[key]
             r = shelf.get(pid)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-Call = Callable[[str, dict], dict]
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)

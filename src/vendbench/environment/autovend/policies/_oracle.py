@@ -10,6 +10,8 @@ through the agent tools: an upper reference, not a way around the rules.
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime as dt
 
 import numpy as np
@@ -114,6 +116,6 @@ class OraclePolicy(ReplenishmentPolicy):
             self._apply(m)
 
     def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
-               prices: list[dict]) -> None:
+               prices: list[dict[str, Any]]) -> None:
         if self.day - self._planned_on >= REPLAN_EVERY:
             self._replan()

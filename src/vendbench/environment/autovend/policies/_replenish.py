@@ -8,6 +8,8 @@ how fast each listing sells; this engine only turns those beliefs into tool call
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime as dt
 import math
 import re
@@ -70,7 +72,7 @@ class ReplenishmentPolicy:
         raise NotImplementedError
 
     def review(self, call: Call, m: MachineView, inventory: dict, sold30: dict[str, int],
-               price_updates: list[dict]) -> None:
+               price_updates: list[dict[str, Any]]) -> None:
         """Update beliefs after a visit's queries; queue price changes and assortment plans."""
 
     # -- the day -----------------------------------------------------------------------
@@ -138,10 +140,10 @@ class ReplenishmentPolicy:
         return stock_ready and (since >= MAX_CYCLE or left < 0.3 * m.level_after_visit)
 
     # -- a visit -------------------------------------------------------------------------
-    def visit(self, call: Call, m: MachineView, restocks: list, removals: list,
-              delists: list, prices: list) -> None:
+    def visit(self, call: Call, m: MachineView, restocks: list[Any], removals: list[Any],
+              delists: list[Any], prices: list[Any]) -> None:
         day, books = self.day, self.books
-        shelf: dict[str, dict] = {}
+        shelf: dict[str, dict[str, Any]] = {}
         due_drops, m.planned_drops = m.planned_drops, []     # decided at the last visit
         if m.last_visit > 0:
             inv = call("get_machine_inventory", {"machine_id": m.mid})

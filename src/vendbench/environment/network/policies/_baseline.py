@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
-Call = Callable[[str, dict], dict]
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 MARKUP = 2.5
 ENDGAME = 10                 # days before the end from which it orders only what will sell
 SIZES = {"snack machine, small slots": "small", "snack machine, large slots": "large",
@@ -84,7 +84,7 @@ class NetworkOrderUpTo:
             call("send_email", {"to": r["email"], "subject": "Better terms",
                                 "body": "Can you offer a discount?"})
 
-    def _market(self, call: Call, day: int, status: dict) -> None:
+    def _market(self, call: Call, day: int, status: dict[str, Any]) -> None:
         every = self.knobs.marketing_every
         if every and day % every == 1 % every and status["bank"] > 100:
             for loc in ("AI-LOUNGE", "AI-HOUSE", "MAIN-LOUNGE"):
@@ -112,7 +112,7 @@ class NetworkOrderUpTo:
                 if product in prices and sid not in self.dead]
         return min(live)[1] if live else None
 
-    def _plan(self, slots: list[dict]) -> None:
+    def _plan(self, slots: list[dict[str, Any]]) -> None:
         for size, fit in (("small", "snack machine, small slots"),
                           ("large", "snack machine, large slots"), ("can", "drinks machine")):
             prods = sorted(p for p, f in self.fits.items() if f == fit)
@@ -151,7 +151,7 @@ class NetworkOrderUpTo:
             need[p] = need.get(p, 0) + cap
         left = status["of_days"] - status["day"]
         sells = self._endgame(call, slots, left) if left < ENDGAME else {}
-        orders: dict[str, list[dict]] = {}
+        orders: dict[str, list[dict[str, Any]]] = {}
         for p, target in sorted(need.items()):
             weeks = min(self.knobs.order_weeks, self.life.get(p, 7) / 7)   # what keeps
             target = int(min(target * weeks, sells.get(p, target * weeks)))
@@ -184,7 +184,7 @@ class NetworkOrderUpTo:
                 shelves[s["product_id"]] = shelves.get(s["product_id"], 0) + s["units"]
         return {p: max(0.0, pace.get(p, 0) * left - shelves.get(p, 0)) for p in self.fits}
 
-    def _fill(self, call: Call, slots: list[dict]) -> bool:
+    def _fill(self, call: Call, slots: list[dict[str, Any]]) -> bool:
         """Fills the emptiest slots; True when the last fill crossed midnight (a new day
         has begun)."""
         depot = dict(call("get_storage_inventory", {}).get("depot", {}))
@@ -220,6 +220,6 @@ class NetworkOrderUpTo:
     def price_for(self, slot: str, product: str) -> float:
         return self.price(product, SIZES.get(self.fits.get(product, "")))
 
-    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict:
+    def refill(self, call: Call, slot: str, product: str, quantity: int) -> dict[str, Any]:
         return call("restock_machine", {"slot_id": slot, "product_id": product,
                                         "quantity": quantity})

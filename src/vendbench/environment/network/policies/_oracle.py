@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from .. import _demand as demand
 
-Call = Callable[[str, dict], dict]
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 PRICE_STEPS = [round(0.50 + 0.02 * i, 2) for i in range(76)]   # ×0.50 … ×2.00 reference
 LOT = 100                                                  # the best volume tier
 REPRICE = 0.04                                             # re-price when it moves this much
@@ -248,7 +248,7 @@ class NetworkOracle:
         for s in env.slots.values():
             if s.product:
                 shelf[s.product] = shelf.get(s.product, 0) + s.units
-        orders: dict[str, list[dict]] = {}
+        orders: dict[str, list[dict[str, Any]]] = {}
         for p in sorted(set(self.plan.values())):
             rate = self._daily_units(p)
             have = env.depot.get(p, 0) + coming.get(p, 0)
