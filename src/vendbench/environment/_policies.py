@@ -17,7 +17,8 @@ from ._session import RecordingSession
 class InProcessPolicy(Protocol):
     name: str
 
-    def play_day(self, call: Callable[[str, dict], dict], observation: str) -> None: ...
+    def play_day(self, call: Callable[[str, dict[str, Any]], dict[str, Any]],
+                 observation: str) -> None: ...
 
 
 def policy_names(scenario: str) -> tuple[str, ...]:

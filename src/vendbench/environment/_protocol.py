@@ -26,7 +26,8 @@ class Environment(Protocol):
 
     def observe(self) -> str: ...
 
-    def call(self, name: str, arguments: dict | str | None = None) -> dict[str, Any]: ...
+    def call(self, name: str, arguments: dict[str, Any] | str | None = None
+             ) -> dict[str, Any]: ...
 
     @property
     def status(self) -> str: ...         # "running", "completed", or a failure like "bankrupt"

@@ -63,7 +63,7 @@ class Night:
     cost_total_usd: float | None
     cost_mean_usd: float | None
     api_efficiency: float | None
-    shares: dict[tuple, float] = field(default_factory=dict, repr=False)   # by pair key
+    shares: dict[PairKey, float] = field(default_factory=dict, repr=False)
     cap: float = 1.25                   # the shares' upper bound
 
     @property

@@ -44,7 +44,8 @@ class LinkWriter:
         self._waiting: dict[int, asyncio.Future[Any]] = {}
         self._ids = count(1)
 
-    def put(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None = None
+    def put(self, table: str, rows: list[tuple[Any, ...]],
+            columns: tuple[str, ...] | None = None
             ) -> None:
         if rows:
             self._items.append(Append(table, rows, columns))

@@ -19,7 +19,8 @@ class Waiting:
     def __init__(self) -> None:
         self._sent: dict[tuple[Any, Any, Any], float] = {}
 
-    def rows(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None) -> None:
+    def rows(self, table: str, rows: list[tuple[Any, ...]], columns: tuple[str, ...] | None
+             ) -> None:
         """Watch rows queued for the results file (``ResultsWriter.watch``)."""
         if table not in ("reservations", "exchanges") or not rows or columns is None:
             return

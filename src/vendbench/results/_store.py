@@ -84,7 +84,8 @@ class TrialHistory:
 
     trial_id: str
     messages: list[tuple[int, str, int]]          # msg_id, content_json, tokens
-    tool_calls: list[tuple]       # seq, exchange_seq, day, call_id, name, args_json, result
+    # seq, exchange_seq, day, call_id, name, args_json, result
+    tool_calls: list[tuple[Any, ...]]
     days: dict[int, tuple[float, float]]          # day -> (cash, net assets) at its end
     exchanges: list[dict[str, Any]]               # every logged attempt
     in_flight: list[dict[str, Any]]               # reservations without an attempt row

@@ -34,6 +34,13 @@ from ._store import Store
 
 log = logging.getLogger(__name__)
 
+Rows = list[tuple[Any, ...]]                 # rows of one table, in its columns' order
+# what the queue holds: a kind, its rows or statement, the future of a caller waiting
+Queued = tuple[str, Any, asyncio.Future[Any] | None]
+# sees rows as they are queued: (table, rows, columns)
+Watcher = Callable[[str, Rows, tuple[str, ...] | None], None]
+
+
 class ResultsWriter:
     """Queue rows for the results file; ``await flush()`` to be sure they are on disk.
 
@@ -55,7 +62,7 @@ class ResultsWriter:
 
     def __init__(self, store: Store) -> None:
         self._store = store
-        self._queue: asyncio.Queue[tuple[str, Any, asyncio.Future | None]] = asyncio.Queue()
+        self._queue: asyncio.Queue[Queued] = asyncio.Queue()
         self._task: asyncio.Task[Any] | None = None
         self.rows_written = 0
         self.commits = 0
@@ -65,10 +72,9 @@ class ResultsWriter:
         self._con: duckdb.DuckDBPyConnection | None = None
         self._taking_part = 0               # trials that may flush (``taking_part``)
         self._last_start = self._last_seconds = 0.0
-        self._watchers: list[Callable[[str, list[tuple], tuple[str, ...] | None], None]] = []
+        self._watchers: list[Watcher] = []
 
-    def watch(self, watcher: Callable[[str, list[tuple], tuple[str, ...] | None], None]
-              ) -> None:
+    def watch(self, watcher: Watcher) -> None:
         """Show ``watcher`` every append as it is queued: (table, rows, columns)."""
         self._watchers.append(watcher)
 
@@ -103,7 +109,7 @@ class ResultsWriter:
             if self._con is not None:
                 self._con.close()
 
-    def put(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None = None
+    def put(self, table: str, rows: Rows, columns: tuple[str, ...] | None = None
             ) -> None:
         """Queue rows (tuples in ``columns`` order; by default ``COLUMNS[table]``'s)
         without waiting. After a failed commit nothing more can be written, and ``flush``
@@ -170,7 +176,7 @@ class ResultsWriter:
                 if fut is not None:
                     _resolve(fut, None)
 
-    async def _gather(self, batch: list[tuple[str, Any, asyncio.Future | None]]) -> None:
+    async def _gather(self, batch: list[Queued]) -> None:
         """Wait for more of the batch while trials taking part are not all waiting on
         it and the CPUs are all busy, until the last commit's start plus ``PACE`` times
         its length."""
@@ -187,7 +193,7 @@ class ResultsWriter:
                 waiting += got[2] is not None
 
     def _commit(self, batch: list[tuple[str, Any, asyncio.Future[Any] | None]]) -> None:
-        tables: dict[tuple[str, tuple[str, ...] | None], list[tuple]] = defaultdict(list)
+        tables: dict[tuple[str, tuple[str, ...] | None], Rows] = defaultdict(list)
         statements: list[tuple[str, list[Any]]] = []
         for kind, payload, _ in batch:
             if kind == "__row__":

@@ -89,7 +89,8 @@ class _DirectWriter:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def put(self, table: str, rows: list[tuple], columns: tuple[str, ...] | None = None
+    def put(self, table: str, rows: list[tuple[Any, ...]],
+            columns: tuple[str, ...] | None = None
             ) -> None:
         if rows:
             append(self.store.con, table, rows, columns)

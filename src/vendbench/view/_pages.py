@@ -87,7 +87,8 @@ class Pages:
     def _runs(self, tx: Transcripts, *, query: dict[str, Any], root: str) -> Page:
         return self._page("runs", root, [("runs", None)], runs=tx.store.runs())
 
-    def _run(self, tx: Transcripts, run_id: str, *, query: dict, root: str) -> Page:
+    def _run(self, tx: Transcripts, run_id: str, *, query: dict[str, Any],
+             root: str) -> Page:
         try:
             run = tx.store.run(run_id)
         except ResultsError as exc:
@@ -103,7 +104,8 @@ class Pages:
         return self._page("run", root, [(f"run {run_id}", None)], run=run, trials=trials,
                           pairs=_pairs(trials), live=self._live_run(run, trials), **about)
 
-    def _trial(self, tx: Transcripts, trial_id: str, *, query: dict, root: str) -> Page:
+    def _trial(self, tx: Transcripts, trial_id: str, *, query: dict[str, Any],
+               root: str) -> Page:
         t = tx.trial(trial_id)
         if t is None:
             return self._missing(trial_id, root)
@@ -154,8 +156,8 @@ class Pages:
                           t=t, w=w, seq=int(seq), attempt=int(attempt), ranges=_ranges,
                           evicted_tokens=sum(m["tokens"] or 0 for m in w["evicted"]))
 
-    def _message(self, tx: Transcripts, trial_id: str, msg_id: str, *, query: dict,
-                 root: str) -> Page:
+    def _message(self, tx: Transcripts, trial_id: str, msg_id: str, *,
+                 query: dict[str, Any], root: str) -> Page:
         t = tx.trial(trial_id)
         m = tx.message(trial_id, int(msg_id)) if t is not None else None
         if t is None or m is None:
@@ -164,7 +166,8 @@ class Pages:
         return self._page("message", root, [*self._crumbs(t, root, link=True),
                                             (f"message {msg_id}", None)], m=m)
 
-    def _search(self, tx: Transcripts, trial_id: str, *, query: dict, root: str) -> Page:
+    def _search(self, tx: Transcripts, trial_id: str, *, query: dict[str, Any],
+                root: str) -> Page:
         t = tx.trial(trial_id)
         if t is None:
             return self._missing(trial_id, root)
@@ -201,12 +204,14 @@ class Pages:
         t = tx.trial(trial_id)
         return Page(200 if t else 404, _state(t), "text/plain; charset=utf-8")
 
-    def _run_state(self, tx: Transcripts, run_id: str, *, query: dict, root: str) -> Page:
+    def _run_state(self, tx: Transcripts, run_id: str, *, query: dict[str, Any],
+                   root: str) -> Page:
         trials = tx.store.trials(run_id)
         return Page(200, ";".join(_state(t) for t in trials), "text/plain; charset=utf-8")
 
     # -- helpers -----------------------------------------------------------------------------
-    def _crumbs(self, t: dict, root: str, link: bool = False) -> list[tuple[str, str | None]]:
+    def _crumbs(self, t: dict[str, Any], root: str, link: bool = False
+                ) -> list[tuple[str, str | None]]:
         return [(f"run {t['run_id']}", f"{root}run/{path_id(t['run_id'])}.html"),
                 (f"{t['model']} s{t['seed']}", "index.html" if link else None)]
 
@@ -218,7 +223,8 @@ class Pages:
             return None
         return {"url": "state.txt", "seen": _state(t)}
 
-    def _live_run(self, run: dict, trials: list[dict]) -> dict | None:
+    def _live_run(self, run: dict[str, Any], trials: list[dict[str, Any]]
+                  ) -> dict[str, Any] | None:
         if not self.served or run["status"] != "running":
             return None
         return {"url": f"{path_id(run['run_id'])}.state.txt",
@@ -255,7 +261,8 @@ def _when(value: Any) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value)
 
 
-def _shares(tx: Transcripts, trials: list[dict], run: dict) -> dict[str, float | None]:
+def _shares(tx: Transcripts, trials: list[dict[str, Any]], run: dict[str, Any]
+            ) -> dict[str, float | None]:
     """Each trial's score as a share of the oracle's on its world and seed (SPEC 18.1):
     kept in the file, or computed (a private world's only with its salt set)."""
     if find_scenario(run.get("scenario")) is None or not trials:

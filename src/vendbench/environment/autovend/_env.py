@@ -87,7 +87,8 @@ class AutoVendEnv:
         """Today's daily report, as text."""
         return daily_report(self._biz)
 
-    def call(self, name: str, arguments: dict | str | None = None) -> dict[str, Any]:
+    def call(self, name: str, arguments: dict[str, Any] | str | None = None
+             ) -> dict[str, Any]:
         """Run one tool call; never raises for anything the agent sends."""
         if self.done:
             return {"ok": False, "error": f"the trial is over ({self._biz.status}); "
@@ -160,7 +161,8 @@ class AutoVendEnv:
         self._calls_today = 0
         self._version += 1
 
-    def _dispatch(self, name: str, arguments: dict | str | None) -> dict[str, Any]:
+    def _dispatch(self, name: str, arguments: dict[str, Any] | str | None
+                  ) -> dict[str, Any]:
         tool = TOOLS.get(name) if isinstance(name, str) else None
         if tool is None:
             return {"ok": False, "error": unknown_name("tool", str(name), TOOLS)}

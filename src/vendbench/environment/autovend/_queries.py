@@ -61,7 +61,8 @@ def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict
             "units": biz.shelf_units(m), "capacity": MACHINE_CAPACITY, "listings": rows}
 
 
-def warehouse_inventory(biz: Business, args: s.WarehouseArgs, ids: Resolver) -> dict:
+def warehouse_inventory(biz: Business, args: s.WarehouseArgs, ids: Resolver
+                        ) -> dict[str, Any]:
     only = ids.product(args.product_id) if args.product_id is not None else None
     rows = []
     for k in sorted(biz.warehouse):

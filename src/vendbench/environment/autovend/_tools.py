@@ -29,15 +29,16 @@ class Tool:
     kind: str                       # query | remote | physical | memory
     description: str
     model: type[BaseModel]          # the whole call's arguments: schema and validation
-    run: Callable[..., dict] | None = None        # non-batch handler (biz, args, ids)
+    run: Callable[..., dict[str, Any]] | None = None   # non-batch handler (biz, args, ids)
     item: type[BaseModel] | None = None           # batch tools: one item's model
-    op: Callable[..., dict] | None = None         # batch tools: one item's operation
+    op: Callable[..., dict[str, Any]] | None = None    # batch tools: one item's operation
 
     def schema(self) -> dict[str, Any]:
         return s.openai_schema(self.name, f"[{self.kind}] {self.description}", self.model)
 
 
-def _batch(tool: Tool, biz: Business, raw: dict, ids: ops.Resolver) -> dict:
+def _batch(tool: Tool, biz: Business, raw: dict[str, Any], ids: ops.Resolver
+           ) -> dict[str, Any]:
     items = raw.get("items")
     extra = sorted(set(raw) - {"items"})
     if extra or not isinstance(items, list) or not 1 <= len(items) <= s.MAX_BATCH \
@@ -77,7 +78,8 @@ def _list_adapter(item: type[BaseModel]) -> TypeAdapter[Any]:
     return TypeAdapter(list[item])  # type: ignore[valid-type]
 
 
-def _order(biz: Business, ids: ops.Resolver, it: s.OrderItem, ctx: dict) -> dict:
+def _order(biz: Business, ids: ops.Resolver, it: s.OrderItem, ctx: dict[str, Any]
+           ) -> dict[str, Any]:
     k = ids.product(it.product_id)
     order = ctx["order"] = ops.place_order(biz, k, it.quantity, ctx.get("order"))
     return {"order_id": order.id, "product_id": it.product_id, "quantity": it.quantity,
@@ -85,24 +87,29 @@ def _order(biz: Business, ids: ops.Resolver, it: s.OrderItem, ctx: dict) -> dict
             "expected_arrival": biz.iso(order.placed + 3)}
 
 
-def _price(biz: Business, ids: ops.Resolver, it: s.PriceItem, _: dict) -> dict:
+def _price(biz: Business, ids: ops.Resolver, it: s.PriceItem, _: dict[str, Any]
+           ) -> dict[str, Any]:
     return ops.set_price(biz, ids.machine(it.machine_id), ids.product(it.product_id), it.price)
 
 
-def _discard(biz: Business, ids: ops.Resolver, it: s.DiscardItem, _: dict) -> dict:
+def _discard(biz: Business, ids: ops.Resolver, it: s.DiscardItem, _: dict[str, Any]
+             ) -> dict[str, Any]:
     return ops.discard(biz, ids.product(it.product_id), it.quantity)
 
 
-def _restock(biz: Business, ids: ops.Resolver, it: s.StockItem, _: dict) -> dict:
+def _restock(biz: Business, ids: ops.Resolver, it: s.StockItem, _: dict[str, Any]
+             ) -> dict[str, Any]:
     return ops.restock(biz, ids.machine(it.machine_id), ids.product(it.product_id), it.quantity)
 
 
-def _remove(biz: Business, ids: ops.Resolver, it: s.StockItem, _: dict) -> dict:
+def _remove(biz: Business, ids: ops.Resolver, it: s.StockItem, _: dict[str, Any]
+            ) -> dict[str, Any]:
     return ops.remove_stock(biz, ids.machine(it.machine_id), ids.product(it.product_id),
                             it.quantity)
 
 
-def _delist(biz: Business, ids: ops.Resolver, it: s.DelistItem, _: dict) -> dict:
+def _delist(biz: Business, ids: ops.Resolver, it: s.DelistItem, _: dict[str, Any]
+            ) -> dict[str, Any]:
     return ops.delist(biz, ids.machine(it.machine_id), ids.product(it.product_id))
 
 

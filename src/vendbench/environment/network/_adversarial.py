@@ -85,7 +85,8 @@ class EmailOrders(NetworkOrderUpTo):
 
     name = "e-mail-orders"
 
-    def order(self, call: Call, supplier: str, items: list[dict]) -> dict:
+    def order(self, call: Call, supplier: str, items: list[dict[str, Any]]
+              ) -> dict[str, Any]:
         to = next(r["email"] for r in self.found if r["supplier_id"] == supplier)
         body = "Please send " + ", ".join(f"{i['quantity']} {i['product_id']}"
                                           for i in items) + "."

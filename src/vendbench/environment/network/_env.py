@@ -98,7 +98,8 @@ class NetworkEnv:
     def observe(self) -> str:
         return json.dumps(status_report(self), indent=1)
 
-    def call(self, name: str, arguments: dict | str | None = None) -> dict[str, Any]:
+    def call(self, name: str, arguments: dict[str, Any] | str | None = None
+             ) -> dict[str, Any]:
         if self.done:
             return {"ok": False, "error": f"the run is over ({self._status})"}
         if name not in TOOLS:

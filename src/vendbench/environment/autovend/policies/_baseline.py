@@ -74,7 +74,8 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         return _prior(sorted([r for p, r in m.rates.items() if p in m.listed]))
 
     # -- learning at a visit -------------------------------------------------------------
-    def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
+    def review(self, call: Call, m: MachineView, shelf: dict[str, Any],
+               sold30: dict[str, int],
                prices: list[dict[str, Any]]) -> None:
         gp = self.gp_rate.setdefault(m.mid, {})
         rates, listed, catalog = m.rates, m.listed, self.books.catalog

@@ -115,7 +115,8 @@ class OraclePolicy(ReplenishmentPolicy):
         for m in self.machines.values():
             self._apply(m)
 
-    def review(self, call: Call, m: MachineView, shelf: dict, sold30: dict[str, int],
+    def review(self, call: Call, m: MachineView, shelf: dict[str, Any],
+               sold30: dict[str, int],
                prices: list[dict[str, Any]]) -> None:
         if self.day - self._planned_on >= REPLAN_EVERY:
             self._replan()

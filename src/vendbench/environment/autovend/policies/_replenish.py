@@ -71,7 +71,8 @@ class ReplenishmentPolicy:
     def prior_rate(self, m: MachineView, pid: str) -> float:
         raise NotImplementedError
 
-    def review(self, call: Call, m: MachineView, inventory: dict, sold30: dict[str, int],
+    def review(self, call: Call, m: MachineView, inventory: dict[str, Any],
+               sold30: dict[str, int],
                price_updates: list[dict[str, Any]]) -> None:
         """Update beliefs after a visit's queries; queue price changes and assortment plans."""
 

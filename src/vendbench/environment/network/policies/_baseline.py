@@ -50,7 +50,7 @@ class NetworkOrderUpTo:
         self.plan: dict[str, str] = {}
         self.paid: set[str] = set()
         self.posted: dict[str, float] = {}                 # slot -> the price we set
-        self.found: list[dict] = []                        # suppliers search_web found
+        self.found: list[dict[str, Any]] = []              # suppliers search_web found
         self.reference: dict[str, float] = {}              # product -> its reference price
         self.life: dict[str, int] = {}                     # product -> days it keeps
         self.today = 0
@@ -137,7 +137,8 @@ class NetworkOrderUpTo:
                                                     "amount": float(amount.group(1))}).get("ok"):
                     self.paid.add(m.group(1))
 
-    def _reorder(self, call: Call, slots: list[dict], status: dict) -> None:
+    def _reorder(self, call: Call, slots: list[dict[str, Any]], status: dict[str, Any]
+                 ) -> None:
         storage = call("get_storage_inventory", {})
         have = dict(storage.get("depot", {}))
         for lot in storage.get("lots", []):        # a lot delivered today shows how long
@@ -171,7 +172,8 @@ class NetworkOrderUpTo:
             elif "does not answer" in got.get("error", ""):
                 self.dead.add(sid)
 
-    def _endgame(self, call: Call, slots: list[dict], left: int) -> dict[str, float]:
+    def _endgame(self, call: Call, slots: list[dict[str, Any]], left: int
+                 ) -> dict[str, float]:
         """Near the end, what each product can still sell beyond its shelves' stock, at
         last week's pace (stock left over at the end is money lost)."""
         report = call("get_sales_report", {"days": 7}).get("rows", [])
@@ -214,7 +216,8 @@ class NetworkOrderUpTo:
                 return not self.knobs.through_the_night  # new day starts over
         return False
 
-    def order(self, call: Call, supplier: str, items: list[dict]) -> dict:
+    def order(self, call: Call, supplier: str, items: list[dict[str, Any]]
+              ) -> dict[str, Any]:
         return call("order_goods", {"supplier_id": supplier, "items": items})
 
     def price_for(self, slot: str, product: str) -> float:

@@ -49,7 +49,7 @@ class NetworkOracle:
         self.plan = self._assortment()
         self.prices: dict[str, dict[str, int]] = {}           # machine -> product -> cents
         self.negotiated: set[str] = set()
-        self._memo: dict[tuple, Any] = {}                    # today's model figures
+        self._memo: dict[tuple[Any, ...], Any] = {}          # today's model figures
         self._carry: tuple[str, str, int] | None = None      # the fill that crosses midnight
 
     # -- the hidden model ------------------------------------------------------------
