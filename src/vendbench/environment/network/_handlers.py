@@ -288,12 +288,13 @@ def _buy(env: World, sup: Any, items: list[tuple[str, int]]) -> dict[str, Any]:
             "receipt": receipt}
 
 
-def _slot(env: World, sid: str) -> tuple[Slot | None, str | None]:
+def _slot(env: World, sid: str) -> Slot | str:
+    """The slot ``sid``, or the error that says there is none."""
     slot = env.slots.get(sid)
     if slot is None:
-        return None, (f"no slot {sid!r}; slot ids look like AI-HOUSE:DRINKS:A1 "
-                      "(get_machine_inventory lists them)")
-    return slot, None
+        return (f"no slot {sid!r}; slot ids look like AI-HOUSE:DRINKS:A1 "
+                "(get_machine_inventory lists them)")
+    return slot
 
 
 def _fits(env: World, slot: Slot, pid: str) -> str | None:
@@ -307,8 +308,10 @@ def _fits(env: World, slot: Slot, pid: str) -> str | None:
 
 
 def restock_machine(env: World, a: Any) -> dict[str, Any]:
-    slot, err = _slot(env, a.slot_id)
-    err = err or _fits(env, slot, a.product_id)
+    slot = _slot(env, a.slot_id)
+    if isinstance(slot, str):
+        return {"ok": False, "error": slot}
+    err = _fits(env, slot, a.product_id)
     if err:
         return {"ok": False, "error": err}
     if slot.product not in (None, a.product_id) and slot.units > 0:
@@ -328,8 +331,10 @@ def restock_machine(env: World, a: Any) -> dict[str, Any]:
 
 
 def swap_item(env: World, a: Any) -> dict[str, Any]:
-    slot, err = _slot(env, a.slot_id)
-    err = err or _fits(env, slot, a.product_id)
+    slot = _slot(env, a.slot_id)
+    if isinstance(slot, str):
+        return {"ok": False, "error": slot}
+    err = _fits(env, slot, a.product_id)
     if err:
         return {"ok": False, "error": err}
     have = count(env.stock.get(a.product_id, []))
@@ -353,9 +358,9 @@ def _empty(env: World, slot: Slot) -> None:
 
 
 def clear_slot(env: World, a: Any) -> dict[str, Any]:
-    slot, err = _slot(env, a.slot_id)
-    if err:
-        return {"ok": False, "error": err}
+    slot = _slot(env, a.slot_id)
+    if isinstance(slot, str):
+        return {"ok": False, "error": slot}
     if slot.product is None:
         return {"ok": False, "error": f"{slot.id} is already empty"}
     back = slot.units
@@ -364,9 +369,9 @@ def clear_slot(env: World, a: Any) -> dict[str, Any]:
 
 
 def set_price(env: World, a: Any) -> dict[str, Any]:
-    slot, err = _slot(env, a.slot_id)
-    if err:
-        return {"ok": False, "error": err}
+    slot = _slot(env, a.slot_id)
+    if isinstance(slot, str):
+        return {"ok": False, "error": slot}
     if slot.product is None:
         return {"ok": False, "error": f"{slot.id} is empty; restock it first"}
     cents = _cents(a.price)
