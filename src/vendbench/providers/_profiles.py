@@ -89,15 +89,11 @@ def is_local(api_base: str) -> bool:
 def context_numbers(text: str) -> tuple[int | None, int | None]:
     """The prompt size and context window a context-length error states, in any
     profile's wording (the server's kind is not always known from its endpoint)."""
-    seen: set[int] = set()
-    for profile in PROFILES:
-        for prompt_re, window_re in profile.context_numbers:
-            if id(prompt_re) in seen:
-                continue
-            seen.add(id(prompt_re))
-            prompt, window = _first(prompt_re.search(text)), _first(window_re.search(text))
-            if prompt is not None or window is not None:
-                return prompt, window
+    wordings = dict.fromkeys(n for profile in PROFILES for n in profile.context_numbers)
+    for prompt_re, window_re in wordings:         # each once, though profiles share them
+        prompt, window = _first(prompt_re.search(text)), _first(window_re.search(text))
+        if prompt is not None or window is not None:
+            return prompt, window
     return None, None
 
 

@@ -9,7 +9,7 @@ import random
 from dataclasses import replace
 from typing import Any, Callable
 
-from .._exploits import REPRICED, Build, DoNothing, Variant, plain, rng
+from .._exploits import REPRICED, Build, DoNothing, Variant, plain, seeded
 from .policies import OraclePolicy, OrderUpToPolicy
 from .policies._books import Call
 
@@ -113,7 +113,7 @@ def families(draws: int) -> dict[str, list[Variant]]:
 
     def randomised(seed: int, env: Any) -> PricedOrderUpTo:
         return PricedOrderUpTo("random-prices",
-                               lambda m, p: rng(seed, m, p).uniform(0.5, 2.0))
+                               lambda m, p: seeded(seed, m, p).uniform(0.5, 2.0))
 
     def repriced(f: float) -> Variant:
         return Variant("", f"oracle prices x{f:g}",

@@ -9,7 +9,7 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from .._exploits import REPRICED, DoNothing, Variant, plain, rng
+from .._exploits import REPRICED, DoNothing, Variant, plain, seeded
 from .policies import Knobs, NetworkOracle, NetworkOrderUpTo
 from .policies._baseline import Call
 
@@ -32,7 +32,7 @@ class RandomPrices(NetworkOrderUpTo):
         self.seed, self.markup = seed, markup
 
     def price_for(self, slot: str, product: str) -> float:
-        factor = rng(self.seed, slot, product).uniform(*self.markup)
+        factor = seeded(self.seed, slot, product).uniform(*self.markup)
         cost = min(prices[product] for prices in self.offers.values() if product in prices)
         return max(0.1, round(cost * factor, 2))
 
