@@ -78,4 +78,4 @@ def ratio(values: list[float], m: float, c: float = PRIOR_PRECISION) -> float:
     rest = q - t * t / (n + c)
     if rest <= 0:
         return math.inf
-    return math.sqrt(c / (n + c)) * (q / rest) ** (n / 2)
+    return math.sqrt(c / (n + c)) * float((q / rest) ** (n / 2))

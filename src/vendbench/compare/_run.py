@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Literal
@@ -245,7 +245,7 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
             ceilings = ceilings_for(store, spec.base.scenario, spec.base.days, keys,
                                     run.get("world_salt_sha256"), salt)
             share = shares(trials, spec.base.scenario, ceilings)
-            by_pair: dict[PairKey, dict[str, dict[str, Any]]] = {}
+            by_pair: dict[PairKey, dict[str, Mapping[str, Any]]] = {}
             for t in trials:
                 by_pair.setdefault(PairKey.of(t), {})[t["model"]] = t
                 if t["cost_usd"] is not None and t["status"] not in SET_APART:
@@ -258,6 +258,7 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
                     continue
                 for m in survivors:
                     value = share[got[m]["trial_id"]]
+                    assert value is not None        # pairs without one were dropped
                     if not math.isfinite(value):
                         raise ResultsError(f"trial {got[m]['trial_id']} has a score of "
                                            f"{value}: not a number to compare")
@@ -288,7 +289,7 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
                    shares={m: (c[0], c[1], c[2]) for m, c in counted.items()})
 
 
-def cut_by_pool(trial: dict[str, Any]) -> bool:
+def cut_by_pool(trial: Mapping[str, Any]) -> bool:
     """Whether a trial ended because the run's shared budget (the comparison's) could
     not hold its next request: the budget's doing, not the model's (a trial's own
     budget running out is the model's, and scores 0)."""

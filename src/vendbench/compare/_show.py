@@ -96,12 +96,12 @@ def lines(outcome: Outcome, spec: CompareSpec) -> list[str]:
         out.append(f"comparison {row.comparison_id} stopped after {row.pairs} pairs; "
                    f"continue it with: vendbench compare --resume {row.comparison_id}")
     notes = [f"method: {method(spec)}"]
-    for model, s in model_shares(outcome).items():
-        if s["trials"]:
-            notes.append(f"{model}: {s['unfinished_share']:.0%} of {s['trials']} trials "
-                         f"unfinished (scored 0), {s['above_oracle_share']:.0%} above the "
-                         "oracle" + (" (look at them: an exploit or a bug?)"
-                                     if s["above_oracle_share"] else ""))
+    for model, counts in model_shares(outcome).items():
+        if counts["trials"]:
+            notes.append(f"{model}: {counts['unfinished_share']:.0%} of {counts['trials']} "
+                         f"trials unfinished (scored 0), {counts['above_oracle_share']:.0%} "
+                         "above the oracle" + (" (look at them: an exploit or a bug?)"
+                                               if counts["above_oracle_share"] else ""))
     if outcome.dropped:
         notes.append(f"{count(outcome.dropped, 'pair')} dropped: a trial ended in a harness "
                      "error, was interrupted, or was stopped by the comparison's budget "

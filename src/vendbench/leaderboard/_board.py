@@ -174,9 +174,9 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
                 if b > 0:
                     ratios.append(s / b)
                 beats += s > b
-        known = [shares[t["trial_id"]] for t in ts if shares.get(t["trial_id"]) is not None]
+        known = [v for t in ts if (v := shares.get(t["trial_id"])) is not None]
         pairs = sum(1 for t in ts if PairKey.of(t) in reference)
-        ops: dict[str, float | None] = {}
+        ops: dict[str, list[float]] = {}
         for t in ts:
             for key, value in operations.get(t["trial_id"], {}).items():
                 ops.setdefault(key, [])

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..environment import (SALT_ENV, currency, metric_directions, record_tables,
                            score_column, score_name, share_bounds, trial_metrics)
-from ..results import PairKey, Store, ceilings_for, shares
-from ._board import ModelRow, Roles, model_rows, score
+from ..results import PairKey, Store, ceilings_for, shares, trial_score as score
+from ._board import ModelRow, Roles, model_rows
 from ._data import Filters, Selection, select
 
 
@@ -54,7 +54,9 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
             selection.notes.append(
                 "private worlds: pricing regret and assortment need the worlds' salt (set "
                 "VENDBENCH_WORLD_SALT, or the run's world_salt_env, to compute them)")
-        operations, trajectories, points = {}, {}, []
+        operations: dict[str, dict[str, float | None]] = {}
+        trajectories: dict[str, list[list[float]]] = {}
+        points: list[dict[str, Any]] = []
         column = score_column(scenario)          # the score's own quantity, day by day
         tables = record_tables(scenario)
         for t in selection.trials:

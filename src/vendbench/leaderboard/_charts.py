@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 import statistics
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .._text import days as days_text
@@ -14,6 +15,9 @@ from ._board import Roles
 from ._render import ops_for
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
     from ._build import Board
     from ._trend import Trend
 
@@ -30,7 +34,7 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _plt():
+def _plt() -> ModuleType:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -41,7 +45,7 @@ def _plt():
     return plt
 
 
-def _save(fig, out: Path, name: str) -> list[Path]:
+def _save(fig: Figure, out: Path, name: str) -> list[Path]:
     fig.tight_layout()
     paths = [out / f"{name}.png", out / f"{name}.svg"]
     fig.savefig(paths[0], dpi=150, metadata={"Software": None})
@@ -74,7 +78,7 @@ def styles(models: list[str], roles: Roles = Roles()) -> dict[str, dict[str, Any
     return out
 
 
-def _finish(plt, fig, ax, out: Path, name: str) -> list[Path]:
+def _finish(plt: ModuleType, fig: Figure, ax: Axes, out: Path, name: str) -> list[Path]:
     """Legend (when there is something to name), save as PNG and SVG, close."""
     if ax.get_legend_handles_labels()[0]:
         ax.legend(frameon=False, fontsize=8)
@@ -83,7 +87,7 @@ def _finish(plt, fig, ax, out: Path, name: str) -> list[Path]:
     return paths
 
 
-def _trajectories(plt, board: Board, out: Path) -> list[Path]:
+def _trajectories(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     import numpy as np
 
     if not any(board.trajectories.get(r.model) for r in board.rows):
@@ -109,23 +113,24 @@ def _trajectories(plt, board: Board, out: Path) -> list[Path]:
     return _finish(plt, fig, ax, out, "trajectories")
 
 
-def _terminal(plt, board: Board, out: Path) -> list[Path]:
+def _terminal(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     import numpy as np
 
-    rows = [r for r in board.rows if r.oracle_share is not None]
-    if not rows:
+    shared = [(r, r.oracle_share) for r in board.rows if r.oracle_share is not None]
+    if not shared:
         board.chart_notes["oracle_share"] = ("Share of the oracle's score: not drawn, no "
                                              "finished trial with an oracle score yet")
         return []
-    fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.5))
-    y = np.arange(len(rows))[::-1]
-    errs = [[100 * (r.oracle_share - r.ci_oracle_share[0]) if r.ci_oracle_share else 0
-             for r in rows],
-            [100 * (r.ci_oracle_share[1] - r.oracle_share) if r.ci_oracle_share else 0
-             for r in rows]]
-    ax.barh(y, [100 * r.oracle_share for r in rows], xerr=errs, capsize=4, color="#4c78a8")
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(shared) + 1.5))
+    y = np.arange(len(shared))[::-1]
+    errs = [[100 * (share - r.ci_oracle_share[0]) if r.ci_oracle_share else 0
+             for r, share in shared],
+            [100 * (r.ci_oracle_share[1] - share) if r.ci_oracle_share else 0
+             for r, share in shared]]
+    ax.barh(y, [100 * share for _, share in shared], xerr=errs, capsize=4,
+            color="#4c78a8")
     ax.set_yticks(y, [r.model + ("  (!) above the oracle" if r.above_oracle else "")
-                      for r in rows])
+                      for r, _ in shared])
     ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
     ax.set(title=f"Terminal {board.score_name} as a share of the oracle's (mean; 95% CI by "
                  "betting, valid at any n; unfinished = 0)",
@@ -134,7 +139,7 @@ def _terminal(plt, board: Board, out: Path) -> list[Path]:
     return _finish(plt, fig, ax, out, "oracle_share")
 
 
-def _return_vs_cost(plt, board: Board, out: Path) -> list[Path]:
+def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     initial = board.selection.cohort["initial_cash"] or 0
     priced = [p for p in board.points if p["cost"] is not None and p["cost"] > 0]
     if not priced:
@@ -202,7 +207,7 @@ def heat(key: str, values: list[float | None], lower_is_better: bool) -> list[fl
         return [None] * len(values)
     mid = statistics.median(have)
     step = material_step(key, have)
-    out = []
+    out: list[float | None] = []
     for v in values:
         if v is None:
             out.append(None)
@@ -218,7 +223,7 @@ def heat_grid(board: Board, keys: list[str]) -> Any:
     an idle agent's 2 are not "better" than a busy one's 40)."""
     import numpy as np
 
-    grid = np.ma.masked_all((len(board.rows), len(keys)))
+    grid = np.ma.masked_all((len(board.rows), len(keys)))   # type: ignore[no-untyped-call]
     for j, key in enumerate(keys):
         if board.directions.get(key) not in ("higher", "lower"):
             continue                        # a description, no better or worse: uncoloured
@@ -229,7 +234,7 @@ def heat_grid(board: Board, keys: list[str]) -> Any:
     return grid
 
 
-def _operations(plt, board: Board, out: Path) -> list[Path]:
+def _operations(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     from matplotlib.colors import LinearSegmentedColormap
 
     rows = board.rows
@@ -273,21 +278,21 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
     style = styles(trend.models(), Roles.of(trend.cohort["scenario"]))
     flagged = {(r["model"], r["latest_run"]) for r in trend.regressions}
     for model in trend.models():
-        nights = [n for n in trend.of(model) if n.oracle_share is not None]
+        nights = [(order[n.run_id], n, n.oracle_share) for n in trend.of(model)
+                  if n.oracle_share is not None]
         if not nights:
             continue
-        x = [order[n.run_id] for n in nights]
-        y = [100 * n.oracle_share for n in nights]
-        ax.plot(x, y, label=model, linewidth=1.6, markersize=5,
-                **{**style[model], "marker": style[model]["marker"] or "o"})
-        ci = [(i, n.ci_oracle_share) for i, n in zip(x, nights) if n.ci_oracle_share]
+        x = [i for i, _, _ in nights]
+        ax.plot(x, [100 * share for _, _, share in nights], label=model, linewidth=1.6,
+                markersize=5, **{**style[model], "marker": style[model]["marker"] or "o"})
+        ci = [(i, n.ci_oracle_share) for i, n, _ in nights if n.ci_oracle_share]
         if ci:
             ax.fill_between([i for i, _ in ci], [100 * c[0] for _, c in ci],
                             [100 * c[1] for _, c in ci], alpha=0.15,
                             color=style[model]["color"], linewidth=0)
-        for i, n in zip(x, nights):
+        for i, n, share in nights:
             if (model, n.run_id) in flagged:
-                ax.scatter([i], [100 * n.oracle_share], s=160, facecolors="none",
+                ax.scatter([i], [100 * share], s=160, facecolors="none",
                            edgecolors="#c0392b", linewidths=2, zorder=5)
     ax.set_xticks(range(len(trend.runs)), [r["date"][5:] for r in trend.runs],
                   rotation=30, ha="right")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +44,7 @@ class Filters:
     days: int | None = None
     scenario: str | None = None
 
-    def admits(self, run: dict[str, Any]) -> bool:
+    def admits(self, run: Mapping[str, Any]) -> bool:
         return ((self.days is None or run["days"] == self.days)
                 and (self.scenario is None or run["scenario"] == self.scenario))
 
@@ -53,7 +54,8 @@ class Filters:
         return ", ".join(p for p in parts if p) or "any"
 
 
-def run_cohorts(store: Store, runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def run_cohorts(store: Store, runs: Sequence[Mapping[str, Any]]
+                ) -> dict[str, dict[str, Any]]:
     """Each run's cohort key (see ``_cohort``), by run id; the starting cash from its
     trials."""
     cash = store.initial_cash_by_run()
@@ -74,8 +76,9 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
         kinds = sorted({f"{r['scenario']} {days_text(r['days'])}" for r in every})
         raise ResultsError(f"no run in {store.path} matches {filters.describe()}; it holds "
                            f"{', '.join(kinds)}")
+    chosen: list[Mapping[str, Any]]
     if which == "all":
-        chosen = runs
+        chosen = list(runs)
     elif which == "latest":
         chosen = [max(runs, key=lambda r: r["created_at"])]
     else:
@@ -85,7 +88,7 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
                                f"{days_text(chosen[0]['days'])}: not {filters.describe()}")
     chosen_ids = [r["run_id"] for r in chosen]
     full = {r["run_id"]: store.run(r["run_id"]) for r in chosen}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for run_id in chosen_ids:
         rows.extend({**t, "_run": full[run_id]} for t in store.trials(run_id))
     # the newest run decides the cohort; the others must match it
@@ -120,11 +123,11 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
     return selection
 
 
-def _other_cohorts(store: Store, runs: list[dict[str, Any]], cohort: dict[str, Any],
+def _other_cohorts(store: Store, runs: Sequence[Mapping[str, Any]], cohort: dict[str, Any],
                    used: list[str]) -> list[dict[str, Any]]:
     """The file's other cohorts, newest first, each with the command that ranks it."""
     keys = run_cohorts(store, runs)
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[Mapping[str, Any]]] = {}
     for r in runs:
         key = keys[r["run_id"]]
         if key == cohort or (key["initial_cash"] is None and r["run_id"] in used):

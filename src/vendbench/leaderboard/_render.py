@@ -207,7 +207,7 @@ def text(board: Board, fmt: str = "table", wide: bool = False) -> str:
 
     dropped: list[str] = []
     if fmt == "markdown" or wide:
-        body = tabulate(rows, headers=headers, tablefmt="github" if fmt == "markdown" else
+        body: str = tabulate(rows, headers=headers, tablefmt="github" if fmt == "markdown" else
                         "simple", disable_numparse=True,
                         colalign=("left", "left", *["right"] * (len(headers) - 2)))
     else:

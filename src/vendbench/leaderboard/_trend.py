@@ -134,8 +134,8 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
                     row.trials + errs, row.completed, row.trials - row.completed + errs,
                     row.mean_net_assets, row.oracle_share, row.ci_oracle_share,
                     row.cost_total_usd, row.cost_mean_usd, row.api_efficiency,
-                    {PairKey.of(t): shares[t["trial_id"]] for t in ts
-                     if shares.get(t["trial_id"]) is not None}, bounds[1]))
+                    {PairKey.of(t): v for t in ts
+                     if (v := shares.get(t["trial_id"])) is not None}, bounds[1]))
             for model in by_model:            # only harness errors this night
                 if not any(n.model == model and n.run_id == run["run_id"] for n in nights):
                     errs = sum(1 for a in apart if a["model"] == model)
@@ -169,7 +169,7 @@ def sign_test(worse: int, differing: int) -> float:
     negative as positive (whatever their sizes: exact, for any shape). 1 with none."""
     if differing == 0:
         return 1.0
-    return sum(math.comb(differing, k) for k in range(worse, differing + 1)) / 2**differing
+    return sum(math.comb(differing, k) for k in range(worse, differing + 1)) / 2.0**differing
 
 
 def compare(trend: Trend) -> list[dict[str, Any]]:
@@ -192,7 +192,7 @@ def compare(trend: Trend) -> list[dict[str, Any]]:
         mean = statistics.fmean(diffs) if diffs else None
         worse, better = sum(d < 0 for d in diffs), sum(d > 0 for d in diffs)
         p_sign = sign_test(worse, worse + better)
-        regressed = tested and (p_sign <= SIGN_ALPHA or ci[1] < 0)
+        regressed = ci is not None and (p_sign <= SIGN_ALPHA or ci[1] < 0)
         if ci is None:
             evidence = f"{count(len(diffs), 'paired trial')}, fewer than {MIN_PAIRS}: not tested"
         else:
@@ -280,18 +280,18 @@ def render_trend(trend: Trend, fmt: str = "table") -> str:
 
     headers, rows = trend_table(trend)
     if fmt == "markdown":
-        body = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True,
+        body: str = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True,
                         colalign=("left", "left", *["right"] * 5))
     else:                # 80 columns whatever a model's name: a block per model
         blocks, start = [], 0
         for model in trend.models():
-            n = len(trend.of(model))
-            table = tabulate([[r[1][5:], *r[2:]] for r in rows[start:start + n]],
+            size = len(trend.of(model))
+            table = tabulate([[r[1][5:], *r[2:]] for r in rows[start:start + size]],
                              headers=headers[1:],
                              tablefmt="simple", disable_numparse=True,
                              colalign=("left", *["right"] * 5))
             blocks.append(model + "\n" + "\n".join("  " + line for line in table.splitlines()))
-            start += n
+            start += size
         body = "\n\n".join(blocks)
     footer = _trend_footer(trend)
     if fmt == "markdown":

@@ -11,7 +11,7 @@ memory (a private world's only with its salt in the environment).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..environment import ceiling_score, find_scenario, oracle_share, scenario as described
@@ -75,14 +75,14 @@ def ceilings_for(store: Store, scenario: str, days: int, keys: Iterable[Key],
     return out
 
 
-def trial_score(trial: dict[str, Any]) -> float:
+def trial_score(trial: Mapping[str, Any]) -> float:
     """What a trial counts for: its score if it completed, else 0 (unfinished)."""
     if trial["status"] == "completed" and trial.get("score") is not None:
         return float(trial["score"])
     return 0.0
 
 
-def shares(trials: Iterable[dict[str, Any]], scenario: str,
+def shares(trials: Iterable[Mapping[str, Any]], scenario: str,
            ceilings: dict[Key, float]) -> dict[str, float | None]:
     """Each trial's oracle share, by trial id (None where its key has no oracle score)."""
     return {t["trial_id"]: oracle_share(trial_score(t), ceilings.get(

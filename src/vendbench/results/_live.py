@@ -81,7 +81,7 @@ def refused_sql(sql: str, con: Any) -> str | None:
         return "only one SELECT statement at a time is answered while a run writes this file"
     tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
     if tree.get("error"):
-        return tree.get("error_message", "the query could not be parsed")
+        return str(tree.get("error_message") or "the query could not be parsed")
     stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
@@ -344,6 +344,7 @@ class LiveConnection:
     def execute(self, sql: str, params: list[Any] | dict[str, Any] | None = None) -> Any:
         with self._lock:
             if self._direct is None:
+                answer: dict[str, Any] | None
                 try:
                     answer = self._ask(sql, params)
                 except (ConnectionError, OSError):
@@ -358,7 +359,8 @@ class LiveConnection:
     def _ask(self, sql: str, params: Any) -> dict[str, Any]:
         assert self._sock is not None
         _send(self._sock, {"sql": sql, "params": _encode(params or [])})
-        return _receive(self._sock)
+        answer: dict[str, Any] = _receive(self._sock)
+        return answer
 
     def _again(self, sql: str, params: Any) -> dict[str, Any] | None:
         """The writer dropped the connection: ask once more (a new connection), else the

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import fields
 from decimal import Decimal
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from ._rows import RunRecord, TrialRecord
 
@@ -35,8 +35,14 @@ def _row_dict(name: str, columns: dict[str, Any], doc: str) -> type:
 
 
 # a run's and a trial's row, keys as the columns: what ``Store.run`` and ``Store.trials``
-# return (a running trial's counts are what it has committed so far)
-RunInfo = _row_dict("RunInfo", {f.name: f.type for f in fields(RunRecord)},
-                    "A run's row (``Store.run``).")
-TrialInfo = _row_dict("TrialInfo", TrialRecord.column_types(),
-                      "A trial's row (``Store.trials``).")
+# return (a running trial's counts are what it has committed so far). Built from the
+# typed rows' fields when the module loads, which a static checker cannot follow: to it
+# they are rows keyed by column name.
+if TYPE_CHECKING:
+    RunInfo: TypeAlias = dict[str, Any]
+    TrialInfo: TypeAlias = dict[str, Any]
+else:
+    RunInfo = _row_dict("RunInfo", {f.name: f.type for f in fields(RunRecord)},
+                        "A run's row (``Store.run``).")
+    TrialInfo = _row_dict("TrialInfo", TrialRecord.column_types(),
+                          "A trial's row (``Store.trials``).")

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 @dataclass(frozen=True, slots=True)
 class MessageRow:
@@ -145,7 +146,7 @@ AppendRow = MessageRow | ExchangeRow | ReservationRow | ToolCallRow | ProviderEv
 APPENDED = (MessageRow, ExchangeRow, ReservationRow, ToolCallRow, ProviderEventRow)
 
 
-def as_append(rows: list[AppendRow]) -> Append:
+def as_append(rows: Sequence[AppendRow]) -> Append:
     """Rows of one type as one append to their table."""
     fields = type(rows[0]).__slots__
     return Append(rows[0].TABLE, [tuple(getattr(r, f) for f in fields) for r in rows],
@@ -383,6 +384,12 @@ class CeilingRow:
         return (f"INSERT OR IGNORE INTO ceilings ({columns}) VALUES "
                 f"({', '.join('?' * len(self.__slots__))})",
                 [getattr(self, f) for f in self.__slots__])
+
+
+class Statement(Protocol):
+    """A row written by one SQL statement (``Row``, a comparison's rows)."""
+
+    def statement(self) -> tuple[str, list[Any]]: ...
 
 
 Row = (TrialRecord | SegmentStarted | SegmentEnded | SegmentReplayed | RunWarning | RunEnded

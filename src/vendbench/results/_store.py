@@ -10,15 +10,16 @@ import time
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 
 from ..environment import RecordTable
 from ..errors import ResultsError
 from . import _live
-from ._rows import LoggedRequest, Row, RunRecord
-from ._live import LiveError, LiveServer
+from ._rows import LoggedRequest, RunRecord, Statement
+from ._live import LiveServer
+from ._live_wire import LiveError
 from ._reads import RunInfo, RunSummary, TrialInfo
 from ._schema import DDL, SCHEMA_VERSION, UPGRADE, UPGRADE_FROM
 
@@ -250,7 +251,7 @@ class Store:
                                 [run.run_id]).fetchall():
             raise ResultsError(f"could not record run {run.run_id}")
 
-    def write(self, row: Row) -> None:
+    def write(self, row: Statement) -> None:
         """Write one typed row at once, outside the writer (a run's status on resume,
         ``serve``'s rows: one call at a time, nothing in flight to protect)."""
         self.con.execute(*row.statement())
@@ -286,7 +287,7 @@ class Store:
     def runs(self) -> list[RunSummary]:
         """Every run with its trials counted. A trial still marked running (its run
         live, or killed) costs what its exchanges were charged, as ``trials`` counts it."""
-        return self._dicts("""
+        return cast("list[RunSummary]", self._dicts("""
             WITH spent AS (SELECT trial_id, sum(cost_usd) AS cost FROM exchanges
                            GROUP BY trial_id)
             SELECT r.run_id, r.name, r.created_at, r.scenario, r.days, r.status,
@@ -296,7 +297,7 @@ class Store:
                    sum(CASE WHEN t.status = 'running' AND t.cost_usd IS NOT NULL
                             THEN coalesce(s.cost, 0) ELSE t.cost_usd END) AS cost_usd
             FROM runs r LEFT JOIN trials t USING (run_id) LEFT JOIN spent s USING (trial_id)
-            GROUP BY ALL ORDER BY r.created_at""")
+            GROUP BY ALL ORDER BY r.created_at"""))
 
     def run(self, run_id: str) -> RunInfo:
         if run_id == "latest":
@@ -384,8 +385,8 @@ class Store:
         return Decimal(row[0])
 
     def segments(self, trial_id: str) -> int:
-        return self.con.execute("SELECT count(*) FROM segments WHERE trial_id = ?",
-                                [trial_id]).fetchone()[0]
+        return int(self.con.execute("SELECT count(*) FROM segments WHERE trial_id = ?",
+                                    [trial_id]).fetchone()[0])
 
     def forget_progress(self, trial_id: str, tables: tuple[RecordTable, ...]) -> None:
         """Drop a trial's record rows and tool calls, before it runs again from day 1

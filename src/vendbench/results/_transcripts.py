@@ -131,8 +131,11 @@ class Transcripts:
         try:
             args = json.loads(row[0])
         except ValueError:
-            return row[0]
-        return args.get("text") if isinstance(args, dict) else str(args)
+            return str(row[0])
+        if not isinstance(args, dict):
+            return str(args)
+        text = args.get("text")
+        return None if text is None else str(text)
 
     def window(self, trial_id: str, seq: int, attempt: int) -> dict[str, Any] | None:
         """The messages request ``seq`` (attempt ``attempt``) carried, in order, each

@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 
 class TrialStatus(StrEnum):
@@ -78,10 +78,13 @@ class TrialKey:
         return PairKey(self.world_seed, self.seed, self.repeat)
 
 
-def latest_attempts(rows: Iterable[Mapping[str, Any]]) -> dict[TrialKey, Mapping[str, Any]]:
+Trial = TypeVar("Trial", bound=Mapping[str, Any])
+
+
+def latest_attempts(rows: Iterable[Trial]) -> dict[TrialKey, Trial]:
     """Each trial's latest attempt (never its best): the one started last, then the
     highest attempt number."""
-    latest: dict[TrialKey, Mapping[str, Any]] = {}
+    latest: dict[TrialKey, Trial] = {}
     for row in rows:
         key = TrialKey.of(row)
         if key not in latest or _order(row) > _order(latest[key]):

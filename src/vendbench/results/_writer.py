@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -119,7 +119,7 @@ class ResultsWriter:
                 watcher(table, rows, columns or COLUMNS.get(table))
             self._queue.put_nowait(("__append__", Append(table, rows, columns), None))
 
-    def add(self, rows: list[AppendRow]) -> None:
+    def add(self, rows: Sequence[AppendRow]) -> None:
         """Queue typed rows of one table (``MessageRow``, ``ExchangeRow``, ...)."""
         if rows:
             append = as_append(rows)

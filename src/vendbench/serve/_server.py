@@ -198,7 +198,7 @@ class WorldServer:
         self.writer = _DirectWriter(store)
         self.salt = os.environ.get(SALT_ENV) or None
         probe = self.make_env()
-        self.world_seed = probe.summary().get("world_seed", config.world_seed)
+        self.world_seed = int(probe.summary().get("world_seed", config.world_seed or 0))
         self.tools = probe.tools
         self.instructions = probe.instructions
         self.run_id = new_run_id()
@@ -234,17 +234,19 @@ class WorldServer:
 
     def _session(self) -> Session:
         holder = _session.get()
-        if holder["session"] is None:
+        session = holder["session"]
+        if session is None:
             params = self.mcp.request_context.session.client_params
             client = self.config.name or (params.clientInfo.name if params else "client")
-            holder["session"] = Session(self, client)
-            self.sessions.append(holder["session"])
-        return holder["session"]
+            session = holder["session"] = Session(self, client)
+            self.sessions.append(session)
+        return session
 
     def _build(self) -> Any:
         import mcp.types as types
         from mcp.server.lowlevel import Server
         from mcp.server.lowlevel.helper_types import ReadResourceContents
+        from pydantic import AnyUrl
 
         outer = self
 
@@ -267,26 +269,27 @@ class WorldServer:
                                 description=t["function"].get("description"),
                                 inputSchema=t["function"]["parameters"]) for t in self.tools]
 
-        @server.list_tools()
+        # the MCP library's decorators are untyped
+        @server.list_tools()                    # type: ignore[untyped-decorator, no-untyped-call]
         async def list_tools() -> list[types.Tool]:
             return mcp_tools
 
         # arguments are validated by the world itself, exactly as for an LLM's calls
-        @server.call_tool(validate_input=False)
+        @server.call_tool(validate_input=False)         # type: ignore[untyped-decorator]
         async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
             result = await outer._session().call(name, arguments)
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(result))],
                 structuredContent=result, isError=not result.get("ok", False))
 
-        @server.list_resources()
+        @server.list_resources()                # type: ignore[untyped-decorator, no-untyped-call]
         async def list_resources() -> list[types.Resource]:
-            return [types.Resource(uri=REPORT_URI, name="daily-report",
+            return [types.Resource(uri=AnyUrl(REPORT_URI), name="daily-report",
                                    description="today's daily report (what get_daily_report "
                                                "shows at the start of the day)",
                                    mimeType="text/plain")]
 
-        @server.read_resource()
+        @server.read_resource()                 # type: ignore[untyped-decorator, no-untyped-call]
         async def read_resource(uri: Any) -> list[ReadResourceContents]:
             if str(uri) != REPORT_URI:
                 raise ValueError(f"no resource {uri}; there is {REPORT_URI}")

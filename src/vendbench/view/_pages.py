@@ -9,6 +9,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -66,9 +67,10 @@ class Pages:
                 try:
                     with Store(self.db, read_only=True) as store:
                         tx = Transcripts(store)
-                        return getattr(self, f"_{name}")(
+                        page: Page = getattr(self, f"_{name}")(
                             tx, *(_resolve(tx, g) for g in match.groups()),
                             query=query or {}, root="../" * path.count("/"))
+                    return page
                 except ResultsError as exc:
                     return self._error(503, "The results file cannot be read", str(exc),
                                        "../" * path.count("/"))
@@ -358,7 +360,7 @@ def _chart(days: list[dict[str, Any]], column: str, label: str, width: int = 900
     pad, n = 40, len(days)
     x = [pad + (i * (width - 2 * pad) / max(n - 1, 1)) for i in range(n)]
 
-    def line(values: list[float | None], color: str, top: int, h: int, dash: str = "",
+    def line(values: Sequence[float | None], color: str, top: int, h: int, dash: str = "",
              at: float = 4, label: str = "{:,.0f}") -> str:
         known = [v for v in values if v is not None]
         if not known:

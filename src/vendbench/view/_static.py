@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ..errors import ConfigError, ResultsError
 from ..results import Store
-from ..results._transcripts import Transcripts
-from ._pages import Pages, _pairs, path_id
+from ..results._transcripts import Transcripts, path_id
+from ._pages import Pages, _pairs
 
 
 def static_plan(db: str, run: str | None = None) -> list[str]:
