@@ -39,7 +39,8 @@ def oversized(sql: str, con: Any) -> str | None:
         name = node.get("function_name")
         if node.get("class") == "FUNCTION" and name in SIZED:
             args = [a.get("expression") for a in node.get("arguments", [])]
-            which = SIZED[name] if SIZED[name] is not None else range(len(args))
+            sized = SIZED[name]
+            which = sized if sized is not None else range(len(args))
             if any(i < len(args) and not _small_literal(args[i]) for i in which):
                 return (f"{name}: its size must be a number written out, at most "
                         f"{MAX_SIZE_ARG:,}")

@@ -46,7 +46,7 @@ class Budget:
     def _held(self) -> Decimal:
         """The unspent part of earmarks promised to open children."""
         return sum((max(ZERO, c.limit - c.spent) for c in self._children
-                    if c.earmarked and not c.closed), ZERO)
+                    if c.earmarked and not c.closed and c.limit is not None), ZERO)
 
     def left(self) -> Decimal | None:
         """What a new reservation here may use (None: no limit anywhere above)."""
@@ -116,12 +116,10 @@ class Budget:
     def earmark(self, scope: str, amount: Decimal | None) -> Budget:
         """Open a child budget. With an amount and a limited pool, that much is promised
         to the child now, or BudgetExceeded is raised."""
-        promised = amount is not None and self.left() is not None
-        if promised:
-            left = self.left()
-            assert left is not None
-            if amount > left:
-                raise BudgetExceeded(self.scope, amount, max(left, ZERO), self._cap())
+        left = self.left()
+        promised = amount is not None and left is not None
+        if amount is not None and left is not None and amount > left:
+            raise BudgetExceeded(self.scope, amount, max(left, ZERO), self._cap())
         child = Budget(scope, amount, parent=self, earmarked=promised)
         self._children.append(child)
         return child
@@ -133,8 +131,8 @@ class Budget:
             self.parent._children = [c for c in self.parent._children if not c.closed]
 
     def _settle(self, chain: list[Budget], reserved: Decimal, actual: Decimal) -> None:
-        for node in chain:
-            node.reserved -= reserved
+        for link in chain:
+            link.reserved -= reserved
         node: Budget | None = self
         while node is not None:
             node.spent += actual

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
+from typing import Any
 
 from ..errors import UnknownPriceError
 
@@ -66,8 +67,9 @@ class Price:
     @classmethod
     def from_json(cls, data: dict[str, str | None]) -> Price:
         """The inverse of ``to_json`` (a run's stored price table)."""
-        return cls(**{k: (Decimal(v) if k != "source" and v is not None else v)
-                      for k, v in data.items()})
+        values: dict[str, Any] = {k: (Decimal(v) if k != "source" and v is not None else v)
+                                  for k, v in data.items()}
+        return cls(**values)
 
 
 def _or(value: Decimal | None, default: Decimal) -> Decimal:

@@ -90,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hasattr(sys.stdout, "reconfigure") and not sys.stdout.line_buffering:
         sys.stdout.reconfigure(line_buffering=True)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except VendbenchError as exc:
         from .._secrets import redact
 

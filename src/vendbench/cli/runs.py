@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -100,17 +101,17 @@ def _live_line(live: dict[str, Any] | None) -> None:
               f"shown as committed at {now}")
 
 
-def served(run: dict[str, Any]) -> bool:
+def served(run: Mapping[str, Any]) -> bool:
     """Whether ``run`` was `vendbench serve`'s (MCP sessions, nothing to resume)."""
     if "harness" in run:
-        return run["harness"] == "mcp"
+        return bool(run["harness"] == "mcp")
     try:
-        return json.loads(run.get("config_json") or "{}").get("harness") == "mcp"
+        return bool(json.loads(run.get("config_json") or "{}").get("harness") == "mcp")
     except ValueError:
         return False
 
 
-def _stopped_hint(runs: list[dict[str, Any]], db: str) -> None:
+def _stopped_hint(runs: Sequence[Mapping[str, Any]], db: str) -> None:
     for r in runs:
         if r["status"] != "stopped":
             continue
@@ -132,13 +133,13 @@ def _num(value: Any, places: int = 2) -> str:
     return f"{float(value):,.{places}f}"
 
 
-def _jsonable(row: dict[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+def _jsonable(row: Mapping[str, Any], skip: tuple[str, ...] = ()) -> dict[str, Any]:
     return {k: (float(v) if isinstance(v, Decimal) else v) for k, v in row.items()
             if k not in skip}
 
 
-def _stale(rows: list[dict[str, Any]], live: dict[str, Any] | None
-           ) -> list[dict[str, Any]]:
+def _stale(rows: Sequence[Mapping[str, Any]], live: dict[str, Any] | None
+           ) -> list[Mapping[str, Any]]:
     """Rows still marked ``running`` that no process is running: every run's but the one
     that is writing the file now (``live``; a writer holds DuckDB's lock, so nothing else
     can be writing), whose process stopped without saying so (killed, a full disk).

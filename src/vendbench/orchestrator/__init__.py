@@ -1,10 +1,11 @@
 """The orchestrator: concurrent model × seed trials, budgets, context, logging."""
 
 from ..budgets import POOL_SCOPE
+from ..results import FINISHED
 from ._check import check
 from ._config import ModelConfig, RunConfig, build_config, load_panel
 from ._forecast import ModelForecast, PanelForecast, forecast_run
-from ._scheduler import FINISHED, RunResult, Scheduler, execute
+from ._scheduler import RunResult, Scheduler, execute
 from ._trial import TrialOutcome, TrialSpec
 
 __all__ = ["FINISHED", "POOL_SCOPE", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",

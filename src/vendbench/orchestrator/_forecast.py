@@ -73,7 +73,7 @@ class PanelForecast:
         totals = [m.total for m in self.models]
         if any(t is None for t in totals):
             return None
-        total = sum(totals, Decimal(0))
+        total = sum((t for t in totals if t is not None), Decimal(0))
         return total if self.pool is None else min(total, self.pool)
 
     def as_json(self) -> dict[str, Any]:

@@ -25,14 +25,17 @@ class ExchangeLog(TrialLog):
 
     def attempt(self, seq: int, day: int, request: LoggedRequest, attempt: Attempt) -> None:
         c, f, u = attempt.completion, attempt.failure, attempt.usage
+        assert c is not None or f is not None, "an attempt ends in a reply or a failure"
         self.last_attempt = attempt.number
+        # in, out, cache read, cache write, reasoning
+        tokens: tuple[int | None, int | None, int | None, int | None, int | None] = \
+            (u.prompt_tokens, u.completion_tokens, u.cache_read_tokens,
+             u.cache_write_tokens, u.reasoning_tokens) if u else (None, None, None, None, None)
         self.writer.add([ExchangeRow(
             self.trial_id, seq, day, attempt.number, self.model, request.json(),
-            dumps(c.raw) if c else None,
-            *((u.prompt_tokens, u.completion_tokens, u.cache_read_tokens, u.cache_write_tokens,
-               u.reasoning_tokens) if u else (None,) * 5),
+            dumps(c.raw) if c else None, *tokens,
             attempt.cost, attempt.reserved, round(attempt.latency_ms, 3),
-            "ok" if c else f.kind.value, redact(f.message) if f else None,
+            "ok" if c or f is None else f.kind.value, redact(f.message) if f else None,
             dt.datetime.fromtimestamp(attempt.sent_at, dt.timezone.utc).replace(tzinfo=None),
             None if c is None else attempt.counted is not None,
             dumps(c.normalised(), sort_keys=False, ascii=False) if c else None)])

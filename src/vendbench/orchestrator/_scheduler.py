@@ -15,7 +15,7 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
@@ -347,7 +347,8 @@ def _keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
     return asyncio.create_task(keep(), name="ceilings")
 
 
-async def _unless_writer_fails(run: Any, writer: ResultsWriter) -> list[TrialOutcome]:
+async def _unless_writer_fails(run: Awaitable[list[TrialOutcome]], writer: ResultsWriter
+                               ) -> list[TrialOutcome]:
     """Run the trials, but stop them all at once if a commit fails: nothing after it could
     be recorded, so going on would only spend money that leaves no trace."""
     task = asyncio.ensure_future(run)
@@ -380,12 +381,12 @@ def _check_same_worlds(run: dict[str, Any], scheduler: Scheduler) -> None:
     if stored == current:
         return
     name = scheduler.config.salt_env()
-    if current is None:
-        raise ConfigError(f"run {run['run_id']} played private worlds (salt SHA-256 "
-                          f"{stored[:12]}…): set {name} to the same salt to resume it")
     if stored is None:
         raise ConfigError(f"run {run['run_id']} played public worlds, but {name} is set: "
                           f"unset it to resume the run")
+    if current is None:
+        raise ConfigError(f"run {run['run_id']} played private worlds (salt SHA-256 "
+                          f"{stored[:12]}…): set {name} to the same salt to resume it")
     raise ConfigError(f"the salt in {name} (SHA-256 {current[:12]}…) is not the one run "
                       f"{run['run_id']} used ({stored[:12]}…)")
 

@@ -208,12 +208,12 @@ class Worker:
                     task = asyncio.create_task(self._ack(flush_id))
                     self._acks.add(task)
                     task.add_done_callback(self._acks.discard)
-                for entry in self.running.values():        # now covered by received rows
-                    if entry.pending is not None:
-                        report, entry.pending = entry.pending, None
+                for live in self.running.values():         # now covered by received rows
+                    if live.pending is not None:
+                        report, live.pending = live.pending, None
                         for name, value in report.fields.items():
-                            setattr(entry.outcome, name, value)
-                        self.on_event("trial_progress", {"outcome": entry.outcome,
+                            setattr(live.outcome, name, value)
+                        self.on_event("trial_progress", {"outcome": live.outcome,
                                                          "day": report.day,
                                                          "net_assets": report.net_assets})
             case Started(trial_id):

@@ -331,8 +331,8 @@ def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: ExchangeLog, a: Attem
     """A reply that cost more than its reservation: the provider reported more tokens
     than the request allowed. It was billed, so it is charged in full; the run is told
     which provider did it, and the trial stops if a budget's cap is now crossed."""
-    assert a.completion is not None and a.cost is not None
-    u, m = a.completion.usage, spec.model
+    u, m = a.usage, spec.model
+    assert u is not None and a.cost is not None
     where = mask_url(m.api_base) if m.api_base else m.id.split("/", 1)[0]
     message = (f"{m.id} at {where} reported usage costing ${a.cost:.6f} for a request "
                f"reserved at ${a.reserved:.6f}: {u.completion_tokens:,} output tokens for "

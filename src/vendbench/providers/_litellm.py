@@ -161,7 +161,9 @@ def _retry_after(exc: BaseException) -> float | None:
     response = getattr(exc, "response", None)
     for headers in (getattr(exc, "litellm_response_headers", None),
                     getattr(response, "headers", None)):
-        value = headers.get("retry-after") if hasattr(headers, "get") else None
+        if headers is None or not hasattr(headers, "get"):
+            continue
+        value = headers.get("retry-after")
         if value is None:
             continue
         try:

@@ -29,9 +29,13 @@ def litellm_price(model: str) -> Price | None:
     if not listed:
         return None
 
-    def per_m(v: float | None) -> Decimal | None:
-        return None if v is None else (Decimal(str(v)) * MILLION).normalize()
+    def per_m(v: float) -> Decimal:
+        return (Decimal(str(v)) * MILLION).normalize()
 
-    return Price(per_m(inp), per_m(out), cache_read=per_m(info.get("cache_read_input_token_cost")),
-                 cache_write=per_m(info.get("cache_creation_input_token_cost")),
-                 reasoning=per_m(info.get("output_cost_per_reasoning_token")), source="litellm")
+    def listed_per_m(key: str) -> Decimal | None:
+        v = info.get(key)
+        return None if v is None else per_m(v)
+
+    return Price(per_m(inp), per_m(out), cache_read=listed_per_m("cache_read_input_token_cost"),
+                 cache_write=listed_per_m("cache_creation_input_token_cost"),
+                 reasoning=listed_per_m("output_cost_per_reasoning_token"), source="litellm")
