@@ -30,7 +30,8 @@ def parse_arguments(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
                                 f"{exc.pos}); send a JSON object such as {{}}") from None
     if not isinstance(arguments, dict):
         raise ArgumentError(f"arguments must be a JSON object, got {type(arguments).__name__}")
-    return no_surrogates(arguments)
+    clean: dict[str, Any] = no_surrogates(arguments)
+    return clean
 
 
 def validate(model: type[M], arguments: dict[str, Any] | str | None) -> M:

@@ -35,7 +35,8 @@ def make_policy(name: str, env: Environment) -> InProcessPolicy:
     short = name.removeprefix("baseline/")
     if short not in policies:
         raise ConfigError(unknown_name("policy", name, tuple(policies)))
-    return policies[short](env)
+    policy: InProcessPolicy = policies[short](env)
+    return policy
 
 
 def run_policy(env: Environment, policy: InProcessPolicy,

@@ -199,16 +199,18 @@ def standing(env: Environment) -> float:
 def scenario_class(name: str) -> type:
     """The environment class of scenario ``name``; its package is imported on first use."""
     entry = scenario(name)
-    return getattr(entry.load(), entry.env_class)
+    cls: type = getattr(entry.load(), entry.env_class)
+    return cls
 
 
 def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
     """Create a fresh environment of ``scenario`` (keyword arguments go to its constructor)."""
     cls = scenario_class(scenario)
     try:
-        return cls(**kwargs)
+        env: Environment = cls(**kwargs)
     except TypeError as exc:
         raise ConfigError(f"{scenario}: {exc}") from None
+    return env
 
 
 def trial_metrics(scenario_name: str, records: dict[str, list[dict[str, Any]]],
@@ -219,8 +221,9 @@ def trial_metrics(scenario_name: str, records: dict[str, list[dict[str, Any]]],
     tables' (``records``, by table) and its tool calls (``private``: the world was salted;
     metrics of its hidden model need ``world_salt``)."""
     entry = scenario(scenario_name)
-    return entry.load(entry.metrics).trial_metrics(records, tool_calls, world_seed,
-                                                    world_salt, private)
+    metrics: dict[str, float | None] = entry.load(entry.metrics).trial_metrics(
+        records, tool_calls, world_seed, world_salt, private)
+    return metrics
 
 
 def record_tables(scenario_name: str) -> tuple[RecordTable, ...]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
@@ -33,7 +34,9 @@ def keyed_rng(prefix: tuple[int, ...], key: int) -> np.random.Generator:
     if key < 0 or key > _MASK or any(p < 0 for p in prefix):
         return np.random.default_rng([*prefix, key])
     block, i = divmod(key, BLOCK)
-    return np.random.Generator(np.random.PCG64(_Ready(_state_words(prefix, block)[i])))
+    # PCG64 takes any ISeedSequence (numpy's stubs name only its own)
+    ready = _Ready(_state_words(prefix, block)[i])
+    return np.random.Generator(np.random.PCG64(ready))      # type: ignore[arg-type]
 
 
 class _Ready(ISeedSequence):
@@ -44,7 +47,7 @@ class _Ready(ISeedSequence):
     def __init__(self, words: np.ndarray) -> None:
         self._words = words
 
-    def generate_state(self, n_words: int, dtype=np.uint32) -> np.ndarray:
+    def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
         if n_words != 4 or dtype is not np.uint64:      # what PCG64 asks for, only
             raise ValueError("precomputed for PCG64: 4 uint64 words")
         return self._words.copy()
@@ -59,8 +62,9 @@ def _state_words(prefix: tuple[int, ...], block: int) -> np.ndarray:
     hashmix = _hasher(_INIT_A, _MULT_A)
 
     def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        r = _MIX_L * x - _MIX_R * y
-        return r ^ (r >> _SHIFT)
+        r: np.ndarray = _MIX_L * x - _MIX_R * y
+        mixed: np.ndarray = r ^ (r >> _SHIFT)
+        return mixed
 
     zero = np.zeros(BLOCK, np.uint32)
     pool = [hashmix(entropy[i] if i < len(entropy) else zero) for i in range(4)]

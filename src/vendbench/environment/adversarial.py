@@ -12,6 +12,8 @@ families before it is fixed.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from ._exploits import Variant
 from ._registry import scenario as described
 
@@ -29,6 +31,6 @@ def not_applicable(scenario: str) -> dict[str, str]:
     return dict(module.NOT_APPLICABLE) if module is not None else {}
 
 
-def _module(scenario: str):
+def _module(scenario: str) -> ModuleType | None:
     entry = described(scenario)
     return entry.load(entry.adversarial) if entry.adversarial else None

@@ -49,22 +49,24 @@ class PricedOrderUpTo(OrderUpToPolicy):
             self.critical_ratio_cover = cover
 
     def play_day(self, call: Call, observation: str) -> None:
-        if self.factor is None:
+        factor = self.factor
+        if factor is None:
             return super().play_day(call, observation)
 
-        def priced(name: str, args: dict[str, Any] | str | None = None) -> dict[str, Any]:
-            if name == "set_price" and isinstance(args, dict):
-                args = {"items": [{**it, "price": self._price(it["machine_id"],
+        def priced(name: str, args: dict[str, Any]) -> dict[str, Any]:
+            if name == "set_price":
+                args = {"items": [{**it, "price": self._price(factor, it["machine_id"],
                                                               it["product_id"])}
                                   for it in args["items"]]}
             return call(name, args)
 
         super().play_day(priced, observation)
 
-    def _price(self, machine: str, product: str) -> float:
+    def _price(self, factor: Callable[[str, str], float], machine: str, product: str
+               ) -> float:
         ref = self.books.catalog[product].ref
         low, high = math.ceil(ref * 50) / 100, math.floor(ref * 200) / 100
-        return min(high, max(low, round(ref * self.factor(machine, product), 2)))
+        return min(high, max(low, round(ref * factor(machine, product), 2)))
 
 
 class AutovendProbes(OrderUpToPolicy):
@@ -74,8 +76,8 @@ class AutovendProbes(OrderUpToPolicy):
     name = "rejected-probes"
 
     def play_day(self, call: Call, observation: str) -> None:
-        def probing(name: str, args: dict[str, Any] | str | None = None) -> dict[str, Any]:
-            if name == "restock" and isinstance(args, dict):
+        def probing(name: str, args: dict[str, Any]) -> dict[str, Any]:
+            if name == "restock":
                 for it in args["items"][:5]:
                     call("restock", {"items": [{**it, "quantity": 100_000}]})
             return call(name, args)

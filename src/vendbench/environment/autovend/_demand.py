@@ -102,7 +102,8 @@ class Arrivals:
         rng = stream(self._seed, _ARRIVALS, day)
         innov = rng.gamma(self._r_innov, 1.0 / self._r_innov, len(self._shock))
         self._shock = PERSISTENCE_RHO * self._shock + (1 - PERSISTENCE_RHO) * innov
-        return rng.poisson(self._hidden.volume * multipliers * self._shock)
+        attempts: np.ndarray = rng.poisson(self._hidden.volume * multipliers * self._shock)
+        return attempts
 
 
 def attraction(
@@ -118,13 +119,14 @@ def attraction(
     """w(m,k,t) of each listing: b · F^η · min(1, q/φ) · (p/p̄)^(−ε) · E.
 
     ``machine`` and ``fill`` are one machine's, or one per listing."""
-    return (
+    weights: np.ndarray = (
         hidden.attraction[machine, products]
         * fill ** FILL_ETA
         * np.minimum(1.0, units / DEPTH_PHI)
         * (prices / ref_prices) ** (-hidden.elasticity[machine])
         * heat_mult[products]
     )
+    return weights
 
 
 def choice_probabilities(
@@ -139,7 +141,8 @@ def choice_probabilities(
 ) -> np.ndarray:
     """MNL purchase probabilities of each listing (the no-purchase share is the rest)."""
     w = attraction(hidden, machine, products, units, prices, ref_prices, fill, heat_mult)
-    return w / (hidden.no_purchase[machine] + w.sum())
+    probabilities: np.ndarray = w / (hidden.no_purchase[machine] + w.sum())
+    return probabilities
 
 
 def day_sales(
@@ -180,7 +183,8 @@ def day_sales(
     x = with_cum[end - per_machine][whose] + draws
     x = np.sort(x[x < with_cum[end][whose]])
     chosen = np.diff(np.searchsorted(x, cum, side="left"), prepend=0)
-    return np.minimum(chosen, units)
+    sold: np.ndarray = np.minimum(chosen, units)
+    return sold
 
 
 def customer_draws(seed: int, day: int, attempts: np.ndarray) -> np.ndarray:

@@ -16,11 +16,12 @@ from ._calendar import DEFAULT_START, MAX_DAYS
 from ._operations import Resolver, fen
 from ._prompt import system_prompt
 from ._report import daily_report
+from ._schemas import SqlArgs
 from ._sql import SqlSandbox
 from ._state import Business
 from .._arguments import ArgumentError, describe_errors, parse_arguments
 from ._tools import MUTATING, TOOLS, _batch
-from ._world import DEFAULT_WORLD_SEED, build_world
+from ._world import DEFAULT_WORLD_SEED, HiddenDemand, build_world
 
 DAILY_TOOL_CALLS = 40
 
@@ -180,7 +181,9 @@ class AutoVendEnv:
             if name == "query_sql":
                 if self._sql is None:
                     self._sql = SqlSandbox(self._biz, self._sql_time_limit)
+                assert isinstance(args, SqlArgs)
                 return {"ok": True, **self._sql.query(args.sql, self._version)}
+            assert tool.run is not None             # a tool without items has a handler
             return {"ok": True, **tool.run(self._biz, args, self._ids)}
         except ValidationError as exc:
             return {"ok": False, "error": f"{name}: invalid arguments: {describe_errors(exc)}"}
@@ -188,7 +191,7 @@ class AutoVendEnv:
             return {"ok": False, "error": f"{name}: {exc}"}
 
     @property
-    def hidden(self):
+    def hidden(self) -> HiddenDemand:
         """Privileged access for reference policies and metrics; never shown to agents."""
         return self.world.hidden
 
@@ -205,7 +208,8 @@ def _schemas() -> str:
 
 def tool_schemas() -> list[dict[str, Any]]:
     """The 18 tool schemas (built once; each environment gets its own copy)."""
-    return json.loads(_schemas())
+    schemas: list[dict[str, Any]] = json.loads(_schemas())
+    return schemas
 
 
 _MONEY = {"cash", "net_assets", "revenue", "cogs", "purchases", "fees", "visit_fees", "fines",

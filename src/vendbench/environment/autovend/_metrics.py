@@ -141,7 +141,8 @@ def _expected_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray, prices: 
     fill = min(1.0, units.sum() / MACHINE_CAPACITY)
     share = demand.choice_probabilities(world.hidden, m, ks, units, prices, ref[ks], fill,
                                         neutral)
-    return np.minimum(volume * share, units) * (prices - cost[ks])
+    profit: np.ndarray = np.minimum(volume * share, units) * (prices - cost[ks])
+    return profit
 
 
 def _best_single_price_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray,
@@ -159,7 +160,9 @@ def _best_single_price_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray,
     grid = np.round(ref[:, None] * PRICE_GRID[None, :], 2)         # (n, g)
     w = base[:, None] * (grid / ref[:, None]) ** (-eps)
     share = w / (h.no_purchase[m] + others[:, None] + w)
-    return (np.minimum(volume * share, units[:, None]) * (grid - cost[:, None])).max(axis=1)
+    best: np.ndarray = (np.minimum(volume * share, units[:, None])
+                        * (grid - cost[:, None])).max(axis=1)
+    return best
 
 
 def _hidden_model_metrics(world: Any, sales: list[dict[str, Any]]

@@ -109,7 +109,7 @@ def restock(biz: Business, m: int, k: int, quantity: int) -> dict[str, Any]:
                         f"(capacity {MACHINE_CAPACITY})")
     listing = shelf.get(k)
     new = listing is None
-    if new:
+    if listing is None:
         if len(shelf) >= MAX_LISTINGS:
             raise ToolError(f"{biz.world.machines[m].id} already lists {MAX_LISTINGS} "
                             "products; delist one first")
@@ -130,7 +130,7 @@ def remove_stock(biz: Business, m: int, k: int, quantity: int) -> dict[str, Any]
     biz.visited.add(m)
     return {"removed": quantity, "expired_removed": sum(b.units for b in taken
                                                         if b.expiry <= biz.day),
-            "units_on_shelf": listing.units}
+            "units_on_shelf": listing.units if listing else 0}
 
 
 def delist(biz: Business, m: int, k: int) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,7 @@ from ._state import Business
 from ._world import MACHINE_CAPACITY
 
 
-def paginate(rows: list[dict[str, Any]], page: int, page_size: int) -> dict[str, Any]:
+def paginate(rows: Sequence[Any], page: int, page_size: int) -> dict[str, Any]:
     total = len(rows)
     pages = max(1, -(-total // page_size))
     first = (page - 1) * page_size
@@ -64,7 +64,7 @@ def machine_inventory(biz: Business, args: s.MachineArgs, ids: Resolver) -> dict
 def warehouse_inventory(biz: Business, args: s.WarehouseArgs, ids: Resolver
                         ) -> dict[str, Any]:
     only = ids.product(args.product_id) if args.product_id is not None else None
-    rows = []
+    rows: list[dict[str, Any]] = []
     for k in sorted(biz.warehouse):
         if only is not None and k != only:
             continue
@@ -143,7 +143,7 @@ def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict[str, A
             t[0], t[1], t[2] = t[0] + u, t[1] + r, t[2] + g
         agg = subs
     mids, pids = ids.machine_ids, ids.product_ids
-    label = {
+    label: Callable[[Any], dict[str, Any]] = {
         "listing": lambda key: {"machine_id": mids[key[0]], "product_id": pids[key[1]]},
         "machine": lambda key: {"machine_id": mids[key]},
         "product": lambda key: {"product_id": pids[key]},
@@ -151,13 +151,13 @@ def sales_report(biz: Business, args: s.SalesArgs, ids: Resolver) -> dict[str, A
         "day": lambda key: {"date": biz.iso(key)},
     }[group]
     ordered = sorted(agg.items(), key=lambda kv: kv[0] if group == "day" else -kv[1][2])
-    rows = [{**label(key), "units": u, "revenue": fen(r), "gross_profit": fen(g)}
-            for key, (u, r, g) in ordered]
+    lines = [{**label(key), "units": u, "revenue": fen(r), "gross_profit": fen(g)}
+             for key, (u, r, g) in ordered]
     totals = {"units": sum(v[0] for v in agg.values()),
               "revenue": fen(sum(v[1] for v in agg.values())),
               "gross_profit": fen(sum(v[2] for v in agg.values()))}
     return {"window_days": args.window, "totals": totals,
-            **paginate(rows, args.page, args.page_size)}
+            **paginate(lines, args.page, args.page_size)}
 
 
 def financials(biz: Business, args: s.FinancialsArgs, _: Resolver) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def daily_report(biz: Business) -> str:
                  "listings, expired units on shelf):")
     for m, machine in enumerate(biz.world.machines):
         shelf = biz.shelves[m]
-        units, revenue = sold.get(m, (0, 0))
+        sold_units, sold_revenue = sold.get(m, (0, 0))
         empty = exp = 0
         for lst in shelf.values():
             batches = lst.batches
@@ -65,5 +65,6 @@ def daily_report(biz: Business) -> str:
                 exp += sum(b.units for b in batches if b.expiry <= day)
         lines.append(f"  {machine.id} {machine.name} [{machine.site_type}]: "
                      f"{biz.shelf_units(m)}/{MACHINE_CAPACITY}, {len(shelf)} listed, "
-                     f"sold {units} for {fen(revenue):,.2f}, {empty} empty, {exp} expired")
+                     f"sold {sold_units} for {fen(sold_revenue):,.2f}, {empty} empty, "
+                     f"{exp} expired")
     return "\n".join(lines)

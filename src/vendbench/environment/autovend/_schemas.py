@@ -113,7 +113,7 @@ class DelistItem(Args):
 def batch_of(item: type[Args], name: str) -> type[Args]:
     """The schema model of a batch tool: ``items``, 1–100 of ``item``."""
     return type(name, (Args,), {
-        "__annotations__": {"items": list[item]},
+        "__annotations__": {"items": list[item]},      # type: ignore[valid-type]
         "items": Field(min_length=1, max_length=MAX_BATCH, description="1–100 items"),
     })
 

@@ -55,6 +55,7 @@ def _batch(tool: Tool, biz: Business, raw: dict[str, Any], ids: ops.Resolver
     except ValidationError:
         checked = None                # one by one, so that each bad item gets its reason
     op, model = tool.op, tool.item
+    assert op is not None and model is not None             # a batch tool has both
     for index, item in enumerate(checked if checked is not None else items):
         try:
             if checked is None:

@@ -92,7 +92,8 @@ class EmailOrders(NetworkOrderUpTo):
                                           for i in items) + "."
         got = call("send_email", {"to": to, "subject": "Order", "body": body})
         if "order" in got:
-            return got["order"]
+            order: dict[str, Any] = got["order"]
+            return order
         return {"ok": False, "error": got.get("error") or f"{supplier} does not answer"}
 
 
@@ -174,11 +175,14 @@ class SwapFillOracle(NetworkOracle):
         self.name = "oracle, swap fills"
 
     def _swaps(self, sid: str, product: str) -> bool:
-        return self.env.slots[sid].product != product
+        swaps: bool = self.env.slots[sid].product != product
+        return swaps
 
     def _fill_minutes(self, sid: str, product: str) -> int:
         if self._swaps(sid, product):
-            return self.env.minutes("swap_item", {"slot_id": sid, "product_id": product})
+            minutes: int = self.env.minutes("swap_item", {"slot_id": sid,
+                                                          "product_id": product})
+            return minutes
         return super()._fill_minutes(sid, product)
 
     def _put(self, call: Call, sid: str, product: str, quantity: int) -> None:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, Sequence
+from typing import Any
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -42,7 +43,8 @@ def willing(price: float, reference: float, sigma: float) -> float:
 
 def sigma(eco: Any, loc: Any) -> float:
     """The spread (log SD) of willingness to pay at ``loc``."""
-    return eco["demand"]["wtp_sd"] / loc.sensitivity
+    spread: float = eco["demand"]["wtp_sd"] / loc.sensitivity
+    return spread
 
 
 def attraction(eco: Any, prod: Any, loc: Any, price: float, season: float = 1.0) -> float:
@@ -50,10 +52,12 @@ def attraction(eco: Any, prod: Any, loc: Any, price: float, season: float = 1.0)
     dem = eco["demand"]
     pref = dem["pref_boost"] if prod.kind in loc.favours else 1.0
     seasonal = season if prod.kind == "cold" else 1.0
-    return prod.popularity * pref * seasonal * willing(price, prod.retail, sigma(eco, loc))
+    weight: float = prod.popularity * pref * seasonal * willing(price, prod.retail,
+                                                                 sigma(eco, loc))
+    return weight
 
 
-def shares(eco: Any, loc: Any, offer: dict[str, float], season: float = 1.0
+def shares(eco: Any, loc: Any, offer: Mapping[str, float], season: float = 1.0
            ) -> dict[str, float]:
     """Each product's expected share of a machine's customers, for ``offer`` (product ->
     price in cents) at ``loc``."""

@@ -157,8 +157,10 @@ class NetworkEnv:
             slot = self.slots.get(args.slot_id) if args is not None else None
             takes_out = (slot is not None and slot.units > 0
                          and slot.product != args.product_id)
-            return cost["restock_machine"] + takes_out * cost["swap_item"]
-        return cost[name]
+            fill: int = cost["restock_machine"] + takes_out * cost["swap_item"]
+            return fill
+        minutes: int = cost[name]
+        return minutes
 
     def summary(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "seed": self.seed, "world_seed": self.world_seed,
@@ -223,7 +225,8 @@ class NetworkEnv:
                            if s.arrives is not None)
 
     def net_worth(self) -> int:
-        return self.bank + self.card_pending + self.stock_value()
+        worth: int = self.bank + self.card_pending + self.stock_value()
+        return worth
 
     def units_held(self) -> int:
         return (sum(self.depot.values()) + sum(s.units for s in self.slots.values())
@@ -273,7 +276,8 @@ class NetworkEnv:
                 mult += ch.bonus                                  # one per channel
             mult -= ch.penalty * max(0, len(mine) - ch.uses)
         mult -= lim["excess_penalty"] * max(0, len(recent) - lim["location_campaigns"])
-        return min(lim["ceiling"], max(lim["floor"], mult))
+        bounded: float = min(lim["ceiling"], max(lim["floor"], mult))
+        return bounded
 
     # -- the night -----------------------------------------------------------------------
     def _night(self) -> dict[str, Any]:
@@ -339,7 +343,8 @@ class NetworkEnv:
     def _sell(self, machine: str, loc: Any, d: int, weekday: float, weather: float,
               traffic: float, season: float) -> tuple[int, int, int]:
         eco, dem = self.eco, self.eco["demand"]
-        slots = [s for s in self.slots.values() if s.machine == machine and s.units > 0]
+        slots = [s for s in self.slots.values() if s.machine == machine and s.units > 0
+                 and s.product is not None]
         rng = _stream(self.seed, "customers", machine, d)
         lam = dem["base_customers"] * loc.volume * weekday * weather * self.reputation * traffic
         customers = int(rng.poisson(lam))
@@ -349,7 +354,7 @@ class NetworkEnv:
                    for s in sorted(slots, key=lambda s: (s.price, s.id))]
         pools: dict[str, list[_demand.Facing]] = {}
         for s, f in facings:
-            pools.setdefault(s.product, []).append(f)
+            pools.setdefault(s.product or "", []).append(f)
         shelf = {p: (sum(f.units for f in fs), fs[0].price) for p, fs in pools.items()}
         sold = _demand.serve(eco, loc, pools, rng.random(customers).tolist(), season)
         for s, f in facings:
@@ -389,7 +394,7 @@ class NetworkEnv:
         for product, lots in chain(self.stock.items(),
                                    ((s.product, s.lots) for s in self.slots.values())):
             gone = expire(lots, d)
-            if gone:
+            if gone and product is not None:
                 self.expired_today[product] = self.expired_today.get(product, 0) + gone
         for product, n in self.expired_today.items():
             self.units_expired += n

@@ -181,10 +181,10 @@ def send_email(env: World, a: Any) -> dict[str, Any]:
         else:
             reply = "These are our best terms; we cannot go lower."
     elif any(k in text for k in neg["keywords_catalogue"]):
-        lines = [f"- {p}: EUR {_euros(env.unit_price(sup.id, p, 1, d + 1)):.2f}, keeps "
-                 f"{env.eco.products[p].shelf_life} days" for p in sup.products]
+        prices = [f"- {p}: EUR {_euros(env.unit_price(sup.id, p, 1, d + 1)):.2f}, keeps "
+                  f"{env.eco.products[p].shelf_life} days" for p in sup.products]
         reply = (f"Our catalogue (unit prices at quantity 1, valid on day {d + 1}):\n"
-                 + "\n".join(lines))
+                 + "\n".join(prices))
     else:
         reply = "Thank you for your message. Ask for our catalogue, or for better terms."
     env.outbox.append((d + 1, Email("", d + 1, sup.email, f"Re: {a.subject}"[:200], reply)))

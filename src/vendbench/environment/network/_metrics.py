@@ -74,4 +74,5 @@ def _waste_rate(days: list[dict[str, Any]]) -> float | None:
     wasted = [d.get("waste_cost") for d in days]
     if not bought or any(w is None for w in wasted):
         return None
-    return sum(wasted) / bought
+    rate: float = sum(w for w in wasted if w is not None) / bought
+    return rate

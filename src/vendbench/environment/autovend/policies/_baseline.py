@@ -140,7 +140,8 @@ class OrderUpToPolicy(ReplenishmentPolicy):
         if len(mature) < 8:
             return
         median = statistics.median(mature.values())
-        weak = sorted((p for p, g in mature.items() if g < DROP_BELOW * median), key=mature.get)[:5]
+        weak = sorted((p for p, g in mature.items() if g < DROP_BELOW * median),
+                      key=lambda p: mature[p])[:5]
         m.planned_drops = weak
         room = MAX_LISTINGS - len(m.rates) + len(weak)
         prior = self.prior_rate(m, "")     # new listings are not yet in m.listed

@@ -131,7 +131,7 @@ _SENT = frozenset({"machine_id", "product_id", "quantity", "price"})  # our note
 
 def batched(call: Call, tool: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Send ``items`` in calls of at most 100; return the items that were accepted."""
-    accepted = []
+    accepted: list[dict[str, Any]] = []
     for i in range(0, len(items), 100):
         out = call(tool, {"items": [it if it.keys() <= _SENT else
                                     {k: v for k, v in it.items() if k in _SENT}

@@ -92,8 +92,11 @@ class ReplenishmentPolicy:
             self.books.sync_arrivals(call, day)
             self.track_sales(call)
         visits = [m for m in self.machines.values() if self.needs_visit(m)][:12]
-        restocks, removals, delists, prices = [], [], [], []
-        self._claimed: dict[str, int] = {}       # warehouse units promised to today's restocks
+        restocks: list[Any] = []
+        removals: list[Any] = []
+        delists: list[Any] = []
+        prices: list[Any] = []
+        self._claimed = {}                       # warehouse units promised to today's restocks
         for m in visits:
             self.visit(call, m, restocks, removals, delists, prices)
         # units that would expire before they sell: off the shelves and out of the warehouse
@@ -249,7 +252,7 @@ class ReplenishmentPolicy:
         for m in self.machines.values():
             for pid in m.planned_adds:
                 first[pid] = first.get(pid, 0) + self._initial_qty(m, pid)
-        items = []
+        items: list[dict[str, Any]] = []
         catalog, ceil, sqrt, good = self.books.catalog, math.ceil, math.sqrt, self.books.good
         horizon = LEAD + 1 + 4
         for pid, rate in need.items():

@@ -157,10 +157,10 @@ class NetworkOrderUpTo:
             weeks = min(self.knobs.order_weeks, self.life.get(p, 7) / 7)   # what keeps
             target = int(min(target * weeks, sells.get(p, target * weeks)))
             if have.get(p, 0) < target // 2:
-                sid = self._cheapest(p)
-                if sid is not None:
-                    orders.setdefault(sid, []).append({"product_id": p,
-                                                       "quantity": target - have.get(p, 0)})
+                supplier = self._cheapest(p)
+                if supplier is not None:
+                    orders.setdefault(supplier, []).append(
+                        {"product_id": p, "quantity": target - have.get(p, 0)})
         budget = status["bank"] - 40
         for sid, items in sorted(orders.items()):
             cost = sum(self.offers[sid][i["product_id"]] * i["quantity"] for i in items)
@@ -195,7 +195,8 @@ class NetworkOrderUpTo:
         def deficit(sid: str) -> float:
             s = state[sid]
             units = s["units"] if s["product_id"] == self.plan[sid] else 0
-            return (s["capacity"] - units) / s["capacity"]
+            share: float = (s["capacity"] - units) / s["capacity"]
+            return share
 
         for sid in sorted(self.plan, key=lambda s: (-deficit(s), s)):
             s, p = state[sid], self.plan[sid]

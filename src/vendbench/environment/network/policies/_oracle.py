@@ -65,7 +65,8 @@ class NetworkOracle:
             self._memo[key] = (dem["base_customers"] * loc.volume * sum(dem["weekday"]) / 7
                                * self.env.reputation
                                * self.env.marketing_multiplier(loc.id, self.env.day))
-        return self._memo[key]
+        customers: float = self._memo[key]
+        return customers
 
     def _shares(self, machine: str) -> dict[str, float]:
         """Each product's expected share of ``machine``'s customers at its prices."""
@@ -73,7 +74,8 @@ class NetworkOracle:
         key = ("shares", machine, tuple(sorted(offer.items())))
         if key not in self._memo:
             self._memo[key] = demand.shares(self.eco, self._loc(machine), offer)
-        return self._memo[key]
+        shares: dict[str, float] = self._memo[key]
+        return shares
 
     def _products(self, machine: str) -> list[str]:
         return sorted({p for s, p in self.plan.items() if self.env.slots[s].machine == machine})
@@ -149,15 +151,17 @@ class NetworkOracle:
                 units[r["product"]] = units.get(r["product"], 0) + r["units"]
             nights = self._nights(env.day - days, days)
             self._memo[key] = {p: n / nights for p, n in units.items()}
-        return self._memo[key].get(product, 0.0)
+        rate: float = self._memo[key].get(product, 0.0)
+        return rate
 
     def _nights(self, first: int, count: int) -> float:
         """Nights ``first`` … ``first + count - 1`` in average nights' sales (weekdays
         sell more than weekends)."""
         week = self.eco["demand"]["weekday"]
         mean = sum(week) / 7
-        return sum(week[self.env.date(d).weekday()] for d in range(first, first + count)
-                   ) / mean
+        nights: float = sum(week[self.env.date(d).weekday()]
+                            for d in range(first, first + count)) / mean
+        return nights
 
     def _daily_units(self, product: str) -> float:
         """Expected units of ``product`` sold a day over the whole network."""
@@ -220,7 +224,8 @@ class NetworkOracle:
         call("wait_for_next_day", {})
 
     def _room(self, minutes: int) -> bool:
-        return self.env.minute + minutes <= self.eco["clock"]["close"]
+        fits: bool = self.env.minute + minutes <= self.eco["clock"]["close"]
+        return fits
 
     def _negotiate(self, call: Call) -> None:
         env = self.env
@@ -276,6 +281,8 @@ class NetworkOracle:
             qty = int(min(cover, wanted))
             if qty > 0:
                 sup = self._supplier(p, qty)
+                if sup is None:                 # nobody delivers it now
+                    continue
                 orders.setdefault(sup[0], []).append({"product_id": p, "quantity": qty})
         reserve = 3 * self.eco["economy"]["rent_per_day"]
         for sid, items in sorted(orders.items()):
@@ -314,8 +321,9 @@ class NetworkOracle:
         """How much one more campaign moves ``location``'s multiplier on ``day``."""
         env = self.env
         extra = ((env.day, location, channel, ""),)
-        return (env.marketing_multiplier(location, day, extra)
-                - env.marketing_multiplier(location, day))
+        lift: float = (env.marketing_multiplier(location, day, extra)
+                       - env.marketing_multiplier(location, day))
+        return lift
 
     def _machine_profit(self, machine: str) -> float:
         """Expected gross profit of a machine a day (cents), at its prices."""
@@ -366,10 +374,11 @@ class NetworkOracle:
         """The minutes filling ``sid`` with ``product`` takes (clearing it first when it
         holds another product's units)."""
         slot, env = self.env.slots[sid], self.env
-        fill = env.minutes("restock_machine", {"slot_id": sid, "product_id": product,
-                                               "quantity": 1})
+        fill: int = env.minutes("restock_machine", {"slot_id": sid, "product_id": product,
+                                                    "quantity": 1})
         if slot.product not in (None, product) and slot.units > 0:
-            return fill + env.minutes("clear_slot", {"slot_id": sid})
+            cleared: int = fill + env.minutes("clear_slot", {"slot_id": sid})
+            return cleared
         return fill
 
     def _put(self, call: Call, sid: str, product: str, quantity: int) -> None:
