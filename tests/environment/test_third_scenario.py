@@ -1,6 +1,7 @@
 """A third scenario from its own package plus one registration line (SPEC §14, §21): it
-runs, ranks, trends and serves, with its own record tables, metrics, policies (by role,
-not by name) and currency; installed, it is found through its entry point."""
+runs, ranks, trends, compares, is viewed and serves, with its own record tables, metrics,
+policies (by role, not by name) and currency; installed, it is found through its entry
+point."""
 
 from __future__ import annotations
 
@@ -62,6 +63,28 @@ def test_a_toy_scenario_runs_ranks_trends_and_serves(toy, tmp_path, capsys):
                                    "toy_prices").fetchone()
         empty = store.con.execute("SELECT count(*) FROM days WHERE cups IS NULL").fetchone()
     assert prices == (2 * 2 * 2 * 5, 1.0, 2.75) and empty == (0,)
+
+
+def test_a_toy_scenario_is_compared_and_viewed(toy, tmp_path, capsys):
+    """``compare`` pairs its policies by world and seed and divides by its ceiling role;
+    ``view`` draws its trials, its own tools and results on a day's page."""
+    db = str(tmp_path / "toy.duckdb")
+    assert main(["compare", "--scenario", "toy", "baseline/fixed-price",
+                 "baseline/best-price", "--max-pairs", "40", "--batch", "10", "--db", db,
+                 "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert (verdict["verdict"], verdict["best"]) == ("winner", "baseline/best-price")
+    first = verdict["steps"][0]["intervals"][0]           # B - A, in oracle shares
+    seeds = range(1, first["n"] + 1)
+    assert first["mean"] == pytest.approx(
+        sum(1 - expected(100, s) / expected(275, s) for s in seeds) / first["n"])
+
+    site = tmp_path / "site"
+    assert main(["view", "--db", db, "--static", str(site)]) == 0
+    capsys.readouterr()
+    trial = next(p for p in (site / "trial").iterdir() if "best-price-s1-" in p.name)
+    day = (trial / "day-1.html").read_text()
+    assert "set_price" in day and "cups&#34;" in day
 
 
 def test_a_toy_scenario_is_served_over_mcp_as_a_trial(toy, tmp_path, capsys):
