@@ -17,10 +17,10 @@ from ._registry import (ENTRY_POINTS, REGISTRY, SALT_ENV, Scenario, currency,
                         names as scenario_names, Workload, metric_directions, record_tables, register,
                         scenario, scenario_class, score_column, score_name, standing,
                         trial_metrics)
-from ._session import (DAY_OVER, Kept, Recorder, RecordingSession, ToolCall, day_tool,
-                       nudge)
+from ._session import (DAY_OVER, MAX_SILENT_REPLIES, Kept, Recorder, RecordingSession,
+                       ToolCall, day_tool, nudge)
 
-__all__ = ["DAYS", "DAY_COLUMNS", "DAY_OVER", "ENTRY_POINTS", "Environment", "find_scenario",
+__all__ = ["DAYS", "DAY_COLUMNS", "DAY_OVER", "MAX_SILENT_REPLIES", "ENTRY_POINTS", "Environment", "find_scenario",
            "InProcessPolicy", "Kept", "Metric", "scenario_names", "Workload",
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",
            "ToolCall", "currency", "day_tool", "default_days", "display_columns",

@@ -20,6 +20,9 @@ from typing import Any, Protocol
 from ._protocol import Environment
 
 DAY_OVER = {"ok": False, "error": "the day had already ended before this call; it was not run"}
+# replies in a row without a tool call after which an agent loop stops the trial
+# (agent_stopped): vendbench's own loop and the Inspect agent alike
+MAX_SILENT_REPLIES = 3
 
 
 def day_tool(env: Environment) -> str:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..environment import nudge
+from ..environment import MAX_SILENT_REPLIES, nudge
 from ..results import dumps
-
-MAX_SILENT_REPLIES = 3
 
 
 def call_of(call: dict[str, Any]) -> tuple[str, Any]:

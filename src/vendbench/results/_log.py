@@ -4,26 +4,49 @@ segments and its outcome become, as rows for the single writer (SPEC §3.2)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
 from .._secrets import redact
 from ..environment import RecordTable, ToolCall
 from ._rows import (AppendRow, Row, RunWarning, SegmentEnded, SegmentReplayed,
-                    SegmentStarted, ToolCallRow, TrialRecord)
-from ._writer import dumps
+                    SegmentStarted, ToolCallRow, TrialRecord, as_append)
+from ._store import Store
+from ._writer import append, dumps
 
 
 class Sink(Protocol):
-    """What a log writes through: the run's ``ResultsWriter``, or ``serve``'s direct
-    writer."""
+    """What a log writes through: the run's ``ResultsWriter``, or a ``DirectWriter``."""
 
     def put(self, table: str, rows: list[tuple[Any, ...]],
             columns: tuple[str, ...] | None = None) -> None: ...
 
-    def add(self, rows: list[AppendRow]) -> None: ...
+    def add(self, rows: Sequence[AppendRow]) -> None: ...
 
     def put_row(self, row: Row) -> None: ...
+
+
+class DirectWriter:
+    """A sink that writes at once, on the caller's connection (``serve``'s MCP sessions,
+    one call at a time, nothing in flight to protect; ``import-inspect``, in one
+    transaction)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def put(self, table: str, rows: list[tuple[Any, ...]],
+            columns: tuple[str, ...] | None = None) -> None:
+        if rows:
+            append(self.store.con, table, rows, columns)
+
+    def add(self, rows: Sequence[AppendRow]) -> None:
+        if rows:
+            batch = as_append(rows)
+            self.put(batch.table, batch.rows, batch.columns)
+
+    def put_row(self, row: Row) -> None:
+        self.store.write(row)
 
 
 def now() -> dt.datetime:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -250,6 +252,21 @@ class Store:
         if not self.con.execute("SELECT 1 FROM runs WHERE run_id = ?",
                                 [run.run_id]).fetchall():
             raise ResultsError(f"could not record run {run.run_id}")
+
+    def has_run(self, run_id: str) -> bool:
+        return self.con.execute("SELECT 1 FROM runs WHERE run_id = ?",
+                                [run_id]).fetchone() is not None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All that is written inside, or nothing (rolled back on any exception)."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
 
     def write(self, row: Statement) -> None:
         """Write one typed row at once, outside the writer (a run's status on resume,

@@ -20,8 +20,8 @@ from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
                            record_tables, score_name)
 from .._localhttp import foreign, local_name, loopback, reply
 from ..errors import ConfigError
-from ..results import (AppendRow, Row, RunEnded, Store, Tokens, TrialLog, TrialRecord,
-                       TrialStatus, append, as_append, begin_run, dumps, new_run_id, now)
+from ..results import (DirectWriter, RunEnded, Store, Tokens, TrialLog, TrialRecord,
+                       TrialStatus, begin_run, dumps, new_run_id, now)
 
 log = logging.getLogger(__name__)
 
@@ -80,28 +80,6 @@ class ServeConfig:
         out = asdict(self)
         out.pop("token")
         return {**out, "harness": HARNESS}
-
-
-class _DirectWriter:
-    """The sink a ``TrialLog`` writes through, committing at once (an MCP session makes
-    one call at a time; there is no request in flight to protect)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def put(self, table: str, rows: list[tuple[Any, ...]],
-            columns: tuple[str, ...] | None = None
-            ) -> None:
-        if rows:
-            append(self.store.con, table, rows, columns)
-
-    def add(self, rows: list[AppendRow]) -> None:
-        if rows:
-            batch = as_append(rows)
-            self.put(batch.table, batch.rows, batch.columns)
-
-    def put_row(self, row: Row) -> None:
-        self.store.write(row)
 
 
 class Session:
@@ -195,7 +173,7 @@ class WorldServer:
 
         self.config = config
         self.store = store
-        self.writer = _DirectWriter(store)
+        self.writer = DirectWriter(store)
         self.salt = os.environ.get(SALT_ENV) or None
         probe = self.make_env()
         self.world_seed = int(probe.summary().get("world_seed", config.world_seed or 0))
