@@ -106,7 +106,8 @@ def test_serve_says_it_writes_its_database():
 
 
 @pytest.mark.parametrize("command", ["", "baseline", "run", "runs", "leaderboard", "trend",
-                                     "serve", "view", "check"])
+                                     "serve", "view", "check",
+                                     "import-inspect"])
 def test_every_help_fits_80_columns_with_its_own_examples(command):
     """Descriptions and prose re-filled, every example line within 80 columns, and a
     line continuation in an example kept (a backslash ends the line, the next goes on)."""

@@ -28,6 +28,7 @@ examples:
   vendbench trend --db nightly.duckdb --fail-on-regression
   vendbench compare openai/gpt-4.1-mini baseline/order-up-to --budget 20
   vendbench serve --days 30          # the world over MCP, for another harness
+  vendbench import-inspect logs/*.eval     # Inspect AI's logs of our tasks
 
 Amounts are the scenario's (CNY for autovend, EUR for network); budgets and
 prices are USD.
@@ -35,7 +36,7 @@ prices are USD.
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import baseline, board, check, compare, run, runs, serve, view
+    from . import baseline, board, check, compare, inspect_logs, run, runs, serve, view
     from ._args import HelpFormatter, Parser
 
     parser = Parser(
@@ -54,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     board.add(sub)
     serve.add(sub)
     view.add(sub)
+    inspect_logs.add(sub)
     return parser
 
 

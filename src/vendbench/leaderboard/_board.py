@@ -117,10 +117,12 @@ class ModelRow:
 
 def harness(model: str) -> str:
     """How a model's trials were driven: ``in-process`` (the reference policies), ``mcp``
-    (an outside agent harness over `vendbench serve`), or ``litellm`` (an LLM we call)."""
+    (an outside agent harness over `vendbench serve`), ``inspect`` (Inspect AI's runs of
+    vendbench's tasks, imported from its logs), or ``litellm`` (an LLM we call)."""
     if model.startswith("baseline/"):
         return "in-process"
-    return "mcp" if model.startswith("mcp/") else "litellm"
+    prefix = model.split("/", 1)[0]
+    return prefix if prefix in ("mcp", "inspect") else "litellm"
 
 
 def _mean(values: list[float]) -> float | None:

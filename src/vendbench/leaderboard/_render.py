@@ -124,10 +124,14 @@ def _footer(board: Board) -> list[str]:
              f"{INTERVAL_METHOD}, so wide at few seeds; ! marks a trial above the oracle",
              *s.notes]
     mcp = [r.model for r in board.rows if r.harness == "mcp"]
-    if mcp:
-        lines.append(f"harnesses: {', '.join(sorted({r.harness for r in board.rows}))}; over "
-                     f"MCP (an agent harness driving `vendbench serve`, its model and cost "
-                     f"outside vendbench): {', '.join(mcp)}")
+    inspect = [r.model for r in board.rows if r.harness == "inspect"]
+    if mcp or inspect:
+        lines.append(f"harnesses: {', '.join(sorted({r.harness for r in board.rows}))}"
+                     + (f"; over MCP (an agent harness driving `vendbench serve`, its model "
+                        f"and cost outside vendbench): {', '.join(mcp)}" if mcp else "")
+                     + (f"; run by Inspect AI and imported from its logs (its agent, its "
+                        f"context handling; cost where Inspect priced it): "
+                        f"{', '.join(inspect)}" if inspect else ""))
     blank = [f"{r.model} ({r.api_efficiency_note})" for r in board.rows
              if r.api_efficiency is None and r.api_efficiency_note not in (None, "no API cost")]
     if blank:

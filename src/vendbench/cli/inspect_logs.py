@@ -1,0 +1,59 @@
+"""``vendbench import-inspect``: Inspect AI's logs of vendbench's tasks as trials."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ._args import HelpFormatter, db_flag, wrap
+
+EPILOG = """\
+Each log becomes a run of model inspect/<model> (its harness: Inspect), a trial per
+sample, paired with every other trial of the same world, seed and epoch. A sample's tool
+calls are replayed through its world and must give the answers and the score the log
+holds; the replay writes the day rows and tool calls vendbench's own runs keep. All logs
+are checked before anything is written, then written in one transaction; a log already
+imported is skipped. Then rank them: leaderboard --run all.
+
+examples:
+  inspect eval vendbench/autovend --model openai/gpt-4.1-mini -T days=30
+  vendbench import-inspect logs/*.eval --db panel.duckdb
+
+Needs the optional extra: pip install 'vendbench[inspect]'.
+"""
+
+
+def add(sub: Any) -> None:
+    cmd = sub.add_parser(
+        "import-inspect", help="import Inspect AI logs of vendbench's tasks as trials",
+        description=wrap("Read Inspect eval logs of the tasks vendbench/autovend and "
+                         "vendbench/network into a results file, so the leaderboard, the "
+                         "trend and the viewer rank and show them beside vendbench's own "
+                         "runs."),
+        formatter_class=HelpFormatter, epilog=EPILOG)
+    cmd.add_argument("logs", nargs="+", metavar="LOG",
+                     help="Inspect log files (.eval or .json)")
+    db_flag(cmd, writes=True)
+    cmd.add_argument("--json", action="store_true", help="print what was imported as JSON")
+    cmd.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from ..inspect import import_logs
+    from ..ui import print_table
+
+    runs = import_logs(args.logs, args.db)
+    if args.json:
+        print(json.dumps([r.as_json() for r in runs], indent=2))
+        return 0
+    rows = []
+    for r in runs:
+        s = r.as_json()
+        rows.append([r.run_id, r.task, r.model, s["trials"], s["completed"],
+                     "—" if s["mean_score"] is None else f"{s['mean_score']:,.2f}",
+                     r.skipped or "imported"])
+    print_table(f"{len(runs)} Inspect log(s) into {args.db}",
+                ["run", "task", "model", "trials", "completed", "mean score", ""], rows)
+    print(f"rank them: vendbench leaderboard --db {args.db} --run all")
+    return 0

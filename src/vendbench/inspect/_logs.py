@@ -1,0 +1,275 @@
+"""Inspect's logs of vendbench's tasks, imported as trials (``vendbench import-inspect``).
+
+Each sample becomes a trial of the model ``inspect/<model>`` (its harness: Inspect), in a
+run per log, paired with every other trial of the same world, seed and epoch. A sample is
+not taken on trust: its tool calls are replayed, in order, through a fresh copy of its
+world, every answer must be the one the log holds, and the replayed world's score must be
+the log's. The replay also writes what vendbench's own runs record (the tool calls, the
+day rows the charts and metrics read), so the leaderboard, the trend and the viewer treat
+the trial like any other.
+
+Every log is read, checked and replayed before anything is written; then all of them go
+in one transaction. A bad log (another task's, a truncated one, one without vendbench's
+scores, one whose calls do not replay) is refused in one line and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.event import ModelEvent, ToolEvent
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+
+from .._secrets import redact
+from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
+                           record_tables)
+from ..errors import ConfigError
+from ..results import (DirectWriter, RunEnded, SegmentEnded, SegmentStarted, Store, Tokens,
+                       TrialLog, TrialRecord, TrialStatus, begin_run, ceiling_rows, dumps,
+                       missing_ceilings, now, trial_score)
+from ._worlds import refused
+
+TASKS = {"vendbench/autovend": "autovend", "vendbench/network": "network"}
+SCORER = "world_score"
+HARNESS = "inspect"
+# how a sample that did not finish its world ended, by the limit Inspect stopped it at
+BY_LIMIT = {"message": TrialStatus.MAX_TURNS, "token": TrialStatus.BUDGET_EXHAUSTED,
+            "cost": TrialStatus.BUDGET_EXHAUSTED, "time": TrialStatus.TIMEOUT,
+            "working": TrialStatus.TIMEOUT, "context": TrialStatus.CONTEXT_OVERFLOW}
+
+
+@dataclass
+class _Trial:
+    record: TrialRecord
+    kept: Kept
+
+
+@dataclass
+class ImportedRun:
+    """One log, read and replayed, ready to write (``trials`` once written)."""
+
+    path: str
+    run_id: str
+    task: str
+    scenario: str
+    days: int
+    model: str
+    config: dict[str, Any]
+    probe: Environment
+    world_seeds: list[int]
+    salt: str | None
+    trials: list[_Trial] = field(default_factory=list)
+    skipped: str | None = None       # why nothing of it was written (already imported)
+
+    def as_json(self) -> dict[str, Any]:
+        counted = [trial_score(asdict(t.record)) for t in self.trials]
+        return {"log": self.path, "run_id": self.run_id, "task": self.task,
+                "model": self.model, "trials": len(self.trials),
+                "completed": sum(t.record.status == "completed" for t in self.trials),
+                "skipped": self.skipped,
+                # as the leaderboard counts it: an unfinished trial scores 0
+                "mean_score": sum(counted) / len(counted) if counted else None}
+
+
+def import_logs(paths: Sequence[str], db: str) -> list[ImportedRun]:
+    """Read, check and replay every log, then write them all in one transaction."""
+    runs = [read_log(p) for p in paths]
+    with Store(db) as store:
+        for run in runs:
+            if store.has_run(run.run_id):
+                run.skipped = f"already imported as run {run.run_id}"
+        with store.transaction():
+            for run in runs:
+                if run.skipped is None:
+                    _write(store, run)
+    return runs
+
+
+def read_log(path: str) -> ImportedRun:
+    """One log, checked and replayed (ConfigError, in one line, when it cannot be)."""
+    name = Path(path).name
+    if not Path(path).is_file():
+        raise ConfigError(f"{path}: no such file")
+    try:
+        log = read_eval_log(path, resolve_attachments=True)
+    except Exception as exc:            # Inspect raises what its readers raise
+        raise ConfigError(f"{name}: not a readable Inspect log ({type(exc).__name__}: "
+                          f"{_first_line(exc)}); a truncated or unfinished file?") from None
+    task = log.eval.task
+    if task not in TASKS:
+        raise ConfigError(f"{name}: a log of task {task!r}, not of vendbench's "
+                          f"({', '.join(TASKS)})")
+    if not log.samples:
+        raise ConfigError(f"{name}: no samples (status {log.status}): nothing to import")
+    scenario = TASKS[task]
+    first = _meta(log.samples[0], name)
+    salt = _salt(log, name)
+    days = int(first["days"])
+    run = ImportedRun(path, _run_id(log), task, scenario, days, f"{HARNESS}/{log.eval.model}",
+                      _config(log, path), make(scenario, seed=1, days=days,
+                                               **({"world_salt": salt} if salt else {})),
+                      [], salt)
+    run.trials = [_trial(run, sample, name) for sample in log.samples]
+    run.world_seeds = sorted({t.record.world_seed for t in run.trials})
+    return run
+
+
+def _meta(sample: EvalSample, name: str) -> dict[str, Any]:
+    """What vendbench's scorer kept of the sample (ConfigError without it)."""
+    score = (sample.scores or {}).get(SCORER)
+    meta = score.metadata if score is not None else None
+    if not meta or meta.get("vendbench") != 1:
+        raise ConfigError(f"{name}: sample {sample.id} (epoch {sample.epoch}) has no "
+                          f"vendbench score (scorer {SCORER!r}): was it scored, and by "
+                          "vendbench's task?")
+    return meta
+
+
+def _trial(run: ImportedRun, sample: EvalSample, name: str) -> _Trial:
+    where = f"{name}: sample {sample.id} (epoch {sample.epoch})"
+    meta = _meta(sample, name)
+    days = int(meta["days"])
+    if days != run.days:
+        raise ConfigError(f"{where}: {days} days, not the log's {run.days}")
+    env = make(run.scenario, seed=int(meta["seed"]), days=days,
+               world_seed=int(meta["world_seed"]),
+               **({"world_salt": run.salt} if run.salt else {}))
+    kept = Kept()
+    calls = _replay(env, RecordingSession(env, kept), sample, where)
+    final, summary = env.final_state(), env.summary()
+    if abs(float(final["score"]) - float(meta["standing"])) > 1e-6 or \
+            summary.get("days_completed", 0) != meta["days_completed"]:
+        raise ConfigError(f"{where}: its replay ends at {final['score']:,.2f} after "
+                          f"{summary.get('days_completed', 0)} days, the log says "
+                          f"{meta['standing']:,.2f} after {meta['days_completed']}: "
+                          "not a log of this world")
+    status, reason = _status(env, sample, meta)
+    started = _time(sample.started_at) or now()
+    ended = _time(sample.completed_at) or started
+    record = TrialRecord(
+        f"{run.run_id}-w{meta['world_seed']}-s{meta['seed']}-e{sample.epoch}", run.run_id,
+        run.model, int(meta["world_seed"]), int(meta["seed"]), sample.epoch, 1, status,
+        reason, final.get("initial_cash"), final.get("final_cash"),
+        final.get("final_net_assets"), float(final["score"]), _cost(sample), None, _tokens(sample),
+        sum(isinstance(e, ModelEvent) for e in sample.events), calls,
+        summary.get("days_completed", 0), started, ended)
+    return _Trial(record, kept)
+
+
+def _replay(env: Environment, session: RecordingSession, sample: EvalSample,
+            where: str) -> int:
+    """Run the sample's tool calls through ``env`` in order; each answer must be the
+    log's. Returns the calls recorded."""
+    tools = {t["function"]["name"] for t in env.tools}
+    for n, event in enumerate((e for e in sample.events if isinstance(e, ToolEvent)), 1):
+        if event.function not in tools:
+            continue                       # another tool (a submit, a think): not the world's
+        logged = event.result if isinstance(event.result, str) else None
+        if event.error is not None or logged is None:
+            continue                       # never reached the world (bad JSON, no world)
+        if env.done:
+            continue                       # the world answered "the trial is over"
+        if refused(logged):                # made after its day ended: recorded, not run
+            session.call(event.function, dict(event.arguments), day=env.day - 1)
+            continue
+        result = session.call(event.function, dict(event.arguments))
+        if dumps(result, ascii=False) != logged:
+            raise ConfigError(f"{where}: tool call {n} ({event.function}) answers "
+                              "differently when replayed: not a log of this world (another "
+                              "salt, or another version of vendbench?)")
+    return session.calls
+
+
+def _status(env: Environment, sample: EvalSample, meta: dict[str, Any]
+            ) -> tuple[str, str | None]:
+    if env.done:
+        status = TrialStatus(env.status)
+        return status, ("cash stayed below zero for too long"
+                        if status == TrialStatus.BANKRUPT else None)
+    if sample.error is not None:
+        return TrialStatus.ERROR, redact(f"Inspect: {_first_line(sample.error.message)}")
+    if sample.limit is not None:
+        status = BY_LIMIT.get(sample.limit.type, TrialStatus.AGENT_STOPPED)
+        return status, f"Inspect's {sample.limit.type} limit ({sample.limit.limit:g})"
+    return TrialStatus.AGENT_STOPPED, meta.get("reason") or \
+        "the agent ended before the world did"
+
+
+def _tokens(sample: EvalSample) -> Tokens:
+    usage = list(sample.model_usage.values())
+    cache_read = sum(u.input_tokens_cache_read or 0 for u in usage)
+    cache_write = sum(u.input_tokens_cache_write or 0 for u in usage)
+    return Tokens(sum(u.input_tokens for u in usage) + cache_read + cache_write,
+                  sum(u.output_tokens for u in usage), cache_read, cache_write)
+
+
+def _cost(sample: EvalSample) -> Decimal | None:
+    """What Inspect priced the sample at, where it priced every model (never a guess)."""
+    costs = [u.total_cost for u in sample.model_usage.values()]
+    if not costs or any(c is None for c in costs):
+        return None
+    return sum((Decimal(str(c)) for c in costs if c is not None), Decimal(0))
+
+
+def _salt(log: EvalLog, name: str) -> str | None:
+    meta = (log.eval.metadata or {}).get("vendbench", {})
+    if not meta.get("private_worlds"):
+        return None
+    env_name = log.eval.task_args.get("salt_env") or SALT_ENV
+    salt = os.environ.get(env_name)
+    if not salt:
+        raise ConfigError(f"{name}: played private worlds; set {env_name} to their salt "
+                          "to replay them")
+    return salt
+
+
+def _run_id(log: EvalLog) -> str:
+    return "inspect-" + re.sub(r"[^A-Za-z0-9]+", "", log.eval.eval_id)[:22]
+
+
+def _config(log: EvalLog, path: str) -> dict[str, Any]:
+    return {"harness": HARNESS, "log": os.path.abspath(path), "eval_id": log.eval.eval_id,
+            "task": log.eval.task, "task_args": log.eval.task_args,
+            "model": log.eval.model, "solver": log.eval.solver,
+            "inspect_version": log.eval.packages.get("inspect_ai")}
+
+
+def _write(store: Store, run: ImportedRun) -> None:
+    writer = DirectWriter(store)
+    begin_run(store, run_id=run.run_id, name=f"inspect:{run.task}", scenario=run.scenario,
+              days=run.days, config_json=json.dumps(run.config), env=run.probe,
+              prices_json=dumps({}), total_budget=None, world_seeds=run.world_seeds)
+    tables = record_tables(run.scenario)
+    for trial in run.trials:
+        log = TrialLog(writer, trial.record.trial_id, run.model, tables)
+        log.segment_started(1, trial.record.started_at)
+        trial.kept.hand_to(log)
+        log.trial(trial.record)
+        log.segment_ended(1, trial.record.ended_at or trial.record.started_at,
+                          trial.record.status)
+    keys = {(t.record.world_seed, t.record.seed) for t in run.trials}
+    for row in ceiling_rows(run.scenario, run.days,
+                            missing_ceilings(store, run.scenario, run.days, keys, run.salt),
+                            run.salt):
+        store.write(row)
+    store.write(RunEnded(run.run_id, TrialStatus.COMPLETED, now()))
+
+
+def _time(value: Any) -> Any:
+    import datetime as dt
+
+    if value is None:
+        return None
+    at = dt.datetime.fromisoformat(str(value))
+    return at.astimezone(dt.timezone.utc).replace(tzinfo=None) if at.tzinfo else at
+
+
+def _first_line(value: Any) -> str:
+    return (str(value).strip().splitlines() or [""])[0][:300]

@@ -1,0 +1,225 @@
+"""The worlds inside Inspect AI (SPEC §22): `inspect eval vendbench/autovend` through
+Inspect's own CLI and entry point, its logs imported and ranked beside vendbench's own
+runs; a trial through Inspect's agent plays as vendbench's loop plays it; any solver can
+replace the agent; bad logs are refused in one line with nothing written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log, write_eval_log
+from inspect_ai.model import ChatMessageAssistant, ModelOutput, get_model
+from inspect_ai.solver import generate
+from inspect_ai.tool import ToolCall
+
+from vendbench.cli import main
+from vendbench.environment import DAY_OVER
+from vendbench.errors import ConfigError
+from vendbench.inspect import autovend, import_logs, network
+from vendbench.results import Store
+
+from ..fakellm import FakeLLM
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def calls(*names: str, args: dict | None = None) -> ModelOutput:
+    """A mock reply that calls the named tools, in order."""
+    return ModelOutput.from_message(ChatMessageAssistant(content="", tool_calls=[
+        ToolCall(id=f"c{i}", function=n, arguments=args or {}) for i, n in enumerate(names)]),
+        stop_reason="tool_calls")
+
+
+def mock(*outputs: ModelOutput):
+    return get_model("mockllm/model", custom_outputs=list(outputs))
+
+
+def _text(content) -> str:
+    """A message's text, whether sent as a string or as parts."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content)
+    return content or ""
+
+
+def run_eval(task, model, tmp_path, **kwargs) -> Path:
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none",
+                          **kwargs)
+    return Path(log.location)
+
+
+def rows(db: str, sql: str) -> list[tuple]:
+    with Store(db, read_only=True) as store:
+        return store.con.execute(sql).fetchall()
+
+
+def test_inspect_eval_cli_runs_the_task_and_its_log_ranks_on_the_leaderboard(tmp_path, capsys):
+    """The issue's check: Inspect's CLI finds vendbench/autovend through the entry point;
+    the mock model never calls a tool, so the default agent stops after three replies
+    (agent_stopped, scored 0, as vendbench's loop scores it)."""
+    logs = tmp_path / "logs"
+    out = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "vendbench/autovend",
+                          "--model", "mockllm/model", "-T", "days=2", "--log-dir", str(logs),
+                          "--display", "none"], capture_output=True, text=True, timeout=200)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (log,) = logs.glob("*.eval")
+    sample = read_eval_log(str(log)).samples[0]
+    score = sample.scores["world_score"]
+    assert (score.value, score.answer) == (0.0, "agent_stopped")
+    assert score.metadata["oracle_share"] == 0.0 and score.metadata["oracle_score"] > 0
+
+    db = str(tmp_path / "panel.duckdb")
+    assert main(["run", "--models", "baseline/order-up-to", "--days", "2", "--seeds", "1",
+                 "--db", db, "--json"]) == 0
+    assert main(["import-inspect", str(log), "--db", db, "--json"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db, "--run", "all", "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    ranked = {r["model"]: r for r in board["rows"]}
+    assert set(ranked) == {"baseline/order-up-to", "inspect/mockllm/model"}  # one cohort
+    mock_row = ranked["inspect/mockllm/model"]
+    assert (mock_row["trials"], mock_row["completed"], mock_row["harness"]) == (1, 0, "inspect")
+    assert mock_row["mean_net_assets"] == 0 and mock_row["beats_baseline"] == 0
+    assert rows(db, "SELECT status, reason, input_tokens > 0, exchanges FROM trials WHERE "
+                    "model = 'inspect/mockllm/model'") == [
+        ("agent_stopped", "3 replies in a row without a tool call", True, 3)]
+    # imported twice: skipped, nothing doubled
+    assert main(["import-inspect", str(log), "--db", db]) == 0
+    assert "already imported" in capsys.readouterr().out
+    assert rows(db, "SELECT count(*) FROM trials") == [(2,)]
+
+
+def test_a_trial_through_inspect_plays_as_vendbench_plays_it(tmp_path, monkeypatch, capsys):
+    """The same scripted model on the tests' local server, once through vendbench's loop
+    and once through Inspect's openai provider and agent: the same calls, the same world,
+    the same score; imported, the two pair on the leaderboard."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-inspect")
+    db = str(tmp_path / "both.duckdb")
+    with FakeLLM() as llm:
+        assert main(["run", "--models", "openai/fake-model", "--api-base", llm.url,
+                     "--price", "openai/fake-model=0.4,1.6", "--days", "3", "--seeds", "1",
+                     "--db", db, "--json"]) == 0
+        ours = [r for r in llm.requests]
+        log = run_eval(autovend(days=3), get_model("openai/fake-model", base_url=llm.url,
+                                                   responses_api=False), tmp_path)
+        theirs = llm.requests[len(ours):]
+    # what the model was sent: the same briefing, report, tools and turns (Inspect's
+    # openai provider sends the system message as OpenAI's "developer")
+    def turns(request: dict) -> list[tuple[str, str]]:
+        return [({"developer": "system"}.get(m["role"], m["role"]), _text(m.get("content")))
+                for m in request["messages"]]
+
+    assert [r for r, _ in turns(theirs[-1])] == [r for r, _ in turns(ours[-1])]
+    assert turns(theirs[0])[:2] == turns(ours[0])[:2]
+    assert [t["function"]["name"] for t in theirs[0]["tools"]] == \
+        [t["function"]["name"] for t in ours[0]["tools"]]
+
+    capsys.readouterr()
+    assert main(["import-inspect", str(log), "--db", db, "--json"]) == 0
+    (imported,) = json.loads(capsys.readouterr().out)
+    assert imported["completed"] == 1
+    trials = rows(db, "SELECT model, status, score, tool_calls, days_completed FROM trials "
+                      "ORDER BY model")
+    assert trials[0][1:] == trials[1][1:] and trials[0][1] == "completed"
+    assert [t[0] for t in trials] == ["inspect/openai/fake-model", "openai/fake-model"]
+    # the replay wrote what vendbench's own runs keep: a row per day, every call
+    assert rows(db, "SELECT t.model, count(DISTINCT d.day), count(DISTINCT c.seq) FROM trials t "
+                    "JOIN days d USING (trial_id) JOIN tool_calls c USING (trial_id) "
+                    "GROUP BY t.model ORDER BY t.model") == [
+        ("inspect/openai/fake-model", 3, trials[0][3]), ("openai/fake-model", 3, trials[0][3])]
+    assert main(["leaderboard", "--db", db, "--run", "all", "--format", "json"]) == 0
+    board = {r["model"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert board["inspect/openai/fake-model"]["mean_net_assets"] == \
+        board["openai/fake-model"]["mean_net_assets"]
+
+
+def test_calls_made_after_their_day_ended_are_refused_and_replayed_so(tmp_path):
+    log = run_eval(autovend(days=2), mock(calls("end_day", "read_notes"),
+                                          calls("end_day")), tmp_path)
+    sample = read_eval_log(str(log)).samples[0]
+    results = [json.loads(m.text) for m in sample.messages if m.role == "tool"]
+    assert results[1] == DAY_OVER and results[2]["ok"]
+    assert sample.scores["world_score"].answer == "completed"
+    db = str(tmp_path / "r.duckdb")
+    import_logs([str(log)], db)
+    assert rows(db, "SELECT day, name, ok FROM tool_calls ORDER BY seq") == [
+        (1, "end_day", True), (1, "read_notes", False), (2, "end_day", True)]
+
+
+def test_any_solver_can_replace_the_agent(tmp_path):
+    """``generate()`` reads the world's tools from the state the setup filled."""
+    log = run_eval(network(days=2), mock(calls("wait_for_next_day"),
+                                         calls("wait_for_next_day"),
+                                         ModelOutput.from_content("mockllm/model", "done")),
+                   tmp_path, solver=generate())
+    score = read_eval_log(str(log)).samples[0].scores["world_score"]
+    assert score.answer == "completed" and score.metadata["days_completed"] == 2
+    assert score.value == score.metadata["standing"] != 0
+
+
+def test_bad_logs_are_refused_in_one_line_and_nothing_is_written(tmp_path):
+    good = run_eval(autovend(days=2), mock(calls("end_day"), calls("end_day")), tmp_path)
+    db = str(tmp_path / "none.duckdb")
+
+    def refused(path: Path, words: str) -> None:
+        with pytest.raises(ConfigError) as err:
+            import_logs([str(good), str(path)], db)       # the good one is not written either
+        assert words in str(err.value) and "\n" not in str(err.value)
+        assert not Path(db).exists() or rows(db, "SELECT count(*) FROM runs") == [(0,)]
+
+    # a log of another task
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    other = run_eval(Task(dataset=[Sample(input="hi")]), "mockllm/model", tmp_path / "o")
+    refused(other, "not of vendbench's")
+    # a truncated file
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(good.read_bytes()[:2000])
+    refused(cut, "not a readable Inspect log")
+    # a log without scores
+    unscored = run_eval(autovend(days=2), mock(calls("end_day"), calls("end_day")),
+                        tmp_path / "u", score=False)
+    refused(unscored, "has no vendbench score")
+    # a log whose calls do not replay: a tool result changed after the fact
+    log = read_eval_log(str(good))
+    for event in log.samples[0].events:
+        if getattr(event, "event", None) == "tool" and event.function == "end_day":
+            event.result = event.result.replace('"closed_day":1', '"closed_day":7')
+            break
+    forged = tmp_path / "forged.eval"
+    write_eval_log(log, str(forged))
+    refused(forged, "answers differently when replayed")
+    # the good one alone goes in
+    (run,) = import_logs([str(good)], db)
+    assert rows(db, "SELECT count(*), min(status) FROM trials") == [(1, "completed")]
+    assert zipfile.is_zipfile(good)
+
+
+def test_vendbench_without_inspect_works_and_points_to_the_extra(tmp_path):
+    """The core install does not pull Inspect: vendbench imports without it, and what
+    needs it says how to install it, in one line."""
+    blocked = ("import sys; sys.modules['inspect_ai'] = None\n"
+               "import vendbench, vendbench.cli, vendbench.orchestrator, vendbench.leaderboard\n")
+    ok = subprocess.run([sys.executable, "-c", blocked + "print('ok')"], capture_output=True,
+                        text=True, timeout=60)
+    assert ok.stdout.strip() == "ok", ok.stderr
+    # what Inspect's entry-point loader would meet (it logs the message of what it catches)
+    entry = subprocess.run([sys.executable, "-c", blocked + (
+        "try:\n    import vendbench.inspect._registry\n"
+        "except ImportError as exc:\n    print('ImportError:', exc)")],
+        capture_output=True, text=True, timeout=60)
+    assert entry.stdout.startswith("ImportError: Inspect AI is not installed: pip install "
+                                   "'vendbench[inspect]'"), entry.stdout + entry.stderr
+    cli = subprocess.run([sys.executable, "-c", blocked + "sys.exit(vendbench.cli.main("
+                          f"['import-inspect', 'x.eval', '--db', {str(tmp_path / 'x.duckdb')!r}]))"],
+                         capture_output=True, text=True, timeout=60)
+    assert cli.returncode != 0 and "Traceback" not in cli.stderr
+    assert cli.stderr.strip().count("\n") == 0 and "vendbench[inspect]" in cli.stderr
+    import tomllib
+    core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert not any(d.startswith("inspect") for d in core)
