@@ -120,3 +120,10 @@ def test_bad_price_flags_say_what_is_wrong(text, message):
     with pytest.raises(UnknownPriceError) as err:
         parse_price_flag(text)
     assert message in str(err.value) and str(err.value).startswith("--price ")
+
+
+def test_a_price_litellm_only_pattern_matches_is_no_price():
+    """litellm answers for ``openai/gpt-9-turbo`` (its patterns match) with a rate, but its
+    map lists no such model: that is a guess, not a price."""
+    assert litellm_price("openai/gpt-9-turbo") is None
+    assert litellm_price("openai/gpt-4.1-mini") is not None

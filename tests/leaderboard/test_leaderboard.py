@@ -543,3 +543,21 @@ def test_nothing_rankable_is_said_in_a_line_with_the_trials_states(tmp_path, cap
     assert not (tmp_path / "charts").exists()
     assert main(["leaderboard", "--db", db, "--format", "json"]) == 0    # data: still whole
     assert json.loads(capsys.readouterr().out)["rows"] == []
+
+
+def test_the_interval_takes_a_level_strictly_between_0_and_1():
+    from vendbench import _betting
+
+    values = [0.2, 0.4, 0.9]
+    assert mean_interval(values, bounds=(0, 1.25)) == \
+        _betting.interval(values, bounds=(0, 1.25), alpha=0.05)
+    for level in (0, 1, 1.5):
+        with pytest.raises(ValueError, match=rf"^level {level} must lie in \(0, 1\)$"):
+            mean_interval(values, level=level, bounds=(0, 1.25))
+
+
+def test_roles_come_from_the_scenario_and_an_unknown_one_has_none():
+    assert Roles.of("autovend") == Roles("baseline/order-up-to", "baseline/oracle")
+    assert Roles.of("network").ceiling == "baseline/oracle"
+    assert Roles.of("no-such-scenario") == Roles() == Roles(None, None)
+    assert Roles.of(None) == Roles()

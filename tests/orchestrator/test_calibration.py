@@ -220,3 +220,14 @@ def test_advice_names_the_servers_context_when_it_is_the_smaller_one():
     equal = Calibration(8192, tools_tokens=0)                         # the same: the window
     equal.overflowed(7000, ContextLimit(context_tokens=8192), 512)
     assert equal.advice().startswith("raise max_context_tokens")
+
+
+def test_a_hosted_server_gets_the_generic_hint_about_dropped_tools():
+    """Only a local server's profile names its chat template; the others get the generic
+    reason."""
+    from vendbench.providers._profiles import OPENAI
+
+    cal = Calibration(60_000, tools_tokens=3000, profile=OPENAI)
+    warning = cal.observe(3500, 600)
+    assert warning is not None
+    assert "it probably ignored the tools (a server may drop what it cannot template" in warning
