@@ -136,6 +136,11 @@ def test_a_trial_through_inspect_plays_as_vendbench_plays_it(tmp_path, monkeypat
     board = {r["model"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert board["inspect/openai/fake-model"]["mean_net_assets"] == \
         board["openai/fake-model"]["mean_net_assets"]
+    # the viewer shows the imported trial day by day, with its calls
+    site = tmp_path / "site"
+    assert main(["view", "--db", db, "--static", str(site)]) == 0
+    (page,) = (site / "trial").glob("inspect-*/day-1.html")
+    assert "place_order" in page.read_text() and "write_notes" in page.read_text()
 
 
 def test_calls_made_after_their_day_ended_are_refused_and_replayed_so(tmp_path):
@@ -198,6 +203,23 @@ def test_bad_logs_are_refused_in_one_line_and_nothing_is_written(tmp_path):
     (run,) = import_logs([str(good)], db)
     assert rows(db, "SELECT count(*), min(status) FROM trials") == [(1, "completed")]
     assert zipfile.is_zipfile(good)
+
+
+def test_a_private_world_replays_only_with_its_salt(tmp_path, monkeypatch):
+    monkeypatch.setenv("VENDBENCH_WORLD_SALT", "s3cret-salt-for-the-test")
+    log = run_eval(autovend(days=2), mock(calls("end_day"), calls("end_day")), tmp_path)
+    assert "s3cret" not in log.read_bytes().decode("latin-1")     # never in the log
+    db = str(tmp_path / "p.duckdb")
+    monkeypatch.delenv("VENDBENCH_WORLD_SALT")
+    with pytest.raises(ConfigError, match="played private worlds; set VENDBENCH_WORLD_SALT"):
+        import_logs([str(log)], db)
+    monkeypatch.setenv("VENDBENCH_WORLD_SALT", "another salt")
+    with pytest.raises(ConfigError, match="not a log of this world"):
+        import_logs([str(log)], db)
+    monkeypatch.setenv("VENDBENCH_WORLD_SALT", "s3cret-salt-for-the-test")
+    import_logs([str(log)], db)
+    assert rows(db, "SELECT t.status, r.world_salt_sha256 IS NOT NULL FROM trials t JOIN runs r "
+                    "USING (run_id)") == [("completed", True)]
 
 
 def test_vendbench_without_inspect_works_and_points_to_the_extra(tmp_path):

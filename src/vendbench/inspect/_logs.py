@@ -33,7 +33,7 @@ from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
 from ..errors import ConfigError
 from ..results import (DirectWriter, RunEnded, SegmentEnded, SegmentStarted, Store, Tokens,
                        TrialLog, TrialRecord, TrialStatus, begin_run, ceiling_rows, dumps,
-                       missing_ceilings, now, trial_score)
+                       missing_ceilings, now, salt_hash, trial_score)
 from ._worlds import refused
 
 TASKS = {"vendbench/autovend": "autovend", "vendbench/network": "network"}
@@ -110,7 +110,7 @@ def read_log(path: str) -> ImportedRun:
         raise ConfigError(f"{name}: no samples (status {log.status}): nothing to import")
     scenario = TASKS[task]
     first = _meta(log.samples[0], name)
-    salt = _salt(log, name)
+    salt = _salt(log, name, first.get("world_salt_sha256"))
     days = int(first["days"])
     run = ImportedRun(path, _run_id(log), task, scenario, days, f"{HARNESS}/{log.eval.model}",
                       _config(log, path), make(scenario, seed=1, days=days,
@@ -218,7 +218,9 @@ def _cost(sample: EvalSample) -> Decimal | None:
     return sum((Decimal(str(c)) for c in costs if c is not None), Decimal(0))
 
 
-def _salt(log: EvalLog, name: str) -> str | None:
+def _salt(log: EvalLog, name: str, digest: str | None) -> str | None:
+    """The private worlds' salt, from the variable the task read it from (None: public
+    worlds); it must be the one the log's worlds were played with."""
     meta = (log.eval.metadata or {}).get("vendbench", {})
     if not meta.get("private_worlds"):
         return None
@@ -227,6 +229,9 @@ def _salt(log: EvalLog, name: str) -> str | None:
     if not salt:
         raise ConfigError(f"{name}: played private worlds; set {env_name} to their salt "
                           "to replay them")
+    if salt_hash(salt) != digest:
+        raise ConfigError(f"{name}: the salt in {env_name} is not the one its worlds were "
+                          "played with (its SHA-256 differs): not a log of this world")
     return salt
 
 

@@ -167,6 +167,7 @@ def world_score(salt_env: str = SALT_ENV) -> Scorer:
         metadata: dict[str, Any] = {
             "vendbench": 1, "scenario": world.scenario, "world_seed": world.world_seed,
             "seed": world.seed, "days": world.days, "status": status,
+            "world_salt_sha256": summary.get("world_salt_sha256"),
             "reason": world.stopped, "standing": float(final["score"]),
             "days_completed": summary.get("days_completed", 0),
             "tool_calls": world.session.calls, "initial_cash": final.get("initial_cash"),
