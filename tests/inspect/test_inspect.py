@@ -140,7 +140,18 @@ def test_a_trial_through_inspect_plays_as_vendbench_plays_it(tmp_path, monkeypat
     site = tmp_path / "site"
     assert main(["view", "--db", db, "--static", str(site)]) == 0
     (page,) = (site / "trial").glob("inspect-*/day-1.html")
-    assert "place_order" in page.read_text() and "write_notes" in page.read_text()
+    text = page.read_text()
+    assert "place_order" in text and "write_notes" in text
+    assert "Day 1 of 3" in text                     # the report the model read
+    # its requests are exchanges as vendbench's own: the same count, each carrying the
+    # messages it was sent, the calls linked to the reply that made them
+    assert rows(db, "SELECT t.model, count(*), max(json_array_length(json_extract("
+                    "e.request_json, '$.message_ids'))) FROM exchanges e JOIN trials t "
+                    "USING (trial_id) GROUP BY t.model ORDER BY t.model") == [
+        ("inspect/openai/fake-model", 6, len(theirs[-1]["messages"])),
+        ("openai/fake-model", 6, len(ours[-1]["messages"]))]
+    assert rows(db, "SELECT count(*) FROM tool_calls c JOIN trials t USING (trial_id) "
+                    "WHERE t.model LIKE 'inspect/%' AND c.exchange_seq IS NULL") == [(0,)]
 
 
 def test_calls_made_after_their_day_ended_are_refused_and_replayed_so(tmp_path):

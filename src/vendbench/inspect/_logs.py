@@ -31,9 +31,10 @@ from .._secrets import redact
 from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
                            record_tables)
 from ..errors import ConfigError
-from ..results import (DirectWriter, RunEnded, SegmentEnded, SegmentStarted, Store, Tokens,
+from ..results import (DirectWriter, ExchangeRow, MessageRow, RunEnded, SegmentEnded, SegmentStarted, Store, Tokens,
                        TrialLog, TrialRecord, TrialStatus, begin_run, ceiling_rows, dumps,
                        missing_ceilings, now, salt_hash, trial_score)
+from ._conversation import Conversation
 from ._worlds import refused
 
 TASKS = {"vendbench/autovend": "autovend", "vendbench/network": "network"}
@@ -48,7 +49,8 @@ BY_LIMIT = {"message": TrialStatus.MAX_TURNS, "token": TrialStatus.BUDGET_EXHAUS
 @dataclass
 class _Trial:
     record: TrialRecord
-    kept: Kept
+    kept: Kept                   # its tool calls and day records, from the replay
+    conversation: Conversation   # its messages and exchanges
 
 
 @dataclass
@@ -142,7 +144,9 @@ def _trial(run: ImportedRun, sample: EvalSample, name: str) -> _Trial:
                world_seed=int(meta["world_seed"]),
                **({"world_salt": run.salt} if run.salt else {}))
     kept = Kept()
-    calls = _replay(env, RecordingSession(env, kept), sample, where)
+    trial_id = f"{run.run_id}-w{meta['world_seed']}-s{meta['seed']}-e{sample.epoch}"
+    conversation = Conversation(trial_id, run.model)
+    calls = _replay(env, RecordingSession(env, kept), sample, where, conversation)
     final, summary = env.final_state(), env.summary()
     if abs(float(final["score"]) - float(meta["standing"])) > 1e-6 or \
             summary.get("days_completed", 0) != meta["days_completed"]:
@@ -154,21 +158,28 @@ def _trial(run: ImportedRun, sample: EvalSample, name: str) -> _Trial:
     started = _time(sample.started_at) or now()
     ended = _time(sample.completed_at) or started
     record = TrialRecord(
-        f"{run.run_id}-w{meta['world_seed']}-s{meta['seed']}-e{sample.epoch}", run.run_id,
-        run.model, int(meta["world_seed"]), int(meta["seed"]), sample.epoch, 1, status,
+        trial_id, run.run_id, run.model, int(meta["world_seed"]), int(meta["seed"]), sample.epoch, 1, status,
         reason, final.get("initial_cash"), final.get("final_cash"),
-        final.get("final_net_assets"), float(final["score"]), _cost(sample), None, _tokens(sample),
-        sum(isinstance(e, ModelEvent) for e in sample.events), calls,
-        summary.get("days_completed", 0), started, ended)
-    return _Trial(record, kept)
+        final.get("final_net_assets"), float(final["score"]), _cost(sample), None,
+        _tokens(sample), conversation.exchanges, calls, summary.get("days_completed", 0),
+        started, ended)
+    return _Trial(record, kept, conversation)
 
 
 def _replay(env: Environment, session: RecordingSession, sample: EvalSample,
-            where: str) -> int:
-    """Run the sample's tool calls through ``env`` in order; each answer must be the
-    log's. Returns the calls recorded."""
+            where: str, conversation: Conversation) -> int:
+    """Run the sample's events through ``env`` in order: each model call is an exchange
+    of the day it was made in, each of the world's tool calls runs again and must answer
+    as the log says. Returns the calls recorded."""
     tools = {t["function"]["name"] for t in env.tools}
-    for n, event in enumerate((e for e in sample.events if isinstance(e, ToolEvent)), 1):
+    seq, n = 0, 0
+    for event in sample.events:
+        if isinstance(event, ModelEvent):
+            seq = conversation.exchange(event, env.day)
+            continue
+        if not isinstance(event, ToolEvent):
+            continue
+        n += 1
         if event.function not in tools:
             continue                       # another tool (a submit, a think): not the world's
         logged = event.result if isinstance(event.result, str) else None
@@ -177,9 +188,11 @@ def _replay(env: Environment, session: RecordingSession, sample: EvalSample,
         if env.done:
             continue                       # the world answered "the trial is over"
         if refused(logged):                # made after its day ended: recorded, not run
-            session.call(event.function, dict(event.arguments), day=env.day - 1)
+            session.call(event.function, dict(event.arguments), day=env.day - 1,
+                         exchange=seq or None, call_id=event.id)
             continue
-        result = session.call(event.function, dict(event.arguments))
+        result = session.call(event.function, dict(event.arguments), exchange=seq or None,
+                              call_id=event.id)
         if dumps(result, ascii=False) != logged:
             raise ConfigError(f"{where}: tool call {n} ({event.function}) answers "
                               "differently when replayed: not a log of this world (another "
@@ -255,6 +268,8 @@ def _write(store: Store, run: ImportedRun) -> None:
     for trial in run.trials:
         log = TrialLog(writer, trial.record.trial_id, run.model, tables)
         log.segment_started(1, trial.record.started_at)
+        for kind in (MessageRow, ExchangeRow):
+            writer.add([r for r in trial.conversation.rows if isinstance(r, kind)])
         trial.kept.hand_to(log)
         log.trial(trial.record)
         log.segment_ended(1, trial.record.ended_at or trial.record.started_at,
