@@ -469,8 +469,10 @@ def _trial(model, seed, net, *, world=2026, status="completed", cost="0.5", init
 def test_each_row_names_its_harness_and_why_an_efficiency_is_blank():
     from vendbench.leaderboard._board import harness, model_rows
 
-    assert [harness(m) for m in ("baseline/oracle", "mcp/claude-code", "openai/gpt-5")] == \
-        ["in-process", "mcp", "litellm"]
+    assert [harness(m) for m in ("baseline/oracle", "mcp/claude-code", "openai/gpt-5",
+                                 "inspect/openai/gpt-5", "inspect/mockllm/model",
+                                 "openrouter/inspect/x")] == \
+        ["in-process", "mcp", "litellm", "inspect", "inspect", "litellm"]
     rows = {r.model: r for r in model_rows([
         _trial("baseline/order-up-to", 1, 150.0, cost="0"),
         _trial("mcp/claude-code", 1, 160.0, cost=None),
