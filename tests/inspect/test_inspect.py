@@ -210,8 +210,15 @@ def test_bad_logs_are_refused_in_one_line_and_nothing_is_written(tmp_path):
     forged = tmp_path / "forged.eval"
     write_eval_log(log, str(forged))
     refused(forged, "answers differently when replayed")
-    # the good one alone goes in
-    (run,) = import_logs([str(good)], db)
+    # a score whose metadata was edited
+    log = read_eval_log(str(good))
+    del log.samples[0].scores["world_score"].metadata["standing"]
+    edited = tmp_path / "edited.eval"
+    write_eval_log(log, str(edited))
+    refused(edited, "its vendbench scores are not as the task writes them (KeyError")
+    # the good one alone goes in (listed twice: once)
+    first, again = import_logs([str(good), str(good)], db)
+    assert (first.skipped, again.skipped) == (None, "listed twice")
     assert rows(db, "SELECT count(*), min(status) FROM trials") == [(1, "completed")]
     assert zipfile.is_zipfile(good)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from ._args import HelpFormatter, db_flag, wrap
@@ -40,10 +41,13 @@ def add(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from ..inspect import import_logs
+    from ..inspect import ImportedRun, import_logs
     from ..ui import print_table
 
-    runs = import_logs(args.logs, args.db)
+    def read(run: ImportedRun) -> None:           # replaying a long trial takes a second
+        print(f"checked {run.path}: {len(run.trials)} trial(s) replayed", file=sys.stderr)
+
+    runs = import_logs(args.logs, args.db, on_read=read)
     if args.json:
         print(json.dumps([r.as_json() for r in runs], indent=2))
         return 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -80,13 +80,23 @@ class ImportedRun:
                 "mean_score": sum(counted) / len(counted) if counted else None}
 
 
-def import_logs(paths: Sequence[str], db: str) -> list[ImportedRun]:
-    """Read, check and replay every log, then write them all in one transaction."""
-    runs = [read_log(p) for p in paths]
+def import_logs(paths: Sequence[str], db: str,
+                on_read: Callable[[ImportedRun], None] | None = None) -> list[ImportedRun]:
+    """Read, check and replay every log (``on_read`` is told of each), then write them
+    all in one transaction."""
+    runs = []
+    for path in paths:
+        runs.append(read_log(path))
+        if on_read is not None:
+            on_read(runs[-1])
+    seen: set[str] = set()
     with Store(db) as store:
         for run in runs:
-            if store.has_run(run.run_id):
+            if run.run_id in seen:
+                run.skipped = "listed twice"
+            elif store.has_run(run.run_id):
                 run.skipped = f"already imported as run {run.run_id}"
+            seen.add(run.run_id)
         with store.transaction():
             for run in runs:
                 if run.skipped is None:
@@ -110,15 +120,19 @@ def read_log(path: str) -> ImportedRun:
                           f"({', '.join(TASKS)})")
     if not log.samples:
         raise ConfigError(f"{name}: no samples (status {log.status}): nothing to import")
-    scenario = TASKS[task]
-    first = _meta(log.samples[0], name)
-    salt = _salt(log, name, first.get("world_salt_sha256"))
-    days = int(first["days"])
-    run = ImportedRun(path, _run_id(log), task, scenario, days, f"{HARNESS}/{log.eval.model}",
-                      _config(log, path), make(scenario, seed=1, days=days,
-                                               **({"world_salt": salt} if salt else {})),
-                      [], salt)
-    run.trials = [_trial(run, sample, name) for sample in log.samples]
+    try:
+        scenario = TASKS[task]
+        first = _meta(log.samples[0], name)
+        salt = _salt(log, name, first.get("world_salt_sha256"))
+        days = int(first["days"])
+        run = ImportedRun(path, _run_id(log), task, scenario, days,
+                          f"{HARNESS}/{log.eval.model}", _config(log, path),
+                          make(scenario, seed=1, days=days,
+                               **({"world_salt": salt} if salt else {})), [], salt)
+        run.trials = [_trial(run, sample, name) for sample in log.samples]
+    except (KeyError, TypeError, ValueError) as exc:       # a score's metadata edited
+        raise ConfigError(f"{name}: its vendbench scores are not as the task writes them "
+                          f"({type(exc).__name__}: {_first_line(exc)})") from None
     run.world_seeds = sorted({t.record.world_seed for t in run.trials})
     return run
 
