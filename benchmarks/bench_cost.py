@@ -136,19 +136,18 @@ def table(results: list[Result]) -> str:
 
 def new_content_tokens(episode: list[list[tuple[str, str]]], seed: int, days: int) -> int:
     """Tokens of what the conversation brings that was never sent before: reports, tool
-    results, the calls' arguments (litellm's counter)."""
+    results, the calls' arguments (litellm's counter), counted as ``bench_workload.py``
+    counts them."""
+    from bench_workload import call_texts, fresh_tokens
     from vendbench.environment import make
-    from vendbench.providers import TokenCounter
-    from vendbench.results import dumps
 
-    counter = TokenCounter("openai/gpt-5")
     env = make("autovend", seed=seed, days=days)
     texts = []
     for calls in episode:
         texts.append(env.observe())
         for name, arguments in calls:
-            texts += [arguments, dumps(env.call(name, arguments))]
-    return sum(counter.count_now([{"role": "user", "content": t} for t in texts]))
+            texts += call_texts(arguments, env.call(name, arguments))
+    return fresh_tokens(texts)
 
 
 async def main() -> None:

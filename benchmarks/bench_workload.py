@@ -25,10 +25,25 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 HORIZON = {"autovend": 180, "network": 365}
 
 
+def call_texts(arguments: str, result: dict) -> list[str]:
+    """What one tool call adds to the conversation: its arguments and its result, as the
+    agent loop sends it (UTF-8 JSON, ``tool_message``)."""
+    from vendbench.results import dumps
+
+    return [arguments, dumps(result, ascii=False)]
+
+
+def fresh_tokens(texts: list[str]) -> int:
+    """litellm's count of texts sent once each (as vendbench counts a message)."""
+    from vendbench.providers import TokenCounter
+
+    counter = TokenCounter("openai/gpt-5")
+    return sum(counter.count_now([{"role": "user", "content": t} for t in texts]))
+
+
 def measure(scenario: str, seed: int, days: int) -> dict:
     from vendbench.environment import find_scenario, make, make_policy
     from vendbench.providers import TokenCounter
-    from vendbench.results import dumps
 
     counter = TokenCounter("openai/gpt-5")
     env = make(scenario, seed=seed, days=days)
@@ -43,7 +58,7 @@ def measure(scenario: str, seed: int, days: int) -> dict:
             calls += 1
             args = json.dumps(arguments if arguments is not None else {})
             result = env.call(name, arguments)
-            texts.extend([args, dumps(result, ascii=False)])
+            texts.extend(call_texts(args, result))
             writes.append({"role": "assistant", "content": "", "tool_calls": [
                 {"id": "c", "type": "function", "function": {"name": name,
                                                              "arguments": args}}]})
@@ -54,7 +69,7 @@ def measure(scenario: str, seed: int, days: int) -> dict:
             call(env.day_tool, {})
         by_day.append(calls)
     requests = sum(by_day)
-    fresh = sum(counter.count_now([{"role": "user", "content": t} for t in texts]))
+    fresh = fresh_tokens(texts)
     written = sum(counter.count_now(writes))
     months = [sum(by_day[i:i + 30]) for i in range(0, len(by_day), 30)]
     if len(by_day) % 30:                  # a last part-month, scaled to 30 days
