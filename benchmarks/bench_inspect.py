@@ -20,7 +20,6 @@ import argparse
 import glob
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,18 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_orchestrator import serve      # the fake server in its own process
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def serve(latency: float) -> tuple[subprocess.Popen[str], str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "tests.fakellm", "--port", str(port),
-                             "--latency", str(latency)], cwd=ROOT, stdout=subprocess.PIPE,
-                            text=True)
-    assert proc.stdout is not None and "serving" in proc.stdout.readline()
-    return proc, f"http://127.0.0.1:{port}/v1"
 
 
 def ours(url: str, days: int, work: Path) -> dict:
