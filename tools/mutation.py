@@ -12,7 +12,7 @@ left out of the score; any other survivor is a gap in the tests. The score is
 
     killed / (mutants − equivalent survivors)
 
-and the README gives the latest one. Not run by CI: it takes about 15 minutes on 2
+and docs/development.md gives the latest one. Not run by CI: it takes about 30 minutes on 2
 cores. mutmut works in ``mutants/`` (git-ignored); a rerun continues where the last one
 stopped and retests only functions that changed.
 """

@@ -488,6 +488,16 @@ def test_each_row_names_its_harness_and_why_an_efficiency_is_blank():
     assert rows["baseline/order-up-to"].vs_baseline_ratio is None      # not against itself
 
 
+def test_a_model_without_oracle_shares_has_no_interval():
+    from vendbench.leaderboard._board import model_rows
+
+    trials = [_trial("openai/x", 1, 200.0), _trial("openai/y", 1, 300.0)]
+    shares = {trials[0]["trial_id"]: 0.5}
+    rows = {r.model: r for r in model_rows(trials, {}, shares, roles=AUTOVEND)}
+    assert rows["openai/y"].oracle_share is None and rows["openai/y"].ci_oracle_share is None
+    assert rows["openai/x"].ci_oracle_share is not None
+
+
 def test_comparisons_pair_trials_of_the_same_world_only():
     """A model's trial on world 8 is compared with the baseline's on world 8, never with
     the baseline's on world 7 of the same seed."""
@@ -550,9 +560,10 @@ def test_nothing_rankable_is_said_in_a_line_with_the_trials_states(tmp_path, cap
 def test_the_interval_takes_a_level_strictly_between_0_and_1():
     from vendbench import _betting
 
-    values = [0.2, 0.4, 0.9]
-    assert mean_interval(values, bounds=(0, 1.25)) == \
-        _betting.interval(values, bounds=(0, 1.25), alpha=0.05)
+    values = [0.4, 0.5, 0.6, 0.45, 0.55] * 8             # enough to narrow the interval
+    low, high = mean_interval(values, bounds=(0, 1.25))
+    assert (low, high) == _betting.interval(values, bounds=(0, 1.25), alpha=0.05)
+    assert 0 < low < 0.5 < high < 1.25
     for level in (0, 1, 1.5):
         with pytest.raises(ValueError, match=rf"^level {level} must lie in \(0, 1\)$"):
             mean_interval(values, level=level, bounds=(0, 1.25))
