@@ -80,7 +80,7 @@ def world_task(scenario: str, days: int | None = None, seed: int | list[int] = 1
         dataset=MemoryDataset(samples, name=f"vendbench/{scenario}"),
         setup=open_sample(scenario, horizon, salt_env),
         solver=world_agent(scenario),
-        scorer=world_score(salt_env),
+        scorer=world_score(),
         metadata={"vendbench": {"scenario": scenario, "days": horizon,
                                 "private_worlds": bool(salt)}})
 
@@ -146,7 +146,7 @@ def world_agent(scenario: str = "autovend") -> Solver:
 
 
 @scorer(metrics=[mean(), stderr()])
-def world_score(salt_env: str = SALT_ENV) -> Scorer:
+def world_score() -> Scorer:
     """The scenario's score (0 unless the trial finished: vendbench counts an unfinished
     trial so), with the oracle's share of it and the trial's figures as metadata."""
     async def score(state: TaskState, target: Target) -> Score:
@@ -160,10 +160,9 @@ def world_score(salt_env: str = SALT_ENV) -> Scorer:
         status = env.status if env.done else "agent_stopped" if world.stopped \
             else "unfinished"
         value = float(final["score"]) if status == "completed" else 0.0
-        salt = os.environ.get(salt_env) or None
         ceiling = await anyio.to_thread.run_sync(lambda: ceiling_score(
             world.scenario, seed=world.seed, days=world.days, world_seed=world.world_seed,
-            world_salt=salt))
+            world_salt=world.salt))
         metadata: dict[str, Any] = {
             "vendbench": 1, "scenario": world.scenario, "world_seed": world.world_seed,
             "seed": world.seed, "days": world.days, "status": status,

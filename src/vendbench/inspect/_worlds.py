@@ -35,6 +35,7 @@ class World:
     seed: int
     world_seed: int
     days: int
+    salt: str | None             # a private world's salt (never logged)
     session: RecordingSession = field(init=False)
     # the day the calls of the model's current reply were made during (set by the
     # default agent after each reply; None: another agent, whose calls always run)
@@ -82,7 +83,7 @@ def open_world(state: TaskState, scenario: str, days: int, salt: str | None) -> 
     if salt:
         kwargs["world_salt"] = salt
     env = make(scenario, **kwargs)
-    world = World(env, scenario, meta["seed"], int(env.summary()["world_seed"]), days)
+    world = World(env, scenario, meta["seed"], int(env.summary()["world_seed"]), days, salt)
     _WORLDS[state.uuid] = world
     return world
 
