@@ -54,7 +54,7 @@ class Conversation:
             Decimal(str(usage.total_cost)) if usage and usage.total_cost is not None
             else None, None, round((event.working_time or 0.0) * 1000, 3),
             "error" if event.error else "ok", event.error,
-            event.timestamp.astimezone(dt.timezone.utc).replace(tzinfo=None), None,
+            stored_time(event.timestamp), None,
             dumps(_reply(reply), sort_keys=False, ascii=False) if reply else None))
         return self.exchanges
 
@@ -66,6 +66,13 @@ class Conversation:
             self.rows.append(MessageRow(self.trial_id, self.ids[key], body["role"],
                                         dumps(body, sort_keys=False), 0))
         return self.ids[key]
+
+
+def stored_time(value: str | dt.datetime) -> dt.datetime:
+    """An Inspect time (a datetime or its ISO text) as the results file keeps times:
+    UTC, naive."""
+    at = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value)
+    return at.astimezone(dt.timezone.utc).replace(tzinfo=None) if at.tzinfo else at
 
 
 def _calls(message: ChatMessageAssistant) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from ..results import (DirectWriter, ExchangeRow, MessageRow, RunEnded, SegmentEnded, SegmentStarted, Store, Tokens,
                        TrialLog, TrialRecord, TrialStatus, begin_run, ceiling_rows, dumps,
                        missing_ceilings, now, salt_hash, trial_score)
-from ._conversation import Conversation
+from ._conversation import Conversation, stored_time
 from ._worlds import refused
 
 TASKS = {"vendbench/autovend": "autovend", "vendbench/network": "network"}
@@ -169,8 +169,8 @@ def _trial(run: ImportedRun, sample: EvalSample, name: str) -> _Trial:
                           f"{meta['standing']:,.2f} after {meta['days_completed']}: "
                           "not a log of this world")
     status, reason = _status(env, sample, meta)
-    started = _time(sample.started_at) or now()
-    ended = _time(sample.completed_at) or started
+    started = stored_time(sample.started_at) if sample.started_at else now()
+    ended = stored_time(sample.completed_at) if sample.completed_at else started
     record = TrialRecord(
         trial_id, run.run_id, run.model, int(meta["world_seed"]), int(meta["seed"]), sample.epoch, 1, status,
         reason, final.get("initial_cash"), final.get("final_cash"),
@@ -294,15 +294,6 @@ def _write(store: Store, run: ImportedRun) -> None:
                             run.salt):
         store.write(row)
     store.write(RunEnded(run.run_id, TrialStatus.COMPLETED, now()))
-
-
-def _time(value: Any) -> Any:
-    import datetime as dt
-
-    if value is None:
-        return None
-    at = dt.datetime.fromisoformat(str(value))
-    return at.astimezone(dt.timezone.utc).replace(tzinfo=None) if at.tzinfo else at
 
 
 def _first_line(value: Any) -> str:
