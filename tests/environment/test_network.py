@@ -409,7 +409,7 @@ def test_a_rejected_call_changes_nothing(name, arguments):
     if not result["ok"]:                 # nothing changes but the clock, by the call's kind
         assert result["error"] and fingerprint(env, clock=False) == before
         spent = ECO["clock"]["cost"].get(name, 0)
-        parsed, _ = NetworkEnv._parse(name, arguments) if name in ECO["clock"]["cost"] \
+        parsed, _ = env._parse(name, arguments) if name in ECO["clock"]["cost"] \
             else (None, None)
         if name == "swap_item":               # a fill's minutes, and the swap's when units
             spent = ECO["clock"]["cost"]["restock_machine"]           # of another product

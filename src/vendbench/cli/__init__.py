@@ -27,6 +27,7 @@ examples:
   vendbench leaderboard --run all --charts report/
   vendbench trend --db nightly.duckdb --fail-on-regression
   vendbench compare openai/gpt-4.1-mini baseline/order-up-to --budget 20
+  vendbench arena baseline/oracle baseline/order-up-to --seeds 1 2 3 4
   vendbench serve --days 30          # the world over MCP, for another harness
   vendbench import-inspect logs/*.eval     # Inspect AI's logs of our tasks
 
@@ -36,7 +37,7 @@ prices are USD.
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import baseline, board, check, compare, inspect_logs, run, runs, serve, view
+    from . import arena, baseline, board, check, compare, inspect_logs, run, runs, serve, view
     from ._args import HelpFormatter, Parser
 
     parser = Parser(
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     baseline.add(sub)
     run.add(sub)
+    arena.add(sub)
     check.add(sub)
     compare.add(sub)
     runs.add(sub)

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import ConfigError
 from .._text import count
 from ._args import HelpFormatter, cohort_flags, db_flag, positive, wrap
 
@@ -36,9 +37,10 @@ def add(sub: Any) -> None:
         "leaderboard", help="rank models from a results database: tables, charts, report",
         description=wrap("Rank the models of a run: terminal net assets (unfinished trials "
                           "count 0), growth, CV, API cost and efficiency, against the "
-                          "baselines, and operational metrics, with bootstrap 95% confidence "
-                          "intervals. Horizons, scenarios, worlds, starting cash, prompts and "
-                          "tool sets are never mixed: one ranking is one cohort."),
+                          "baselines, and operational metrics, with 95% confidence "
+                          "intervals valid at any number of seeds. Horizons, scenarios, worlds, starting cash, "
+                          "prompts and tool sets are never mixed: one ranking is one cohort; "
+                          "arena matches are ranked apart (--arena)."),
         formatter_class=HelpFormatter, epilog=BOARD_EPILOG)
     db_flag(board)
     board.add_argument("--run", default="latest", metavar="RUN_ID",
@@ -57,6 +59,10 @@ def add(sub: Any) -> None:
                             "after vendbench view --static DIR, each row of the report "
                             "links its trials' pages "
                             "(created if missing; files in it are replaced)")
+    board.add_argument("--arena", action="store_true",
+                       help="rank the models of arena matches (vendbench arena): mean score "
+                            "and head-to-head wins, paired by match, with their intervals "
+                            "(formats table and json)")
     board.set_defaults(func=leaderboard)
     trend = sub.add_parser(
         "trend", help="each model's score across runs (nights) of a cohort; regressions",
@@ -84,6 +90,8 @@ def add(sub: Any) -> None:
 def leaderboard(args: argparse.Namespace) -> int:
     from ..leaderboard import Filters, build, render
 
+    if args.arena:
+        return _arena_board(args)
     filters = Filters(days=args.days, scenario=args.scenario)
     board = build(args.db, args.run, filters)
     if not board.rows and (args.format in ("table", "markdown") or args.charts):
@@ -99,6 +107,19 @@ def leaderboard(args: argparse.Namespace) -> int:
         report = out / "report.html"
         _writing(out, lambda: report.write_text(html_report(board, trend, pages=out)))
         print(f"\nwrote {len(files)} chart files and {report}", file=sys.stderr)
+    return 0
+
+
+def _arena_board(args: argparse.Namespace) -> int:
+    from ..leaderboard import build_arena, render_arena
+
+    given = [flag for flag, value in (("--charts", args.charts), ("--wide", args.wide),
+                                      ("--days", args.days), ("--scenario", args.scenario))
+             if value]
+    if given or args.format not in ("table", "json"):
+        raise ConfigError(f"--arena ranks one arena run (or 'all' of its kind) as a table "
+                          f"or json; drop {', '.join(given) or '--format ' + args.format}")
+    print(render_arena(build_arena(args.db, args.run), args.format))
     return 0
 
 
@@ -145,8 +166,6 @@ def output_dir(path: str, flag: str = "--charts") -> Any:
     """A directory for charts, made if missing; a clear error, before anything is
     printed, when it cannot be (a file by that name, no permission)."""
     from pathlib import Path
-
-    from ..errors import ConfigError
 
     out = Path(path)
     if out.exists() and not out.is_dir():

@@ -230,9 +230,10 @@ def command(args: argparse.Namespace) -> int:
     return 0
 
 
-def config_from_args(args: argparse.Namespace) -> Any:
-    """The run config the flags describe (with --panel: the panel, the flags over it).
-    A flag a command does not have (``check`` has fewer) counts as not given."""
+def config_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> Any:
+    """The run config the flags describe (with --panel: the panel, the flags over it;
+    ``extra``: keys a command sets itself). A flag a command does not have (``check``
+    has fewer) counts as not given."""
     from ..budgets import parse_price_flag
     from ..orchestrator import build_config, load_panel
 
@@ -263,7 +264,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
     for m in data["models"]:
         for field, value in prices.get(m["id"], {}).items():
             m[f"{field}_usd_per_mtok"] = value
-    return build_config(data, source=args.panel or "flags")
+    return build_config({**data, **(extra or {})}, source=args.panel or "flags")
 
 
 def _resume_config(args: argparse.Namespace) -> Any:

@@ -8,19 +8,19 @@
 
 from __future__ import annotations
 
-from ._protocol import Environment
+from ._protocol import Environment, Match
 from ._policies import (InProcessPolicy, ceiling_score, evaluate_policy, make_policy,
                         oracle_share, play_day, policy_names, run_policy, share_bounds)
 from ._records import DAY_COLUMNS, DAYS, Metric, RecordTable
 from ._registry import (ENTRY_POINTS, REGISTRY, SALT_ENV, Scenario, currency,
-                        default_days, display_columns, find as find_scenario, make,
+                        default_days, display_columns, make_market, arena_names, find as find_scenario, make,
                         names as scenario_names, Workload, metric_directions, record_tables, register,
                         scenario, scenario_class, score_column, score_name, standing,
                         trial_metrics)
 from ._session import (DAY_OVER, MAX_SILENT_REPLIES, Kept, Recorder, RecordingSession,
                        ToolCall, day_tool, nudge)
 
-__all__ = ["DAYS", "DAY_COLUMNS", "DAY_OVER", "MAX_SILENT_REPLIES", "ENTRY_POINTS", "Environment", "find_scenario",
+__all__ = ["Match", "make_market", "arena_names", "DAYS", "DAY_COLUMNS", "DAY_OVER", "MAX_SILENT_REPLIES", "ENTRY_POINTS", "Environment", "find_scenario",
            "InProcessPolicy", "Kept", "Metric", "scenario_names", "Workload",
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",
            "ToolCall", "currency", "day_tool", "default_days", "display_columns",

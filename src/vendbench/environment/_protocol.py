@@ -41,3 +41,19 @@ class Environment(Protocol):
     def score(self) -> float: ...
 
     def drain_records(self) -> dict[str, list[dict[str, Any]]]: ...
+
+
+@runtime_checkable
+class Match(Protocol):
+    """Several operators in one world (an arena, SPEC 23): one Environment per seat,
+    whose days close together. The orchestrator runs each seat as a trial; a seat that
+    has ended its day waits until ``nights`` moves on."""
+
+    seats: list[Any]                     # one Environment per operator
+
+    @property
+    def nights(self) -> int: ...         # nights the market has run
+
+    def waiting(self, seat: int) -> bool: ...
+
+    def leave(self, seat: int) -> None: ...   # the seat's trial ended: it plays no more

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, unknown_name
-from ._protocol import Environment
+from ._protocol import Environment, Match
 from ._records import Metric, RecordTable
 
 # where a private world's secret salt is read from by default (never stored; see _world)
@@ -73,6 +73,10 @@ class Scenario:
     # what its cost forecast replays (None: the forecast says it has no workload of its
     # own and replays AutoVend's)
     workload: Workload | None = None
+    # its class in ``package`` that holds 2-4 operators in one market (SPEC 23; None:
+    # no arena): ``Class(seats, seed=, days=, world_seed=)`` with ``seats``, one
+    # Environment per operator, ``waiting(seat)``, ``leave(seat)`` and ``nights``
+    arena: str | None = None
 
     def __post_init__(self) -> None:
         if self.score_floor < 0 or self.share_cap <= 1:
@@ -150,7 +154,7 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   "Prosus-style network: six machines at three locations, suppliers by "
                   "search and e-mail, marketing, a working day; 30 days", "EUR",
                   "final bank balance", 30, "cash", notes_tool="write_note",
-                  adversarial="_adversarial",
+                  adversarial="_adversarial", arena="Market",
                   # bench_workload: 6,447 requests in 365 days, short tool results
                   workload=Workload((585, 519, 526, 526, 538, 529, 525, 529, 531, 526, 527,
                                      525), 503, 38)))
@@ -211,6 +215,21 @@ def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
     except TypeError as exc:
         raise ConfigError(f"{scenario}: {exc}") from None
     return env
+
+
+def make_market(scenario_name: str, seats: int, **kwargs: Any) -> Match:
+    """A fresh market of ``seats`` operators of ``scenario_name`` (SPEC 23)."""
+    entry = scenario(scenario_name)
+    if entry.arena is None:
+        raise ConfigError(f"scenario {scenario_name} has no arena; "
+                          f"{', '.join(arena_names()) or 'none'} has one")
+    market: Match = getattr(entry.load(), entry.arena)(seats, **kwargs)
+    return market
+
+
+def arena_names() -> tuple[str, ...]:
+    """The scenarios whose operators can compete in one market."""
+    return tuple(n for n in names() if scenario(n).arena is not None)
 
 
 def trial_metrics(scenario_name: str, records: dict[str, list[dict[str, Any]]],

@@ -137,6 +137,13 @@ class RecordingSession:
             self.recorder.records(records)
         return result
 
+    def collect(self) -> None:
+        """Hand the recorder the day records the world produced between calls (a
+        match's night, run by another operator's call)."""
+        records = self.env.drain_records()
+        if self.recorder is not None:
+            self.recorder.records(records)
+
     def end_day(self, day: int) -> None:
         """End ``day`` if a player left it open (a policy that forgot its day tool)."""
         if not self.env.done and self.env.day == day:

@@ -11,6 +11,7 @@ hidden demand model); it never writes to the database.
 
 from __future__ import annotations
 
+from ._arena import ArenaBoard, arena_seats, build_arena, render_arena
 from ._board import INTERVAL_METHOD, ModelRow, Roles, bootstrap_ci, mean_interval
 from ._build import Board, build
 from ._charts import write_charts, write_trend_chart
@@ -26,6 +27,6 @@ def render(board: Board, fmt: str = "table", wide: bool = False) -> str:
     return html_report(board) if fmt == "html" else _text(board, fmt, wide)
 
 
-__all__ = ["Board", "Filters", "INTERVAL_METHOD", "ModelRow", "Roles", "Selection", "Trend",
+__all__ = ["ArenaBoard", "arena_seats", "build_arena", "render_arena", "Board", "Filters", "INTERVAL_METHOD", "ModelRow", "Roles", "Selection", "Trend",
            "bootstrap_ci", "build", "build_trend", "html_report", "mean_interval", "render", "render_trend",
            "select", "write_charts", "write_trend_chart"]

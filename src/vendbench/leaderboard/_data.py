@@ -45,8 +45,13 @@ class Filters:
     scenario: str | None = None
 
     def admits(self, run: Mapping[str, Any]) -> bool:
+        """Whether ``run`` may be ranked here: never an arena run (SPEC 23.5: those
+        are ranked by ``leaderboard --arena`` only)."""
+        from ._arena import arena_seats
+
         return ((self.days is None or run["days"] == self.days)
-                and (self.scenario is None or run["scenario"] == self.scenario))
+                and (self.scenario is None or run["scenario"] == self.scenario)
+                and not arena_seats(run))
 
     def describe(self) -> str:
         parts = [f"scenario {self.scenario}" if self.scenario else "",
@@ -72,6 +77,9 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
     if not every:
         raise ResultsError(f"no runs in {store.path}; run `vendbench run` first")
     runs = [r for r in every if filters.admits(r)]
+    if not runs and all(not Filters().admits(r) for r in every):
+        raise ResultsError(f"{store.path} holds only arena runs; rank them with "
+                           f"vendbench leaderboard --arena --db {store.path}")
     if not runs:
         kinds = sorted({f"{r['scenario']} {days_text(r['days'])}" for r in every})
         raise ResultsError(f"no run in {store.path} matches {filters.describe()}; it holds "
@@ -83,6 +91,9 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
         chosen = [max(runs, key=lambda r: r["created_at"])]
     else:
         chosen = [store.run(which)]
+        if not Filters().admits(chosen[0]):
+            raise ResultsError(f"run {which} is an arena run: rank it with "
+                               f"vendbench leaderboard --arena --run {which}")
         if not filters.admits(chosen[0]):
             raise ResultsError(f"run {which} is {chosen[0]['scenario']}, "
                                f"{days_text(chosen[0]['days'])}: not {filters.describe()}")

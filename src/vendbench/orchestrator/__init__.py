@@ -3,11 +3,11 @@
 from ..budgets import POOL_SCOPE
 from ..results import FINISHED
 from ._check import check
-from ._config import ModelConfig, RunConfig, build_config, load_panel
+from ._config import ModelConfig, RunConfig, arena_problem, build_config, load_panel
 from ._forecast import ModelForecast, PanelForecast, forecast_run
 from ._scheduler import RunResult, Scheduler, execute
 from ._trial import TrialOutcome, TrialSpec
 
-__all__ = ["FINISHED", "POOL_SCOPE", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",
+__all__ = ["arena_problem", "FINISHED", "POOL_SCOPE", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",
            "Scheduler", "TrialOutcome", "TrialSpec", "build_config", "check", "execute",
            "forecast_run", "load_panel"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from .._secrets import mask_url
 from ..budgets import Budget, Price
-from ..environment import Environment, make, record_tables
+from ..environment import Environment, Match, make, make_market, record_tables
 from ..errors import ConfigError
 from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
                          make_provider)
@@ -102,11 +102,25 @@ class Clients:
                                   model.max_output_tokens)
 
     def make_env(self, seed: int, world_seed: int) -> Environment:
+        """A fresh world; in an arena, the first operator of a fresh market (what a
+        run records as its prompts and tools)."""
+        if self.config.seats:
+            seat: Environment = self.make_match(seed, world_seed).seats[0]
+            return seat
+        return make(self.config.scenario, **self._world(seed, world_seed))
+
+    def make_match(self, seed: int, world_seed: int) -> Match:
+        """A fresh market of the arena's operators (SPEC 23)."""
+        assert self.config.seats is not None
+        return make_market(self.config.scenario, len(self.config.seats),
+                           **self._world(seed, world_seed))
+
+    def _world(self, seed: int, world_seed: int) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"seed": seed, "days": self.config.days,
                                   "world_seed": world_seed}
         if self._salt:
             kwargs["world_salt"] = self._salt
-        return make(self.config.scenario, **kwargs)
+        return kwargs
 
     def first_request_cost(self, model: ModelConfig) -> Decimal:
         """What a trial's first request reserves (0 for an in-process policy)."""

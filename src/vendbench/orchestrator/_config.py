@@ -14,13 +14,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .._secrets import mask_url
-from ..environment import SALT_ENV, find_scenario, policy_names, scenario_names
+from ..environment import (SALT_ENV, arena_names, find_scenario, policy_names,
+                           scenario_names)
 from ..errors import ConfigError
 from ..providers import ServerProfile, profile_for
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
 MAX_PANEL_BYTES = 1 << 20     # a panel file of a thousand models is ~200 KB
 DEFAULT_WORLD_SEED = 2026     # the paper's protocol: one frozen world, seeds vary demand
+MAX_SEATS = 4                 # an arena's operators in one match (SPEC 23)
 PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
 NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
 
@@ -140,6 +142,12 @@ class RunConfig(BaseModel):
         description="the environment variable holding a secret salt that makes every world "
                     f"private (default {SALT_ENV}, when set); the salt is never stored")
     models: list[ModelConfig] = Field(min_length=1)
+    seats: list[str] | None = Field(
+        default=None, description="an arena (SPEC 23): the model id of each operator of a "
+                                  "match, in seat order for the first seed; the seats rotate "
+                                  "over the seeds")
+    mirror: bool = Field(default=False, description="an arena may list a model more than "
+                                                    "once (identical operators)")
 
     @model_validator(mode="before")
     @classmethod
@@ -215,6 +223,30 @@ class RunConfig(BaseModel):
                                  "available: " + ", ".join(f"baseline/{p}" for p in policies))
         return self
 
+    @model_validator(mode="after")
+    def _arena(self) -> RunConfig:
+        if self.seats is None:
+            if self.mirror:
+                raise ValueError("mirror applies to an arena (seats) only")
+            return self
+        problem = arena_problem(self.scenario, self.seats, len(self.seeds), self.mirror)
+        if problem:
+            raise ValueError(problem)
+        if sorted(set(self.seats)) != sorted(m.id for m in self.models):
+            raise ValueError(f"seats {self.seats} must name exactly the models "
+                             f"{[m.id for m in self.models]}")
+        if self.processes not in (None, 1) and any(not m.in_process for m in self.models):
+            raise ValueError("an arena's operators share one world in one process: "
+                             "processes does not apply")
+        return self
+
+    def lineup(self, index: int) -> list[str]:
+        """The model in each seat of the match on the ``index``-th seed: the seats
+        rotate one place a seed (over k seeds each model takes each seat once)."""
+        assert self.seats is not None
+        k = len(self.seats)
+        return [self.seats[(seat + index) % k] for seat in range(k)]
+
     def trial_budget(self, model: ModelConfig) -> Decimal | None:
         return model.budget_usd if model.budget_usd is not None else self.budget_usd
 
@@ -225,6 +257,28 @@ class RunConfig(BaseModel):
         return self.model_copy(update={"models": [
             m.model_copy(update={"api_base": mask_url(m.api_base)}) if m.api_base else m
             for m in self.models]})
+
+
+def arena_problem(scenario: str, seats: list[str], seeds: int, mirror: bool) -> str | None:
+    """What is wrong with an arena of ``seats`` (model ids in seat order) over ``seeds``
+    seeds, in one line, or None: a match has 2-4 operators, each model once unless
+    ``mirror``, and the seeds rotate the seats evenly (a cyclic Latin square)."""
+    entry = find_scenario(scenario)
+    if entry is None or entry.arena is None:
+        return (f"scenario {scenario} has no arena; {', '.join(arena_names()) or 'none'} "
+                "has one")
+    k = len(seats)
+    if not 2 <= k <= MAX_SEATS:
+        return f"a match has 2-{MAX_SEATS} operators (models), got {k}"
+    twice = sorted({m for m in seats if seats.count(m) > 1})
+    if twice and not mirror:
+        return (f"{', '.join(twice)} is listed twice: a model plays itself only with "
+                "--mirror (identical operators)")
+    if seeds % k:
+        fit = " or ".join(str(n) for n in range(k, 3 * k + 1, k))
+        return (f"{seeds} seed(s) cannot rotate {k} seats evenly (each model takes each "
+                f"seat equally often): give a multiple of {k}, e.g. {fit} seeds")
+    return None
 
 
 def load_panel(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:

@@ -88,8 +88,11 @@ def panel_forecast(config: RunConfig, clients: Clients) -> PanelForecast:
     """The forecast of every LLM model of ``config`` (clients built, prices resolved)."""
     trials = len(config.seeds) * len(config.world_seeds) * config.repeats
     workload, operator = _workload(config.scenario)
-    return PanelForecast([_one(config, clients, m, trials, workload) for m in config.models
-                          if not m.in_process], config.total_budget_usd, operator)
+    # an arena's model plays one trial a match per seat it takes (several: --mirror)
+    per = {m.id: config.seats.count(m.id) if config.seats else 1 for m in config.models}
+    return PanelForecast([_one(config, clients, m, trials * per[m.id], workload)
+                          for m in config.models if not m.in_process],
+                         config.total_budget_usd, operator)
 
 
 def _workload(name: str) -> tuple[Workload, str]:

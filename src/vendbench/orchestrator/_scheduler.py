@@ -22,7 +22,7 @@ from typing import Any
 
 from .._heap import settle
 from ..budgets import POOL_SCOPE, Budget, Price
-from ..environment import record_tables, standing
+from ..environment import Environment, record_tables, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import LimitEvent
 from ..results import (FINISHED, ProviderEventRow, ResultsWriter, RunEnded, Store,
@@ -33,6 +33,7 @@ from ._config import RunConfig
 from ._forecast import PanelForecast, panel_forecast, refuse_above
 from ._preflight import preflight, run_prices
 from ._shards import WorkerDied, Workers, plan_processes
+from ._match import kept_json, plan_match_resume, run_matches, settle_spend
 from ._trial import TrialOutcome, TrialSpec, run_trial
 from ._waiting import Waiting
 
@@ -103,6 +104,8 @@ class Scheduler:
     def specs(self, run_id: str) -> list[TrialSpec]:
         """Trials seed by seed, models interleaved, so a cut-short panel stays balanced."""
         names = model_slugs([m.id for m in self.config.models])
+        if self.config.seats:
+            return self._match_specs(run_id, names)
         out = []
         for repeat in range(1, self.config.repeats + 1):
             for world in self.config.world_seeds:
@@ -116,6 +119,24 @@ class Scheduler:
                             world_seed=world))
         return out
 
+    def _match_specs(self, run_id: str, names: dict[str, str]) -> list[TrialSpec]:
+        """An arena's trials, match by match: one match per world, seed and repeat, its
+        seats taken by the lineup of the seed's place in the list (SPEC 23.4)."""
+        models = {m.id: m for m in self.config.models}
+        out = []
+        for repeat in range(1, self.config.repeats + 1):
+            for world in self.config.world_seeds:
+                for index, seed in enumerate(self.config.seeds):
+                    where = f"-w{world}" if self.config.names_worlds else ""
+                    match_id = f"{run_id}-m{where}-s{seed}-r{repeat}"
+                    for seat, model_id in enumerate(self.config.lineup(index)):
+                        model = models[model_id]
+                        out.append(TrialSpec(
+                            f"{match_id}-{seat}-{names[model_id]}", run_id, model, seed,
+                            repeat, self.config.trial_budget(model), world_seed=world,
+                            match_id=match_id, seat=seat))
+        return out
+
     async def run(self, run_id: str, specs: list[TrialSpec], writer: ResultsWriter,
                   history: Callable[[str], TrialHistory] | None = None) -> list[TrialOutcome]:
         """Run ``specs``; a spec marked ``resume`` gets its trial's ``history`` (what the
@@ -125,13 +146,15 @@ class Scheduler:
         writer.watch(self.waiting.rows)
         processes = plan_processes(self.config)     # checked once already, in ``execute``
         workers = None
-        if processes and any(not s.model.in_process for s in specs):
+        if processes and not self.config.seats and any(not s.model.in_process for s in specs):
             workers = await Workers.start(processes, self.config, self.prices, writer,
                                           self.on_event,
                                           lambda out, started: self._record(writer, out, started))
             self.clients.limits.clear()     # the workers own the provider limits (and their history)
             self.on_event("workers_started", {"processes": processes})
         try:
+            if self.config.seats:
+                return await run_matches(self, specs, writer)
             return await self._run(specs, writer, workers)
         finally:
             if workers is not None:
@@ -152,15 +175,7 @@ class Scheduler:
                     spec = replace(spec, history=self._history(spec.trial_id))
                 budget = await self._earmark(spec)
                 if budget is None:
-                    # not the model's failure: set apart, and run again by --resume
-                    out = TrialOutcome(spec, status=TrialStatus.NOT_STARTED,
-                                       reason="not started: the run's total budget could not "
-                                              "cover this trial's budget")
-                    out.priced = self.prices.get(spec.model.id) is not None
-                    self._record(writer, out,
-                                 dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
-                    outcomes.append(out)
-                    self.on_event("trial_finished", {"outcome": out})
+                    self._not_started(writer, [spec], outcomes)
                     return
                 try:
                     with writer.taking_part():
@@ -169,10 +184,7 @@ class Scheduler:
                         else:
                             self.on_event("trial_started", {"spec": spec})
                             out = await run_trial(spec, self.clients.trial_context(
-                                spec, budget, writer, lambda o, e: self.on_event(
-                                    "trial_progress",
-                                    {"outcome": o, "day": e.day,
-                                     "net_assets": standing(e)})))
+                                spec, budget, writer, self._progress))
                     out.spec = replace(out.spec, history=None)      # it may be large
                     outcomes.append(out)
                     self.waiting.ended(spec.trial_id)
@@ -182,7 +194,31 @@ class Scheduler:
                     async with self._freed:
                         self._freed.notify_all()
 
-        tasks = [asyncio.ensure_future(one(i, s)) for i, s in enumerate(specs)]
+        await self._gather([one(i, s) for i, s in enumerate(specs)])
+        return outcomes
+
+    def _progress(self, out: TrialOutcome, env: Environment) -> None:
+        self.on_event("trial_progress", {"outcome": out, "day": env.day,
+                                         "net_assets": standing(env)})
+
+    def _not_started(self, writer: ResultsWriter, specs: list[TrialSpec],
+                     outcomes: list[TrialOutcome]) -> None:
+        """Trials the run's total budget could not cover: set apart, not the models'
+        failure, and run again by --resume."""
+        for spec in specs:
+            out = TrialOutcome(spec, status=TrialStatus.NOT_STARTED,
+                               reason="not started: the run's total budget could not "
+                                      "cover this trial's budget")
+            out.priced = self.prices.get(spec.model.id) is not None
+            self._record(writer, out, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+            outcomes.append(out)
+            self.on_event("trial_finished", {"outcome": out})
+
+    @staticmethod
+    async def _gather(jobs: list[Awaitable[None]]) -> None:
+        """Run ``jobs`` (trials, or matches) to their ends; on a failure for good (the
+        results file) the rest are stopped."""
+        tasks = [asyncio.ensure_future(job) for job in jobs]
         try:
             await asyncio.gather(*tasks)
         except asyncio.CancelledError:
@@ -190,12 +226,11 @@ class Scheduler:
             # wait for the others to record themselves (a worker may take its grace)
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
-        except BaseException:       # one failed for good (the results file): stop the rest
+        except BaseException:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
-        return outcomes
 
     async def _earmark(self, spec: TrialSpec) -> Budget | None:
         """Wait until the pool can cover what is left of the trial's budget (what earlier
@@ -292,8 +327,8 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
                 _record_run(store, run_id, config, scheduler, prices)
             else:
                 _check_same_worlds(store.run(run_id), scheduler)
-                kept, specs = _plan_resume(store, run_id, specs, scheduler.pool,
-                                           restart=restart)
+                plan = plan_match_resume if config.seats else _plan_resume
+                kept, specs = plan(store, run_id, specs, scheduler.pool, restart=restart)
             on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
                                                   "kept": len(kept), "pool": scheduler.pool,
                                                   "waiting": scheduler.waiting})
@@ -333,7 +368,8 @@ def _keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
     """Compute, beside the trials, what the scenario's oracle scores on each of the run's
     worlds and seeds that the file does not keep yet (the denominators of oracle shares,
     SPEC 18.1), and queue them for the file."""
-    keys = [(w, s) for w in config.world_seeds for s in config.seeds]
+    # an arena's scores are not shares of a lone oracle's
+    keys = [] if config.seats else [(w, s) for w in config.world_seeds for s in config.seeds]
     salt = scheduler.clients.world_salt
     todo = missing_ceilings(store, config.scenario, config.days, keys, salt)
 
@@ -397,18 +433,14 @@ def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget
     ids (``restart``: run them again from day 1 as new attempts). Whatever a killed
     process left open is settled first, and the pool is what the run has spent: every
     attempt's charge, in-flight requests at their reservation."""
-    settled = store.close_interrupted(run_id)
-    if settled:
-        log.info("%s: %d request(s) were in flight when the run stopped; charged their "
-                 "reservations", run_id, settled)
-    pool.spent = store.run_spend(run_id)
+    settle_spend(store, run_id, pool)
     latest = latest_attempts(store.trials(run_id))
     tables = record_tables(store.run(run_id)["scenario"])
     kept, rerun = [], []
     for spec in specs:
         last = latest.get(TrialKey(spec.model.id, spec.world_seed, spec.seed, spec.repeat))
         if last is not None and last["status"] in FINISHED:
-            kept.append(_kept_json(last))
+            kept.append(kept_json(last))
             continue
         if last is None:
             rerun.append(spec)
@@ -456,11 +488,6 @@ def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
                     f"tokens + max_output_tokens={model.max_output_tokens} at its price, "
                     f"with a safety margin), more than the {scope} budget of ${cap}; raise "
                     "the budget or lower max_output_tokens")
-
-
-def _kept_json(row: dict[str, Any]) -> dict[str, Any]:
-    """A kept trial (``--resume``) as the run prints its trials: never one to rerun."""
-    return TrialRecord.of(row).as_json() | {"resumable": False}
 
 
 def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Scheduler,

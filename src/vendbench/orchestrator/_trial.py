@@ -47,6 +47,8 @@ class TrialSpec:
     resume: bool = False      # continue from the log (LLM trials), see ``_replay``
     spent_before: Decimal = Decimal(0)     # what earlier segments spent
     history: TrialHistory | None = field(default=None, compare=False, repr=False)
+    match_id: str | None = None   # an arena trial: its match (SPEC 23) and seat in it
+    seat: int = 0
 
 
 @dataclass
@@ -96,6 +98,9 @@ class TrialContext:
     max_turns: int | None
     on_progress: Callable[[TrialOutcome, Environment], None] = lambda o, e: None
     records: tuple[RecordTable, ...] = ()  # the tables the world's day rows go to
+    # in a match: waits, once the trial's day has ended, until every other operator's
+    # has and the world's night has run (None: a trial alone never waits)
+    turn: Callable[[], Awaitable[None]] | None = None
 
 
 async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None = None
@@ -178,13 +183,23 @@ async def _play_policy(spec: TrialSpec, ctx: TrialContext, env: Environment, tlo
     policy = make_policy(spec.model.id, env)
     kept = Kept()                   # the policy plays in a thread; the log is the loop's
     session = RecordingSession(env, kept)
-    while not env.done:
+    while await _takes_turn(ctx, session):
         day = env.day
         await asyncio.to_thread(play_day, session, policy)
         out.tool_calls += kept.hand_to(tlog)
         out.days = day
         ctx.on_progress(out, env)
         await ctx.writer.flush()
+    kept.hand_to(tlog)                # what the match's last night recorded
+
+
+async def _takes_turn(ctx: TrialContext, session: RecordingSession) -> bool:
+    """Whether the trial plays on. In a match, a trial whose day has ended first waits
+    for the world's night (``ctx.turn``), and what the night recorded goes to its log."""
+    if ctx.turn is not None:
+        await ctx.turn()
+        session.collect()
+    return not session.env.done
 
 
 async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: ExchangeLog,
@@ -211,7 +226,7 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
         log.info("%s: resumed at exchange %d after replaying %d tool calls in %.2f s",
                  spec.trial_id, counters.exchanges + 1, resumed.replayed_calls,
                  resumed.seconds)
-    while not env.done:
+    while await _takes_turn(ctx, session):
         if env.day != seen_day:
             seen_day = env.day
             await context.add_user(env.observe())

@@ -4,7 +4,7 @@ from ._ceilings import (ceiling_rows, ceilings_for, missing_ceilings, salt_hash,
                         trial_score)
 from ._comparisons import ComparisonRow, ComparisonStep, comparison, comparison_steps, run_named
 from ._log import DirectWriter, Sink, TrialLog, now
-from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, ExchangeRow, MessageRow, ProviderEventRow,
+from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, ExchangeRow, MatchSeat, MessageRow, ProviderEventRow,
                     ReservationRow, Row, RunEnded, RunRecord, RunWarning, SegmentEnded,
                     SegmentReplayed, SegmentStarted, LoggedRequest, ToolCallRow, TrialRecord, Tokens, as_append,
                     cached_share)
@@ -19,7 +19,7 @@ from ._writer import ResultsWriter, append, dumps
 __all__ = ["Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
            "cached_share", "ceiling_rows", "ceilings_for", "CeilingRow", "code_version", "COLUMNS", "comparison", "ComparisonRow",
            "ComparisonStep", "comparison_steps", "DDL", "DEFAULT_DB", "DirectWriter", "dumps",
-           "ExchangeRow", "FINISHED", "LoggedRequest", "latest_attempts", "MessageRow", "new_run_id",
+           "ExchangeRow", "FINISHED", "LoggedRequest", "latest_attempts", "MatchSeat", "MessageRow", "new_run_id",
            "missing_ceilings", "now", "PairKey", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
            "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning", "salt_hash", "shares",
            "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",

@@ -386,6 +386,30 @@ class CeilingRow:
                 [getattr(self, f) for f in self.__slots__])
 
 
+@dataclass(frozen=True, slots=True)
+class MatchSeat:
+    """One operator of an arena match (SPEC 23): which trial sat in which seat of which
+    match, written when the match starts. A match played again from day 1 (``--resume``)
+    is a new attempt with new trials."""
+
+    match_id: str
+    attempt: int
+    seat: int
+    trial_id: str
+    run_id: str
+    model: str
+    world_seed: int
+    seed: int
+    repeat: int
+    operator: str             # the seat's name in the world
+
+    def statement(self) -> tuple[str, list[Any]]:
+        columns = ", ".join(f'"{c}"' for c in self.__slots__)
+        return (f"INSERT OR REPLACE INTO match_seats ({columns}) VALUES "
+                f"({', '.join('?' * len(self.__slots__))})",
+                [getattr(self, f) for f in self.__slots__])
+
+
 class Statement(Protocol):
     """A row written by one SQL statement (``Row``, a comparison's rows)."""
 
@@ -393,7 +417,7 @@ class Statement(Protocol):
 
 
 Row = (TrialRecord | SegmentStarted | SegmentEnded | SegmentReplayed | RunWarning | RunEnded
-       | RunRecord | CeilingRow)
+       | RunRecord | CeilingRow | MatchSeat)
 
 
 @dataclass(frozen=True, slots=True)

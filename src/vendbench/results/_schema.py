@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 9      # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 10     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
                         # exchanges.usage_counted (a reply without usage); 7: ceilings;
                         # 8: trials.score (final_net_assets is net assets in every world);
-                        # 9: exchanges.reply_json (the reply in vendbench's own shape)
+                        # 9: exchanges.reply_json (the reply in vendbench's own shape);
+                        # 10: match_seats (the arena's matches and their operators)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -77,6 +78,10 @@ CREATE TABLE IF NOT EXISTS ceilings(
     scenario VARCHAR, world_seed INTEGER, seed INTEGER, salt_sha256 VARCHAR, days INTEGER,
     policy VARCHAR, score DOUBLE, computed_at TIMESTAMP,
     PRIMARY KEY (scenario, world_seed, seed, salt_sha256, days));
+CREATE TABLE IF NOT EXISTS match_seats(
+    match_id VARCHAR, attempt INTEGER, seat INTEGER, trial_id VARCHAR, run_id VARCHAR,
+    model VARCHAR, world_seed INTEGER, seed INTEGER, "repeat" INTEGER, operator VARCHAR,
+    PRIMARY KEY (match_id, attempt, seat));
 CREATE TABLE IF NOT EXISTS provider_events(
     run_id VARCHAR, provider VARCHAR, at_seconds DOUBLE, event VARCHAR,
     concurrency DOUBLE, retry_after DOUBLE);
@@ -90,7 +95,7 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # before schema 8 a trial's score
 # was stored as final_net_assets, in the network its final bank balance, so that is its
 # score and stays its final_net_assets: the stock it held then is not known).
-UPGRADE_FROM = (3, 4, 5, 6, 7, 8)
+UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;

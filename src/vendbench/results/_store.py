@@ -8,7 +8,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -309,12 +309,31 @@ class Store:
                            GROUP BY trial_id)
             SELECT r.run_id, r.name, r.created_at, r.scenario, r.days, r.status,
                    json_extract_string(r.config_json, '$.harness') AS harness,
+                   json_array_length(json_extract(r.config_json, '$.seats'))::INTEGER
+                       AS arena,
                    count(t.trial_id) AS trials,
                    count(t.trial_id) FILTER (WHERE t.status = 'completed') AS completed,
                    sum(CASE WHEN t.status = 'running' AND t.cost_usd IS NOT NULL
                             THEN coalesce(s.cost, 0) ELSE t.cost_usd END) AS cost_usd
             FROM runs r LEFT JOIN trials t USING (run_id) LEFT JOIN spent s USING (trial_id)
             GROUP BY ALL ORDER BY r.created_at"""))
+
+    def match_seats(self, run_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The arena matches of ``run_ids``, seat by seat, each match's latest attempt,
+        with its trials' outcomes (SPEC 23.5)."""
+        if not run_ids:
+            return []
+        return self._dicts("""
+            WITH latest AS (SELECT match_id, max(attempt) AS attempt FROM match_seats
+                            GROUP BY match_id)
+            SELECT m.match_id, m.attempt, m.seat, m.trial_id, m.run_id, m.model,
+                   m.world_seed, m.seed, m."repeat", m.operator, t.status, t.reason,
+                   t.score, t.cost_usd, t.days_completed
+            FROM match_seats m JOIN latest USING (match_id, attempt)
+                 JOIN trials t USING (trial_id)
+            WHERE list_contains($runs, m.run_id)
+            ORDER BY m.run_id, m.world_seed, m.seed, m."repeat", m.seat""",
+                            {"runs": list(run_ids)})
 
     def run(self, run_id: str) -> RunInfo:
         if run_id == "latest":

@@ -11,7 +11,9 @@ it, and the price that earns most lies between the unit cost and a few times it.
 Identical facings in one machine share one pool (more slots buy capacity, not
 customers): a pool is one alternative, priced at its cheapest facing with stock, and
 customers arrive one at a time, so a customer pays the price that drew them; when a
-facing empties, the next customer sees the next facing's price.
+facing empties, the next customer sees the next facing's price. In an arena the pool
+holds every operator's facings of the product at the location; a customer facing
+several operators at the same front price picks one of them at random.
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ from typing import Any
 _SQRT2 = math.sqrt(2.0)
 
 
-@dataclass
+@dataclass(eq=False)          # facings are compared by identity
 class Facing:
     """A slot with stock as a customer sees it tonight: its units and price (cents)."""
 
     units: int
     price: int
+    owner: int = 0            # whose machine (an arena's operator; alone, always 0)
 
 
 def willing(price: float, reference: float, sigma: float) -> float:
@@ -66,6 +69,15 @@ def shares(eco: Any, loc: Any, offer: Mapping[str, float], season: float = 1.0
     return {p: v / total for p, v in w.items()}
 
 
+def pools(facings: Sequence[tuple[Any, Facing]]) -> dict[str, list[Facing]]:
+    """Facings (slot, facing), cheapest first, as ``serve`` takes them: identical
+    products are one pool, in the order given."""
+    out: dict[str, list[Facing]] = {}
+    for slot, facing in facings:
+        out.setdefault(slot.product or "", []).append(facing)
+    return out
+
+
 def serve(eco: Any, loc: Any, pools: dict[str, list[Any]], draws: Sequence[float],
           season: float) -> dict[str, tuple[int, int]]:
     """Sell to one machine's customers, one at a time.
@@ -96,12 +108,23 @@ def serve(eco: Any, loc: Any, pools: dict[str, list[Any]], draws: Sequence[float
         if pick == 0 or pick > len(names):
             continue                        # leaves without buying
         product = names[pick - 1]
-        facing = live[product][0]
+        pool = live[product]
+        facing = pool[0]
+        if len(pool) > 1 and pool[1].price == facing.price:
+            # owners tied at the front price: the customer picks one of them at random
+            # (the rest of their own draw, so nothing else moves)
+            firsts = list({f.owner: f for f in reversed(pool)
+                           if f.price == facing.price}.values())
+            if len(firsts) > 1:
+                firsts.sort(key=pool.index)
+                lo = cum[pick - 1]
+                rest = (u * cum[-1] - lo) / (cum[pick] - lo)
+                facing = firsts[min(int(rest * len(firsts)), len(firsts) - 1)]
         facing.units -= 1
         units, revenue = sold[product]
         sold[product] = (units + 1, revenue + facing.price)
         if facing.units == 0:
-            live[product].pop(0)
+            pool.remove(facing)
             del weight[product]             # its next facing (if any) may be dearer
             if not live[product]:
                 del live[product]

@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import math
 from itertools import chain
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,9 @@ class NetworkEnv:
 
     scenario = "network"
     day_tool = "wait_for_next_day"
+    tool_specs = TOOLS
+    handlers = HANDLERS
+    crosses_midnight = True          # a call that does not fit the day runs the night
 
     def __init__(self, seed: int = 1, days: int | None = None, world_seed: int = WORLD,
                  config: str | None = None, world_salt: str | None = None) -> None:
@@ -102,9 +106,9 @@ class NetworkEnv:
              ) -> dict[str, Any]:
         if self.done:
             return {"ok": False, "error": f"the run is over ({self._status})"}
-        if name not in TOOLS:
+        if name not in self.tool_specs:
             return {"ok": False, "error": f"unknown tool {str(name)[:80]!r}; the tools are: "
-                                          + ", ".join(TOOLS)}
+                                          + ", ".join(self.tool_specs)}
         args, error = self._parse(name, arguments)
         minutes = self._minutes(name, args)
         # every call of a known tool spends its kind's minutes, accepted or rejected:
@@ -115,11 +119,13 @@ class NetworkEnv:
         clock = self.eco["clock"]
         crossed = None
         if self.minute + minutes > clock["close"]:
-            if self._day >= self.days:
+            if self._day >= self.days or not self.crosses_midnight:
                 return {"ok": False, "error": (
-                    f"{name} takes {minutes} minutes and it is {self._time()} on the last "
-                    "day; the working day ends at 17:00. Call wait_for_next_day to close "
-                    "the books")}
+                    f"{name} takes {minutes} minutes and it is {self._time()}"
+                    + (" on the last day; the working day ends at 17:00. Call "
+                       "wait_for_next_day to close the books" if self._day >= self.days else
+                       "; the working day ends at 17:00, and in a market the night waits "
+                       "for every operator: call wait_for_next_day"))}
             rest = self.minute + minutes - clock["close"]
             night = self._night()
             crossed = {"closed_day": night["closed_day"], "sold_units": night["sold_units"],
@@ -132,16 +138,16 @@ class NetworkEnv:
         else:
             self.minute += minutes
         result = ({"ok": False, "error": error} if error is not None
-                  else HANDLERS[name](self, args))
+                  else self.handlers[name](self, args))
         if crossed:
             result["crossed_midnight"] = crossed
         return result
 
-    @staticmethod
-    def _parse(name: str, arguments: dict[str, Any] | str | None) -> tuple[Any, str | None]:
+    def _parse(self, name: str, arguments: dict[str, Any] | str | None
+               ) -> tuple[Any, str | None]:
         """A tool's validated arguments, or the error that says what is wrong."""
         try:
-            return validate(TOOLS[name][0], arguments), None
+            return validate(self.tool_specs[name][0], arguments), None
         except ArgumentError as exc:
             return None, f"{name}: {exc}"
 
@@ -281,19 +287,43 @@ class NetworkEnv:
 
     # -- the night -----------------------------------------------------------------------
     def _night(self) -> dict[str, Any]:
-        d, eco = self._day, self.eco
-        dem = eco["demand"]
+        d = self._day
+        revenue = cogs = sold = 0
+        for loc, machine, draws, season in self.customers(d, self.pull):
+            facings = self.facings(machine)
+            _demand.serve(self.eco, loc, _demand.pools(facings), draws, season)
+            r, c, n = self.book(machine, d, facings)
+            revenue, cogs, sold = revenue + r, cogs + c, sold + n
+        return self.settle(d, revenue, cogs, sold)
+
+    def pull(self, location: str, day: int) -> float:
+        """How strongly the network draws customers to ``location`` on ``day``: its
+        reputation times the location's campaigns (both machines')."""
+        pulled: float = self.reputation * self.marketing_multiplier(location, day)
+        return pulled
+
+    def customers(self, d: int, pull: Callable[[str, int], float]
+                  ) -> Iterator[tuple[Any, str, list[float], float]]:
+        """Each machine's customers tonight: (location, machine, a uniform draw per customer
+        in order of arrival, the season), from the seed (common random numbers);
+        ``pull(location, day)`` scales a location's arrivals."""
+        dem = self.eco["demand"]
         weather = float(np.exp(_stream(self.seed, "weather", d).normal(0, dem["weather_sd"])))
         doy = self.date(d).timetuple().tm_yday
         season = 1 + dem["season_amplitude"] * math.cos(2 * math.pi * (doy - 196) / 365)
-        revenue = cogs = sold = 0
         weekday = dem["weekday"][self.date(d).weekday()]
-        for loc in eco.locations:
-            traffic = self.marketing_multiplier(loc.id, d)      # both machines' campaigns
+        for loc in self.eco.locations:
+            scale = pull(loc.id, d)
             for kind in ("SNACK", "DRINKS"):
                 machine = f"{loc.id}:{kind}"
-                r, c, n = self._sell(machine, loc, d, weekday, weather, traffic, season)
-                revenue, cogs, sold = revenue + r, cogs + c, sold + n
+                rng = _stream(self.seed, "customers", machine, d)
+                lam = dem["base_customers"] * loc.volume * weekday * weather * scale
+                yield loc, machine, rng.random(int(rng.poisson(lam))).tolist(), season
+
+    def settle(self, d: int, revenue: int, cogs: int, sold: int) -> dict[str, Any]:
+        """Close day ``d`` on the night's takings (cents) and units: the bank, rent,
+        reputation, complaints, the day's record, the next morning."""
+        eco, dem = self.eco, self.eco["demand"]
         cash = math.floor(revenue * eco["economy"]["cash_share"])
         card = revenue - cash
         self.bank += cash + self.card_pending                 # cash banked, yesterday's card
@@ -340,34 +370,33 @@ class NetworkEnv:
         if not final:
             self.missed_rent = self.missed_rent + 1 if self.rent_owed else 0
 
-    def _sell(self, machine: str, loc: Any, d: int, weekday: float, weather: float,
-              traffic: float, season: float) -> tuple[int, int, int]:
-        eco, dem = self.eco, self.eco["demand"]
+    def facings(self, machine: str) -> list[tuple[Slot, _demand.Facing]]:
+        """``machine``'s slots with stock as tonight's customers see them, cheapest
+        first: the night sells from the facings (copies), and ``book`` takes what sold
+        from the slots."""
         slots = [s for s in self.slots.values() if s.machine == machine and s.units > 0
                  and s.product is not None]
-        rng = _stream(self.seed, "customers", machine, d)
-        lam = dem["base_customers"] * loc.volume * weekday * weather * self.reputation * traffic
-        customers = int(rng.poisson(lam))
-        # identical facings are one pool, cheapest first; the night sells from copies
-        # and the slots give up their oldest units for what sold
-        facings = [(s, _demand.Facing(s.units, s.price))
-                   for s in sorted(slots, key=lambda s: (s.price, s.id))]
-        pools: dict[str, list[_demand.Facing]] = {}
+        return [(s, _demand.Facing(s.units, s.price))
+                for s in sorted(slots, key=lambda s: (s.price, s.id))]
+
+    def book(self, machine: str, d: int, facings: list[tuple[Slot, _demand.Facing]]
+             ) -> tuple[int, int, int]:
+        """What ``machine`` sold tonight from ``facings``: the slots give up their oldest
+        units for it and the sales are recorded; (revenue, cost of goods, units)."""
+        seen: dict[str, list[int]] = {}    # product -> on the shelf, front price, sold, revenue
         for s, f in facings:
-            pools.setdefault(s.product or "", []).append(f)
-        shelf = {p: (sum(f.units for f in fs), fs[0].price) for p, fs in pools.items()}
-        sold = _demand.serve(eco, loc, pools, rng.random(customers).tolist(), season)
-        for s, f in facings:
-            take(s.lots, s.units - f.units)
+            p, gone = s.product or "", s.units - f.units
+            row = seen.setdefault(p, [0, f.price, 0, 0])
+            row[0], row[2], row[3] = row[0] + s.units, row[2] + gone, row[3] + gone * f.price
+            take(s.lots, gone)
         revenue = cogs = units = 0
-        for p in sorted(pools):
-            got, earned = sold[p]
-            cost = got * eco.products[p].cost
+        for p, (shelf, price, got, earned) in sorted(seen.items()):
+            cost = got * self.eco.products[p].cost
             revenue, cogs, units = revenue + earned, cogs + cost, units + got
             self.units_sold += got
             self._records["sales"].append({
-                "day": d, "machine_id": machine, "product_id": p, "price": _euros(shelf[p][1]),
-                "units_on_shelf": shelf[p][0], "units_sold": got,
+                "day": d, "machine_id": machine, "product_id": p, "price": _euros(price),
+                "units_on_shelf": shelf, "units_sold": got,
                 "revenue": _euros(earned), "cogs": _euros(cost)})
             self.sales_log.append({"day": d, "machine": machine, "product": p, "units": got})
         return revenue, cogs, units

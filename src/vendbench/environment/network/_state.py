@@ -129,3 +129,5 @@ class Ledger:
     rent: int = 0
     marketing: int = 0
     refunds: int = 0
+    paid_operators: int = 0          # the arena: payments to other operators
+    from_operators: int = 0          # and from them (credited overnight)

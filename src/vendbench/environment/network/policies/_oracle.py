@@ -36,6 +36,7 @@ FRESH = 30                           # shelf lives under this many days are orde
 GROWTH = 1.25                        # a fresh product's sales may outgrow last week's by this
 SLACK = 1.5                          # a fresh fill: this times what should sell by sell-by
 SETTLED = 0.9                        # from this reputation on, once footfall has settled
+UNDERCUT_FLOOR = 1.05                # in a market: undercut a rival down to this × unit cost
 
 
 class NetworkOracle:
@@ -135,7 +136,31 @@ class NetworkOracle:
             if not moved:
                 break
         prices = {p: steps[p][pick[p]] for p in products}
-        return {p: int(round(v / 10) * 10) for p, v in prices.items()}
+        offer = {p: int(round(v / 10) * 10) for p, v in prices.items()}
+        for p, rival in self._rivals(machine).items():
+            # in a market the cheapest unit sells first: a rival at or below the
+            # optimum is undercut by ten cents, while that still earns a margin
+            under = rival - 10
+            if p in offer and rival <= offer[p] and under >= margin_cost[p] * UNDERCUT_FLOOR:
+                offer[p] = under
+        return offer
+
+    def _rivals(self, machine: str) -> dict[str, int]:
+        """In an arena (SPEC 23): the lowest price (cents) another operator offered each
+        product at ``machine``'s location this morning, from the market itself (what
+        see_competitors shows, read without spending minutes). Alone: nothing."""
+        market = getattr(self.env, "market", None)
+        if market is None:
+            return {}
+        location, kind = machine.split(":")
+        out: dict[str, int] = {}
+        for rival in market.competitors(self.env.seat, location) or []:
+            for m in rival["machines"]:
+                if m["machine"].endswith(f":{kind}"):
+                    for f in m["facings"]:
+                        cents = round(f["price"] * 100)
+                        out[f["product"]] = min(out.get(f["product"], cents), cents)
+        return out
 
     def _sold(self, product: str, days: int = 7) -> float:
         """Units of ``product`` sold a night over the last ``days`` (0 before any)."""
@@ -212,7 +237,7 @@ class NetworkOracle:
         self._carry = None
         self._fill(call)
         self._reprice(call)
-        if self._carry and env.day < env.days:
+        if self._carry and env.day < env.days and env.crosses_midnight:
             # the next fill does not fit what is left of today: it crosses midnight and
             # finishes tomorrow morning, so today's last minutes are not lost
             sid, product, quantity = self._carry
@@ -391,7 +416,7 @@ class NetworkOracle:
         """Weekly, move prices to where the optimum has gone (footfall grows with
         reputation); a slot whose price is off by more than ``REPRICE`` is re-set."""
         env = self.env
-        if env.day % 7:
+        if env.day % 7 and getattr(env, "market", None) is None:     # in a market: daily
             return
         for m in self.machines:
             self.prices[m] = self._optimal_prices(m)

@@ -1,0 +1,222 @@
+"""The arena's leaderboard (SPEC 23.5): models that met in matches, ranked by mean
+score and by head-to-head wins, with valid intervals (SPEC 18) paired by match.
+
+Arena trials are their own cohort: they are read here and nowhere else. A trial counts
+as in the single-agent leaderboard (its score if it completed, else 0), and as a share
+of what the scenario's oracle scores alone on the same world, seed and horizon
+(floored and capped as the scenario declares), so a model's mean share has the betting
+interval of ``mean_interval``. Head to head, each match where models A and B both sat
+gives one value: 1 if A scored more, 0 if less, 1/2 for a tie (averaged over their seats
+when one of them sat twice): a bounded value per match, so the win rate's interval is
+the same betting interval, valid at any number of matches, for any shape of scores.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from itertools import combinations
+from typing import Any
+
+from ..environment import oracle_share, share_bounds
+from ..errors import ResultsError
+from ..results import Store, ceilings_for, trial_score
+from ._board import INTERVAL_METHOD, mean_interval
+
+LEVEL = 0.95
+
+
+def arena_seats(run: Mapping[str, Any]) -> int:
+    """How many operators each of ``run``'s matches has (0: not an arena run)."""
+    if run.get("arena") is not None:
+        return int(run["arena"])
+    config = json.loads(run.get("config_json") or "{}")
+    return len(config.get("seats") or ())
+
+
+@dataclass
+class ArenaRow:
+    model: str
+    trials: int                      # seats it took
+    completed: int
+    mean_score: float
+    oracle_share: float | None
+    ci_oracle_share: tuple[float, float] | None
+    wins: float                      # head-to-head: opponents beaten, match by match
+    meetings: int                    # head-to-head values it is in
+    cost_usd: Decimal | None
+
+
+@dataclass
+class HeadToHead:
+    model: str
+    opponent: str
+    matches: int
+    wins: int
+    ties: int
+    losses: int
+    win_rate: float
+    ci_win_rate: tuple[float, float]
+    mean_margin: float               # its score minus the opponent's, per match
+
+    @property
+    def verdict(self) -> str:
+        low, high = self.ci_win_rate
+        return ("better" if low > 0.5 else "worse" if high < 0.5 else "undecided")
+
+
+@dataclass
+class ArenaBoard:
+    runs: list[str]
+    scenario: str
+    days: int
+    seats: int
+    matches: int
+    rows: list[ArenaRow] = field(default_factory=list)
+    pairs: list[HeadToHead] = field(default_factory=list)
+    by_seat: list[dict[str, Any]] = field(default_factory=list)
+    apart: list[dict[str, Any]] = field(default_factory=list)
+    db: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        for row in out["rows"]:
+            row["cost_usd"] = None if row["cost_usd"] is None else float(row["cost_usd"])
+        for pair, h in zip(out["pairs"], self.pairs):
+            pair["verdict"] = h.verdict
+        out["interval_method"] = INTERVAL_METHOD
+        return out
+
+
+def build_arena(db: str, run: str = "latest") -> ArenaBoard:
+    """The arena leaderboard of ``run`` (an arena run's id, "latest": the newest arena
+    run, "all": every arena run of the newest one's kind)."""
+    with Store(db, read_only=True) as store:
+        arenas = [r for r in store.runs() if arena_seats(r)]
+        if not arenas:
+            raise ResultsError(f"no arena runs in {db}; run `vendbench arena` first")
+        if run == "latest":
+            chosen = [max(arenas, key=lambda r: r["created_at"])]
+        elif run == "all":
+            newest = max(arenas, key=lambda r: r["created_at"])
+            chosen = [r for r in arenas if (r["scenario"], r["days"], arena_seats(r))
+                      == (newest["scenario"], newest["days"], arena_seats(newest))]
+        else:
+            found = store.run(run)
+            if not arena_seats(found):
+                raise ResultsError(f"run {run} is not an arena run: its leaderboard is "
+                                   f"vendbench leaderboard --run {run}")
+            chosen = [r for r in arenas if r["run_id"] == run]
+        head = store.run(chosen[-1]["run_id"])
+        seats = store.match_seats([r["run_id"] for r in chosen])
+        keys = {(s["world_seed"], s["seed"]) for s in seats}
+        ceilings = ceilings_for(store, head["scenario"], head["days"], keys,
+                                head.get("world_salt_sha256"), None)
+    board = ArenaBoard([r["run_id"] for r in chosen], head["scenario"], head["days"],
+                       arena_seats(head), len({s["match_id"] for s in seats}), db=db)
+    _rank(board, seats, ceilings)
+    return board
+
+
+def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
+          ceilings: Mapping[tuple[int, int], float]) -> None:
+    apart = {"error", "interrupted", "not_started", "running"}
+    board.apart = [{k: s[k] for k in ("match_id", "seat", "model", "status", "reason")}
+                   for s in seats if s["status"] in apart]
+    matches: dict[str, list[Mapping[str, Any]]] = {}
+    for s in seats:
+        matches.setdefault(s["match_id"], []).append(s)
+    # a match counts only when every seat has a score (none kept apart)
+    whole = {m: ss for m, ss in matches.items() if all(s["status"] not in apart for s in ss)}
+    board.matches = len(whole)
+    bounds = share_bounds(board.scenario)
+    per_model: dict[str, list[Mapping[str, Any]]] = {}
+    for ss in whole.values():
+        for s in ss:
+            per_model.setdefault(s["model"], []).append(s)
+    meets: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for ss in whole.values():
+        models = sorted({s["model"] for s in ss})
+        for a, b in combinations(models, 2):
+            sa = [trial_score(s) for s in ss if s["model"] == a]
+            sb = [trial_score(s) for s in ss if s["model"] == b]
+            outcome = statistics.fmean(_beat(x, y) for x in sa for y in sb)
+            margin = statistics.fmean(sa) - statistics.fmean(sb)
+            meets.setdefault((a, b), []).append((outcome, margin))
+    for (a, b), values in sorted(meets.items()):
+        for model, opponent, sign in ((a, b, 1), (b, a, -1)):
+            won = [v if sign > 0 else 1 - v for v, _ in values]
+            board.pairs.append(HeadToHead(
+                model, opponent, len(won), sum(v == 1 for v in won), sum(v == 0.5 for v in won),
+                sum(v == 0 for v in won), statistics.fmean(won),
+                mean_interval(won, level=LEVEL, bounds=(0.0, 1.0)),
+                statistics.fmean(sign * m for _, m in values)))
+    for model, ss in per_model.items():
+        scores = [trial_score(s) for s in ss]
+        shares = [v for s in ss if (v := oracle_share(
+            trial_score(s), ceilings.get((s["world_seed"], s["seed"])), board.scenario))
+            is not None]
+        mine = [p for p in board.pairs if p.model == model]
+        costs = [s["cost_usd"] for s in ss if s["cost_usd"] is not None]
+        board.rows.append(ArenaRow(
+            model, len(ss), sum(s["status"] == "completed" for s in ss),
+            statistics.fmean(scores), statistics.fmean(shares) if shares else None,
+            mean_interval(shares, level=LEVEL, bounds=bounds) if shares else None,
+            sum(p.win_rate * p.matches for p in mine), sum(p.matches for p in mine),
+            sum(costs, Decimal(0)) if len(costs) == len(ss) else None))
+    board.rows.sort(key=lambda r: (-r.mean_score, -r.wins, r.model))
+    by_seat: dict[int, list[float]] = {}
+    for ss in whole.values():
+        for s in ss:
+            by_seat.setdefault(s["seat"], []).append(trial_score(s))
+    board.by_seat = [{"seat": seat, "trials": len(v), "mean_score": statistics.fmean(v)}
+                     for seat, v in sorted(by_seat.items())]
+
+
+def _beat(x: float, y: float) -> float:
+    return 1.0 if x > y else 0.0 if x < y else 0.5
+
+
+def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
+    """The arena leaderboard as an 80-column table (or json)."""
+    from tabulate import tabulate
+
+    from ..environment import currency
+
+    def table_text(headers: list[str], rows: list[list[Any]]) -> str:
+        text: str = tabulate(rows, headers=headers, tablefmt="simple",
+                             disable_numparse=True)
+        return text
+
+    if fmt == "json":
+        return json.dumps(board.as_json(), default=str)
+    money = currency(board.scenario)
+    lines = [f"arena: {board.scenario}, {board.days} days, {board.seats} operators a match, "
+             f"{board.matches} match(es) (runs {', '.join(board.runs)})"]
+    rows = [[r.model, r.trials, f"{r.mean_score:,.2f}",
+             "—" if r.oracle_share is None else f"{r.oracle_share:.3f}",
+             "—" if r.ci_oracle_share is None else
+             f"{r.ci_oracle_share[0]:.2f}-{r.ci_oracle_share[1]:.2f}",
+             f"{r.wins:g}/{r.meetings}",
+             "—" if r.cost_usd is None else f"{r.cost_usd:,.4f}"] for r in board.rows]
+    lines.append(table_text(["model", "seats", f"mean {money}", "share", "95% CI",
+                             "h2h wins", "cost USD"], rows))
+    if board.pairs:
+        lines.append("head to head (paired by match; 1 a win, 1/2 a tie):")
+        lines.append(table_text(
+            ["model", "vs", "matches", "W-T-L", "win rate", "95% CI", "margin", "verdict"],
+            [[p.model, p.opponent, p.matches, f"{p.wins}-{p.ties}-{p.losses}",
+              f"{p.win_rate:.2f}", f"{p.ci_win_rate[0]:.2f}-{p.ci_win_rate[1]:.2f}",
+              f"{p.mean_margin:+,.2f}", p.verdict] for p in board.pairs
+             if p.model < p.opponent]))
+    lines.append("by seat: " + ", ".join(f"seat {s['seat']} {s['mean_score']:,.2f} "
+                                         f"({s['trials']})" for s in board.by_seat))
+    for a in board.apart:
+        lines.append(f"kept apart: {a['match_id']} seat {a['seat']} {a['model']} "
+                     f"({a['status']}): {a['reason']}")
+    lines.append(f"shares: of the oracle's score alone on the same seed; intervals: "
+                 f"{INTERVAL_METHOD}")
+    return "\n".join(lines)
