@@ -26,7 +26,8 @@ DAY_MINUTES = ECO["clock"]["close"] - ECO["clock"]["open"]
 
 def fingerprint(env: NetworkEnv, clock: bool = True) -> str:
     """Everything a call could change (but the clock, with ``clock=False``)."""
-    skip = ({"eco", "tools", "instructions", "_records", "_discounts"}      # _discounts: a memo
+    skip = ({"eco", "tools", "instructions", "_records", "_discounts",     # _discounts: a memo
+             "market", "handlers"}                                  # an arena's operator
             | (set() if clock else {"minute"}))
     state = {k: v for k, v in env.__dict__.items() if k not in skip}
     def plain(o):
@@ -38,12 +39,13 @@ def fingerprint(env: NetworkEnv, clock: bool = True) -> str:
 
 
 def checked_ledger(env: NetworkEnv) -> None:
-    """The bank moves only by sales, purchases, rent, marketing and refunds; units are
-    conserved from order to sale, loss (short shipments, insolvent suppliers) or expiry;
-    every lot is whole and in date."""
+    """The bank moves only by sales, purchases, rent, marketing and refunds (and, in an
+    arena, payments between operators); units are conserved from order to sale, loss
+    (short shipments, insolvent suppliers) or expiry; every lot is whole and in date."""
     led = env.ledger
     assert env.bank == (env.initial_cash + led.sales_cash + led.sales_card - led.purchases
-                        - led.rent - led.marketing - led.refunds)
+                        - led.rent - led.marketing - led.refunds - led.paid_operators
+                        + led.from_operators)
     assert env.units_ordered == (env.units_held() + env.units_sold + env.units_lost
                                  + env.units_expired)
     assert all(0 <= s.units <= s.capacity for s in env.slots.values())

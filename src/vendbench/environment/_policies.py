@@ -21,17 +21,23 @@ class InProcessPolicy(Protocol):
                  observation: str) -> None: ...
 
 
-def policy_names(scenario: str) -> tuple[str, ...]:
-    """The reference policies scenario ``scenario`` declares (without ``baseline/``)."""
+def policy_names(scenario: str, arena: bool = False) -> tuple[str, ...]:
+    """The reference policies scenario ``scenario`` declares (without ``baseline/``);
+    ``arena``: with those that play only against other operators (SPEC 23)."""
+    return tuple(_declared(scenario, arena))
+
+
+def _declared(scenario: str, arena: bool) -> dict[str, Any]:
     declared = registered(scenario)
-    return tuple(declared.load(declared.policies).POLICIES)
+    module = declared.load(declared.policies)
+    return {**module.POLICIES, **(getattr(module, "ARENA_POLICIES", {}) if arena else {})}
 
 
 def make_policy(name: str, env: Environment) -> InProcessPolicy:
     """Build ``env``'s scenario's reference policy ``name`` (with or without the
-    ``baseline/`` prefix); ConfigError naming the ones it has otherwise."""
-    declared = registered(env.scenario)
-    policies = declared.load(declared.policies).POLICIES
+    ``baseline/`` prefix); ConfigError naming the ones it has otherwise. An arena's
+    operator (one with a ``market``) may also play the arena's own policies."""
+    policies = _declared(env.scenario, getattr(env, "market", None) is not None)
     short = name.removeprefix("baseline/")
     if short not in policies:
         raise ConfigError(unknown_name("policy", name, tuple(policies)))

@@ -216,7 +216,7 @@ class RunConfig(BaseModel):
         ids = [m.id for m in self.models]
         if len(set(ids)) != len(ids):
             raise ValueError(f"a model is listed twice: {ids}")
-        policies = policy_names(self.scenario)           # the scenario's own
+        policies = policy_names(self.scenario, arena=bool(self.seats))   # its own
         for model in self.models:
             if model.in_process and model.id.removeprefix("baseline/") not in policies:
                 raise ValueError(f"unknown reference policy {model.id!r} for {self.scenario}; "

@@ -1,0 +1,221 @@
+"""Arena matches through the orchestrator and the CLI (SPEC 23.1, 23.3-23.6): fake LLM
+operators on the tests' local server (litellm's real HTTP path) beside reference
+policies, budgets per operator and in total, kill -9 and --resume, the records and the
+arena leaderboard, and bad input refused in one line with nothing written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ..fakellm import FakeLLM
+from ..fakellm._server import Reply
+from ..orchestrator.conftest import CANARY, query
+
+PRICE = "0.4,1.6"
+
+
+def arena_script(body: dict) -> Reply:
+    """A fake operator: day 1 finds suppliers, orders cola and writes to another
+    operator; later days stock a slot and price it; every reply's last call ends the
+    day."""
+    messages = body["messages"]
+    last = messages[-1]
+    if last["role"] == "tool":
+        return Reply(tool_calls=[("wait_for_next_day", "{}")])
+    me = re.search(r"\((operator-[a-d]@vendors\.example)\)", messages[0]["content"])
+    other = "operator-a@vendors.example" if me and me.group(1)[9] != "a" \
+        else "operator-b@vendors.example"
+    report = json.loads(last["content"]) if last["content"].startswith("{") else {}
+    if report.get("day") == 1:
+        items = [{"product_id": "cola", "quantity": 10}]
+        return Reply(tool_calls=[
+            ("search_web", json.dumps({"query": "drinks"})),
+            ("order_goods", json.dumps({"supplier_id": "S-BEVDIRECT", "items": items})),
+            ("see_competitors", json.dumps({"location": "AI-HOUSE"})),
+            ("email_operator", json.dumps({"to": other, "subject": "Hello",
+                                           "body": "Let us not undercut each other."}))])
+    return Reply(tool_calls=[
+        ("restock_machine", json.dumps({"slot_id": "AI-HOUSE:DRINKS:A1",
+                                        "product_id": "cola", "quantity": 10})),
+        ("set_price", json.dumps({"slot_id": "AI-HOUSE:DRINKS:A1", "price": 1.9}))])
+
+
+def vendbench(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OPENAI_API_KEY": CANARY, "LITELLM_LOCAL_MODEL_COST_MAP": "true"}
+    return subprocess.run([sys.executable, "-m", "vendbench", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env)
+
+
+def start(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "OPENAI_API_KEY": CANARY, "PYTHONUNBUFFERED": "1",
+           "LITELLM_LOCAL_MODEL_COST_MAP": "true"}
+    return subprocess.Popen([sys.executable, "-m", "vendbench", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def llm_args(llm: FakeLLM, models: tuple[str, ...] = ("openai/fake-a", "openai/fake-b")
+             ) -> list[str]:
+    prices = [arg for m in models for arg in ("--price", f"{m}={PRICE}")]
+    return ["--api-base", llm.url, *prices, "--max-output-tokens", "256"]
+
+
+FOUR = ["openai/fake-a", "openai/fake-b", "baseline/oracle", "baseline/order-up-to"]
+
+
+def seats(db: str) -> list[tuple]:
+    return query(db, "SELECT m.seed, m.seat, m.model, t.status, t.score, t.cost_usd, "
+                     "t.budget_usd, m.attempt FROM match_seats m JOIN trials t "
+                     "USING (trial_id) ORDER BY m.seed, m.attempt, m.seat")
+
+
+def test_two_fake_llms_and_two_policies_play_matches_within_their_budgets(tmp_path):
+    db = str(tmp_path / "arena.duckdb")
+    with FakeLLM(script=arena_script) as llm:
+        done = vendbench("arena", *FOUR, "--seeds", "1", "2", "3", "4", "--days", "4",
+                         "--trial-budget", "0.05", "--budget", "1", "--db", db, "--json",
+                         *llm_args(llm))
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    rows = seats(db)
+    assert len(rows) == 16 and all(r[3] == "completed" for r in rows), rows
+    # a Latin square: each model takes each seat once over the four seeds
+    for model in FOUR:
+        assert sorted(r[1] for r in rows if r[2] == model) == [0, 1, 2, 3]
+    # every request through litellm, priced, within each operator's and the total budget
+    llm_rows = [r for r in rows if r[2].startswith("openai/")]
+    assert all(0 < r[5] <= r[6] for r in llm_rows)
+    assert 0 < out["total_cost_usd"] <= 1
+    spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
+    assert float(spent) == pytest.approx(out["total_cost_usd"])
+    # the operators wrote to each other: the e-mails arrived in the other's inbox
+    sent = query(db, "SELECT count(*) FROM tool_calls WHERE name = 'email_operator' AND ok")
+    assert sent[0][0] == 8
+    seen = query(db, "SELECT result_json FROM tool_calls WHERE name = 'see_competitors'")
+    assert all(len(json.loads(r)["competitors"]) == 3 for r, in seen)
+    # the arena leaderboard ranks the four, head to head paired by match
+    board = out["arena"]
+    assert board["matches"] == 4 and {r["model"] for r in board["rows"]} == set(FOUR)
+    score = {(r[0], r[2]): r[4] for r in rows}
+    for p in board["pairs"]:               # paired by match: each seed's two scores
+        a, b = p["model"], p["opponent"]
+        wins = sum(score[(s, a)] > score[(s, b)] for s in (1, 2, 3, 4))
+        losses = sum(score[(s, a)] < score[(s, b)] for s in (1, 2, 3, 4))
+        assert (p["matches"], p["wins"], p["losses"]) == (4, wins, losses), p
+        low, high = p["ci_win_rate"]
+        assert low <= p["win_rate"] <= high
+    oracle = next(r for r in board["rows"] if r["model"] == "baseline/oracle")
+    assert oracle["meetings"] == 12
+    assert CANARY not in done.stdout + done.stderr
+    with open(db, "rb") as f:
+        assert CANARY.encode() not in f.read()
+
+
+def test_an_operator_out_of_budget_stops_and_the_match_goes_on(tmp_path):
+    db = str(tmp_path / "arena.duckdb")
+    with FakeLLM(script=arena_script) as llm:
+        done = vendbench("arena", "openai/fake-a", "baseline/order-up-to", "--seeds", "1",
+                         "2", "--days", "6", "--trial-budget", "0.005", "--db", db,
+                         "--json", *llm_args(llm, ("openai/fake-a",)))
+    assert done.returncode == 0, done.stderr
+    rows = seats(db)
+    fake = [r for r in rows if r[2] == "openai/fake-a"]
+    policy = [r for r in rows if r[2] == "baseline/order-up-to"]
+    assert all(r[3] == "budget_exhausted" and r[5] <= r[6] for r in fake), fake
+    assert all(r[3] == "completed" and r[4] > 0 for r in policy), policy
+    days = query(db, "SELECT max(d.day) FROM days d JOIN match_seats m USING (trial_id) "
+                     "WHERE m.model = 'baseline/order-up-to'")
+    assert days[0][0] == 6                          # it played every day without them
+
+
+def test_killed_mid_match_and_resumed_ends_as_an_uninterrupted_arena(tmp_path):
+    args = ["arena", "openai/fake-a", "baseline/order-up-to", "--seeds", "1", "2",
+            "--days", "5", "--workers", "2"]
+    with FakeLLM(script=arena_script) as llm:
+        clean = str(tmp_path / "clean.duckdb")
+        solo = llm_args(llm, ("openai/fake-a",))
+        assert vendbench(*args, "--db", clean, *solo).returncode == 0
+        db = str(tmp_path / "killed.duckdb")
+        served = llm.served
+        proc = start(*args, "--db", db, *solo)
+        deadline = time.monotonic() + 120
+        while llm.served < served + 4 and proc.poll() is None:
+            assert time.monotonic() < deadline, "no request reached the server"
+            time.sleep(0.005)
+        assert proc.poll() is None, "the arena finished before the kill"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        spent_before = query(db, "SELECT sum(coalesce(cost_usd, reserved_usd)) FROM "
+                                 "exchanges")[0][0] or 0
+        run_id = query(db, "SELECT run_id FROM runs")[0][0]
+        resumed = vendbench("arena", "--resume", run_id, "--db", db)
+        assert resumed.returncode == 0, resumed.stderr
+    final = {(r[0], r[1]): r for r in seats(db)}
+    assert {k: (r[2], r[3], r[4]) for k, r in final.items()} == \
+        {(r[0], r[1]): (r[2], r[3], r[4]) for r in seats(clean)}
+    # the match in play was played again from day 1 (one match at a time: seed 1's);
+    # its first attempt's operators are on record as interrupted
+    assert final[(1, 0)][7] == final[(1, 1)][7] == 2
+    first = [r for r in seats(db) if r[0] == 1 and r[7] == 1]
+    assert len(first) == 2 and {r[3] for r in first} == {"interrupted"}
+    # what the killed attempt spent stays counted in the run
+    total = query(db, "SELECT sum(cost_usd) FROM trials")[0][0]
+    assert total >= spent_before > 0
+    assert vendbench("leaderboard", "--arena", "--db", db).returncode == 0
+
+
+def test_the_arena_of_reference_policies_and_its_cohort(tmp_path):
+    db = str(tmp_path / "arena.duckdb")
+    done = vendbench("arena", "baseline/oracle", "baseline/undercutter", "--seeds", "1", "2",
+                     "--days", "12", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "Northwind Vending" in done.stdout and "head to head" in done.stdout
+    rows = seats(db)
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        (1, 0, "baseline/oracle"), (1, 1, "baseline/undercutter"),
+        (2, 0, "baseline/undercutter"), (2, 1, "baseline/oracle")]
+    board = vendbench("leaderboard", "--arena", "--db", db, "--format", "json")
+    assert board.returncode == 0, board.stderr
+    parsed = json.loads(board.stdout)
+    assert [r["model"] for r in parsed["rows"]][0] == "baseline/oracle"
+    assert len(parsed["by_seat"]) == 2
+    # arena trials are their own cohort: the single-agent rankings refuse them
+    plain = vendbench("leaderboard", "--db", db)
+    assert plain.returncode != 0 and "leaderboard --arena" in plain.stderr
+    vendbench("run", "--models", "baseline/order-up-to", "--scenario", "network", "--days",
+              "3", "--db", db)
+    ranked = vendbench("leaderboard", "--db", db, "--format", "json")
+    assert [r["model"] for r in json.loads(ranked.stdout)["rows"]] == ["baseline/order-up-to"]
+    mirror = vendbench("arena", "baseline/order-up-to", "baseline/order-up-to", "--mirror",
+                       "--seeds", "1", "2", "--days", "5", "--db", db, "--json")
+    assert mirror.returncode == 0, mirror.stderr
+    assert json.loads(mirror.stdout)["arena"]["pairs"] == []       # no model vs itself
+
+
+@pytest.mark.parametrize("args,message", [
+    (["baseline/oracle"], "a match has 2-4 operators (models), got 1"),
+    (["a/b", "c/d", "e/f", "g/h", "i/j"], "a match has 2-4 operators (models), got 5"),
+    (["baseline/oracle", "baseline/order-up-to", "--scenario", "autovend"],
+     "scenario autovend has no arena; network has one"),
+    (["baseline/oracle", "baseline/oracle"], "baseline/oracle is listed twice: a model "
+                                             "plays itself only with --mirror"),
+    (["baseline/oracle", "baseline/order-up-to", "--seeds", "1", "2", "3"],
+     "3 seed(s) cannot rotate 2 seats evenly (each model takes each seat equally often): "
+     "give a multiple of 2, e.g. 2 or 4 or 6 seeds"),
+    (["baseline/oracle", "baseline/nope"], "unknown reference policy 'baseline/nope'"),
+    (["baseline/oracle", "--resume", "latest"], "--resume plays a stored arena run"),
+])
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, args, message):
+    db = tmp_path / "never.duckdb"
+    done = vendbench("arena", *args, "--db", str(db))
+    assert done.returncode != 0 and message in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) <= 2, done.stderr
+    assert not db.exists()
