@@ -219,3 +219,26 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, args, message):
     assert done.returncode != 0 and message in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2, done.stderr
     assert not db.exists()
+
+
+def test_the_viewer_shows_a_match_side_by_side_with_what_its_operators_sent(tmp_path):
+    from vendbench.view import Pages
+    from vendbench.view._static import static_plan
+
+    db = str(tmp_path / "arena.duckdb")
+    done = vendbench("arena", "baseline/colluder", "baseline/undercutter", "--seeds", "1",
+                     "2", "--days", "6", "--db", db)
+    assert done.returncode == 0, done.stderr
+    run_id, = query(db, "SELECT run_id FROM runs")[0]
+    match_id = query(db, "SELECT match_id FROM match_seats WHERE seed = 1")[0][0]
+    pages = Pages(db, served=False)
+    run_page = pages.get(f"run/{run_id}.html")
+    assert run_page.status == 200 and f"match/{match_id}.html" in run_page.body
+    page = pages.get(f"match/{match_id}.html")
+    assert page.status == 200
+    for text in ("Northwind Vending", "Bluebird Snacks", "baseline/colluder",
+                 "A price floor for all of us", "email_operator", "delivered overnight"):
+        assert text in page.body, text
+    assert page.body.count("<tr><td>") >= 6 + 2         # six days, two operators
+    assert pages.get("match/no-such-match.html").status == 404
+    assert f"match/{match_id}.html" in static_plan(db)

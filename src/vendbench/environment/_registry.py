@@ -77,6 +77,7 @@ class Scenario:
     # no arena): ``Class(seats, seed=, days=, world_seed=)`` with ``seats``, one
     # Environment per operator, ``waiting(seat)``, ``leave(seat)`` and ``nights``
     arena: str | None = None
+    messages: tuple[str, ...] = ()   # an arena's tools that reach another operator
 
     def __post_init__(self) -> None:
         if self.score_floor < 0 or self.share_cap <= 1:
@@ -155,6 +156,7 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   "search and e-mail, marketing, a working day; 30 days", "EUR",
                   "final bank balance", 30, "cash", notes_tool="write_note",
                   adversarial="_adversarial", arena="Market",
+                  messages=("email_operator", "pay_operator"),
                   # bench_workload: 6,447 requests in 365 days, short tool results
                   workload=Workload((585, 519, 526, 526, 538, 529, 525, 529, 531, 526, 527,
                                      525), 503, 38)))

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..environment import oracle_share, share_bounds
 from ..errors import ResultsError
-from ..results import Store, ceilings_for, trial_score
+from ..results import PairKey, Store, ceilings_for, trial_score
 from ._board import INTERVAL_METHOD, mean_interval
 
 LEVEL = 0.95
@@ -112,7 +112,7 @@ def build_arena(db: str, run: str = "latest") -> ArenaBoard:
             chosen = [r for r in arenas if r["run_id"] == run]
         head = store.run(chosen[-1]["run_id"])
         seats = store.match_seats([r["run_id"] for r in chosen])
-        keys = {(s["world_seed"], s["seed"]) for s in seats}
+        keys = {PairKey.of(s).world for s in seats}
         ceilings = ceilings_for(store, head["scenario"], head["days"], keys,
                                 head.get("world_salt_sha256"), None)
     board = ArenaBoard([r["run_id"] for r in chosen], head["scenario"], head["days"],
@@ -157,7 +157,7 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
     for model, ss in per_model.items():
         scores = [trial_score(s) for s in ss]
         shares = [v for s in ss if (v := oracle_share(
-            trial_score(s), ceilings.get((s["world_seed"], s["seed"])), board.scenario))
+            trial_score(s), ceilings.get(PairKey.of(s).world), board.scenario))
             is not None]
         mine = [p for p in board.pairs if p.model == model]
         costs = [s["cost_usd"] for s in ss if s["cost_usd"] is not None]

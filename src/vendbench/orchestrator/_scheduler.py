@@ -22,18 +22,19 @@ from typing import Any
 
 from .._heap import settle
 from ..budgets import POOL_SCOPE, Budget, Price
-from ..environment import Environment, record_tables, standing
+from ..environment import Environment, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import LimitEvent
-from ..results import (FINISHED, ProviderEventRow, ResultsWriter, RunEnded, Store,
-                       TrialHistory, TrialKey, TrialRecord, TrialStatus, begin_run,
-                       ceiling_rows, dumps, latest_attempts, missing_ceilings, new_run_id)
+from ..results import (ProviderEventRow, ResultsWriter, RunEnded, Store,
+                       TrialHistory, TrialStatus, begin_run, ceiling_rows, dumps,
+                       missing_ceilings, new_run_id)
 from ._clients import Clients
 from ._config import RunConfig
 from ._forecast import PanelForecast, panel_forecast, refuse_above
 from ._preflight import preflight, run_prices
 from ._shards import WorkerDied, Workers, plan_processes
-from ._match import kept_json, plan_match_resume, run_matches, settle_spend
+from ._match import run_match, seat_rows
+from ._resume import check_same_worlds, plan_match_resume, plan_resume
 from ._trial import TrialOutcome, TrialSpec, run_trial
 from ._waiting import Waiting
 
@@ -154,7 +155,7 @@ class Scheduler:
             self.on_event("workers_started", {"processes": processes})
         try:
             if self.config.seats:
-                return await run_matches(self, specs, writer)
+                return await self._run_matches(specs, writer)
             return await self._run(specs, writer, workers)
         finally:
             if workers is not None:
@@ -195,6 +196,50 @@ class Scheduler:
                         self._freed.notify_all()
 
         await self._gather([one(i, s) for i, s in enumerate(specs)])
+        return outcomes
+
+    async def _run_matches(self, specs: list[TrialSpec], writer: ResultsWriter
+                           ) -> list[TrialOutcome]:
+        """An arena's matches, each one's trials together, 
+        (``--workers`` bounds the trials in flight, so a match of k operators takes k)."""
+        k = len(self.config.seats or ())
+        sem = asyncio.Semaphore(max(1, self.config.workers // k))
+        outcomes: list[TrialOutcome] = []
+        matches: dict[str, list[TrialSpec]] = {}
+        for spec in specs:
+            matches.setdefault(spec.match_id or "", []).append(spec)
+
+        async def one(seats: list[TrialSpec]) -> None:
+            async with sem:
+                budgets: list[Budget] = []
+                try:
+                    for spec in seats:          # every seat's budget, or none starts
+                        budget = await self._earmark(spec)
+                        if budget is None:
+                            self._not_started(writer, seats, outcomes)
+                            return
+                        budgets.append(budget)
+                    match = self.clients.make_match(seats[0].seed, seats[0].world_seed)
+                    for row in seat_rows(seats, match):
+                        writer.put_row(row)
+                    contexts = [self.clients.trial_context(
+                        spec, budget, writer, self._progress)
+                        for spec, budget in zip(seats, budgets)]
+                    for spec in seats:
+                        self.on_event("trial_started", {"spec": spec})
+                    with writer.taking_part():
+                        done = await run_match(seats, contexts, match)
+                    for out in done:
+                        outcomes.append(out)
+                        self.waiting.ended(out.spec.trial_id)
+                        self.on_event("trial_finished", {"outcome": out})
+                finally:
+                    for budget in budgets:
+                        budget.close()
+                    async with self._freed:
+                        self._freed.notify_all()
+
+        await self._gather([one(seats) for seats in matches.values()])
         return outcomes
 
     def _progress(self, out: TrialOutcome, env: Environment) -> None:
@@ -326,8 +371,9 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
             if resume is None:
                 _record_run(store, run_id, config, scheduler, prices)
             else:
-                _check_same_worlds(store.run(run_id), scheduler)
-                plan = plan_match_resume if config.seats else _plan_resume
+                check_same_worlds(store.run(run_id), scheduler.clients.world_salt_sha256(),
+                                  config.salt_env())
+                plan = plan_match_resume if config.seats else plan_resume
                 kept, specs = plan(store, run_id, specs, scheduler.pool, restart=restart)
             on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
                                                   "kept": len(kept), "pool": scheduler.pool,
@@ -409,54 +455,6 @@ def _stopped(failure: ResultsError, run_id: str, db: str) -> ResultsError:
     return ResultsError(f"{failure}. The run stopped; what was committed before is kept. "
                         f"Fix the cause, then resume it: vendbench run --resume {run_id} "
                         f"--db {db}")
-
-
-def _check_same_worlds(run: dict[str, Any], scheduler: Scheduler) -> None:
-    """A resumed run must play the worlds it played: the same salt, or none."""
-    stored, current = run.get("world_salt_sha256"), scheduler.clients.world_salt_sha256()
-    if stored == current:
-        return
-    name = scheduler.config.salt_env()
-    if stored is None:
-        raise ConfigError(f"run {run['run_id']} played public worlds, but {name} is set: "
-                          f"unset it to resume the run")
-    if current is None:
-        raise ConfigError(f"run {run['run_id']} played private worlds (salt SHA-256 "
-                          f"{stored[:12]}…): set {name} to the same salt to resume it")
-    raise ConfigError(f"the salt in {name} (SHA-256 {current[:12]}…) is not the one run "
-                      f"{run['run_id']} used ({stored[:12]}…)")
-
-
-def _plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget, *,
-                 restart: bool = False) -> tuple[list[dict[str, Any]], list[TrialSpec]]:
-    """Keep finished trials and continue the others where they stopped, under their own
-    ids (``restart``: run them again from day 1 as new attempts). Whatever a killed
-    process left open is settled first, and the pool is what the run has spent: every
-    attempt's charge, in-flight requests at their reservation."""
-    settle_spend(store, run_id, pool)
-    latest = latest_attempts(store.trials(run_id))
-    tables = record_tables(store.run(run_id)["scenario"])
-    kept, rerun = [], []
-    for spec in specs:
-        last = latest.get(TrialKey(spec.model.id, spec.world_seed, spec.seed, spec.repeat))
-        if last is not None and last["status"] in FINISHED:
-            kept.append(kept_json(last))
-            continue
-        if last is None:
-            rerun.append(spec)
-        elif restart:
-            attempt = last["attempt"] + 1
-            rerun.append(replace(spec, trial_id=f"{spec.trial_id}-a{attempt}", attempt=attempt))
-        else:
-            trial_id = last["trial_id"]
-            if spec.model.in_process:          # free to run again: from day 1, same id
-                store.forget_progress(trial_id, tables)
-            rerun.append(replace(
-                spec, trial_id=trial_id, attempt=last["attempt"],
-                segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,
-                spent_before=store.trial_spent(trial_id)))
-    store.write(RunEnded(run_id, TrialStatus.RUNNING, None))      # running again
-    return kept, rerun
 
 
 def _open_existing(db: str) -> Store:

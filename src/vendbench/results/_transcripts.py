@@ -47,6 +47,32 @@ class Transcripts:
             FROM trials t JOIN runs r USING (run_id) WHERE t.trial_id = ?""", [trial_id])
         return rows[0] if rows else None
 
+    def match(self, match_id: str) -> list[dict[str, Any]]:
+        """An arena match's latest attempt, seat by seat, with each operator's trial."""
+        return self._dicts("""
+            SELECT m.match_id, m.attempt, m.seat, m.operator, m.world_seed, m.seed,
+                   m."repeat", t.*, r.scenario, r.days AS horizon
+            FROM match_seats m JOIN trials t USING (trial_id) JOIN runs r ON r.run_id = m.run_id
+            WHERE m.match_id = $m AND m.attempt = (SELECT max(attempt) FROM match_seats
+                                                  WHERE match_id = $m)
+            ORDER BY m.seat""", {"m": match_id})
+
+    def matches(self, run_id: str) -> list[dict[str, Any]]:
+        """An arena run's matches (their latest attempts), one row each."""
+        return self._dicts("""
+            SELECT match_id, max(attempt) AS attempt, any_value(world_seed) AS world_seed,
+                   any_value(seed) AS seed, any_value("repeat") AS "repeat"
+            FROM match_seats WHERE run_id = ? GROUP BY match_id
+            ORDER BY 3, 4, 5""", [run_id])
+
+    def calls_named(self, trial_ids: list[str], names: tuple[str, ...]
+                    ) -> list[dict[str, Any]]:
+        """The calls of ``trial_ids`` to the tools ``names``, day by day."""
+        return self._dicts("""
+            SELECT trial_id, seq, day, name, args_json, result_json, ok FROM tool_calls
+            WHERE list_contains($t, trial_id) AND list_contains($n, name)
+            ORDER BY day, trial_id, seq""", {"t": trial_ids, "n": list(names)})
+
     def ids_starting(self, prefix: str, limit: int = 100) -> list[str]:
         """Run and trial ids that start with ``prefix`` (a shortened id's first part)."""
         rows = self.store.con.execute("""

@@ -35,6 +35,7 @@ ROUTES = [(re.compile(p), name) for p, name in (
     (rf"trial/({ID})/state\.txt", "trial_state"),
     (rf"run/({ID})\.state\.txt", "run_state"),
     (rf"compare/({ID})/({ID})\.html", "compare"),
+    (rf"match/({ID})\.html", "match"),
 )]
 
 
@@ -103,8 +104,38 @@ class Pages:
             t["series"] = series.get(t["trial_id"], [])
             t["cached"] = cached_share(t["input_tokens"], t["cache_read_tokens"])
             t["share"] = share.get(t["trial_id"]) if t["status"] != "running" else None
+        matches = tx.matches(run_id)
         return self._page("run", root, [(f"run {run_id}", None)], run=run, trials=trials,
-                          pairs=_pairs(trials), live=self._live_run(run, trials), **about)
+                          pairs=[] if matches else _pairs(trials), matches=matches,
+                          live=self._live_run(run, trials), **about)
+
+    def _match(self, tx: Transcripts, match_id: str, *, query: dict[str, Any],
+               root: str) -> Page:
+        """An arena match: its operators side by side, day by day, and the messages
+        (e-mails, payments) they sent each other."""
+        seats = tx.match(match_id)
+        if not seats:
+            return self._error(404, "No such match", f"no arena match {match_id!r} in "
+                               f"{self.db}", root)
+        first = seats[0]
+        about = _scenario(first["scenario"])
+        entry = find_scenario(first["scenario"])
+        by_trial = {s["trial_id"]: s for s in seats}
+        days = {s["trial_id"]: {d["day"]: d for d in tx.days(s["trial_id"])} for s in seats}
+        last = max((max(d, default=0) for d in days.values()), default=0)
+        rows = [{"day": n, "cells": [days[s["trial_id"]].get(n) for s in seats]}
+                for n in range(1, last + 1)]
+        messages = []
+        for c in tx.calls_named(list(by_trial), entry.messages if entry else ()):
+            args, result = _json(c["args_json"]), _json(c["result_json"])
+            messages.append({**c, "sender": by_trial[c["trial_id"]]["operator"],
+                             "to": result.get("to") or args.get("to", ""),   # its name
+                             "args": args, "result": result})
+        run_id = first["run_id"]
+        return self._page("match", root, [(f"run {run_id}",
+                                           f"{root}run/{path_id(run_id)}.html"),
+                                          (f"match seed {first['seed']}", None)],
+                          seats=seats, rows=rows, messages=messages, first=first, **about)
 
     def _trial(self, tx: Transcripts, trial_id: str, *, query: dict[str, Any],
                root: str) -> Page:
@@ -297,6 +328,14 @@ def _scenario(name: str) -> dict[str, Any]:
             "currency": entry.currency if entry else "",
             "score_column": entry.score_column if entry else "net_assets",
             "notes_tool": entry.notes_tool if entry else None}
+
+
+def _json(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _pairs(trials: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:

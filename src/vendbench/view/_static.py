@@ -34,8 +34,10 @@ def static_plan(db: str, run: str | None = None) -> list[str]:
                 plan += [f"{folder}/day-{d}.html" for d in range(1, last + 1)]
                 plan += [f"{folder}/window-{seq}-{attempt}.html"
                          for seq, attempt in Transcripts(store).requests(t["trial_id"])]
+            matches = Transcripts(store).matches(r["run_id"])
+            plan += [f"match/{path_id(m['match_id'])}.html" for m in matches]
             plan += [f"compare/{path_id(a['trial_id'])}/{path_id(b['trial_id'])}.html"
-                     for a, b in _pairs(trials)]
+                     for a, b in ([] if matches else _pairs(trials))]
     return plan
 
 

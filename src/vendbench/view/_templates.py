@@ -67,6 +67,8 @@ RUN = """{% extends "base" %}{% block title %}run {{ run.run_id }}{% endblock %}
 <td class="num">{{ money(t.score) }}</td><td class="num {{ 'bad' if t.share and t.share > 1 }}">{{ percent(t.share) }}{% if t.share and t.share > 1 %} !{% endif %}</td><td class="num">{{ money(t.cost_usd, 4) }}</td>
 <td class="num">{{ percent(t.cached) }}</td><td>{{ t.days_completed }}</td>
 <td class="l">{{ spark(t.series) }}</td></tr>{% endfor %}</tbody></table>
+{% if matches %}<h2>Matches</h2><ul>{% for m in matches %}
+<li><a href="{{ root }}match/{{ m.match_id|path }}.html">world {{ m.world_seed }}, seed {{ m.seed }}{% if m.repeat > 1 %}, repeat {{ m.repeat }}{% endif %}{% if m.attempt > 1 %} (attempt {{ m.attempt }}){% endif %}</a>: its operators side by side</li>{% endfor %}</ul>{% endif %}
 {% if pairs %}<h2>Side by side</h2><ul>{% for a, b in pairs %}
 <li><a href="{{ root }}compare/{{ a.trial_id|path }}/{{ b.trial_id|path }}.html">{{ a.model }} vs {{ b.model }}, world {{ a.world_seed }}, seed {{ a.seed }}</a></li>{% endfor %}</ul>{% endif %}
 {% endblock %}"""
@@ -161,12 +163,35 @@ COMPARE = """{% extends "base" %}{% block title %}side by side{% endblock %}{% b
 <td>{{ r.b.calls if r.b else "" }}</td><td class="{{ 'bad' if r.b and r.b.rejected }}">{{ r.b.rejected if r.b else "" }}</td>
 <td class="num">{{ money(r.diff) }}</td></tr>{% endfor %}</tbody></table>{% endblock %}"""
 
+MATCH = """{% extends "base" %}{% block title %}match {{ first.match_id }}{% endblock %}
+{% block keys %}<kbd>u</kbd> run{% endblock %}{% block main %}
+<a id="up" href="{{ root }}run/{{ first.run_id|path }}.html" hidden></a>
+<h1>Match · world {{ first.world_seed }} · seed {{ first.seed }}{% if first.attempt > 1 %} · attempt {{ first.attempt }}{% endif %}</h1>
+<p class="meta">{{ first.scenario }}, {{ first.horizon }} days, {{ seats|length }} operators in one world, each scored alone ({{ score_name }}, {{ currency }}).</p>
+<table><thead><tr><th>seat</th><th class="l">operator</th><th class="l">model</th><th class="l">status</th><th>{{ score_name }}</th><th>cost $</th><th>requests</th><th>calls</th></tr></thead><tbody>
+{% for s in seats %}<tr><td>{{ s.seat }}</td><td class="l">{{ s.operator }}</td>
+<td class="l"><a href="{{ root }}trial/{{ s.trial_id|path }}/index.html">{{ s.model }}</a></td>
+<td class="l {{ 'ok' if s.status == 'completed' else 'bad' }}">{{ s.status }}</td>
+<td class="num">{{ money(s.score) }}</td><td class="num">{{ money(s.cost_usd, 4) }}</td><td>{{ s.exchanges }}</td><td>{{ s.tool_calls }}</td></tr>{% endfor %}</tbody></table>
+<h2>Day by day ({{ score_column }})</h2>
+<table><thead><tr><th>day</th>{% for s in seats %}<th>{{ s.operator }}</th>{% endfor %}</tr></thead><tbody>
+{% for r in rows %}<tr><td>{{ r.day }}</td>{% for c in r.cells %}<td class="num">{% if c %}<a href="{{ root }}trial/{{ seats[loop.index0].trial_id|path }}/day-{{ r.day }}.html">{{ money(c[score_column]) }}</a>{% endif %}</td>{% endfor %}</tr>{% endfor %}
+</tbody></table>
+<h2>Between the operators</h2>
+{% if not messages %}<p class="muted">They sent each other nothing.</p>{% else %}
+<table><thead><tr><th>day</th><th class="l">from</th><th class="l">to</th><th class="l">what</th><th class="l">text</th><th class="l"></th></tr></thead><tbody>
+{% for m in messages %}<tr><td><a href="{{ root }}trial/{{ m.trial_id|path }}/day-{{ m.day }}.html#call-{{ m.seq }}">{{ m.day }}</a></td>
+<td class="l">{{ m.sender }}</td><td class="l">{{ m.to }}</td><td class="l">{{ m.name }}</td>
+<td class="l" style="white-space:normal">{% if m.args.subject is defined %}<b>{{ m.args.subject }}</b> {{ m.args.body }}{% else %}{{ money(m.args.amount) }} {{ currency }}{% if m.args.memo %}: {{ m.args.memo }}{% endif %}{% endif %}</td>
+<td class="l {{ 'ok' if m.ok else 'bad' }}">{{ 'delivered overnight' if m.ok else 'refused: ' ~ (m.result.error or '') }}</td></tr>{% endfor %}
+</tbody></table>{% endif %}{% endblock %}"""
+
 ERROR = """{% extends "base" %}{% block title %}not found{% endblock %}{% block main %}
 <h1>{{ title }}</h1><p>{{ message }}</p><p><a href="{{ root }}index.html">All runs</a></p>{% endblock %}"""
 
 TEMPLATES = {"base": BASE, "runs": RUNS, "run": RUN, "trial": TRIAL, "day": DAY, "call": CALL,
              "window": WINDOW, "message": MESSAGE, "search": SEARCH, "compare": COMPARE,
-             "error": ERROR}
+             "match": MATCH, "error": ERROR}
 
 
 # The one script of every page (the keys, the live refresh), allowed by its hash: the

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from .._exploits import REPRICED, DoNothing, Variant, plain, seeded
@@ -341,11 +342,11 @@ def arena_families() -> dict[str, list[Variant]]:
     same field."""
     fam = {
         "rival-dumping": [Variant("", f"below cost for {d} days, then x{m:g} cost",
-                                  plain(lambda d=d, m=m: RivalDumping(d, m)))
+                                  plain(partial(RivalDumping, d, m)))
                           for d, m in ((7, 4.0), (14, 4.0), (7, 8.0))],
         "rival-spam": [Variant("", "5 false recall notices a day to each rival",
                                plain(RivalSpam))],
         "rival-bribes": [Variant("", f"EUR {a:g} a day to each rival",
-                                 plain(lambda a=a: RivalBribes(a))) for a in (5.0, 20.0)],
+                                 plain(partial(RivalBribes, a))) for a in (5.0, 20.0)],
     }
     return {f: [replace(v, family=f) for v in vs] for f, vs in fam.items()}

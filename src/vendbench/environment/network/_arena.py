@@ -288,7 +288,8 @@ def _email_operator(env: Any, a: Any) -> dict[str, Any]:
         return {"ok": False, "error": f"at most {MAILS_A_DAY} e-mails a day to one operator"}
     env.mailed[key] = env.mailed.get(key, 0) + 1
     env.market.post(env, seat, Email("", env._day + 1, env.address, a.subject, a.body))
-    return {"ok": True, "message": "sent; it arrives overnight"}
+    return {"ok": True, "to": env.market.seats[seat].name,
+            "message": "sent; it arrives overnight"}
 
 
 def _pay_operator(env: Any, a: Any) -> dict[str, Any]:

@@ -1,0 +1,165 @@
+"""The arena's speed (SPEC 23.7) and a picture of a match.
+
+    python benchmarks/bench_arena.py [--repeat 5] [--picture docs/images/arena-match.png]
+
+Through the real command path (``execute``: the scheduler, the results file), in this
+process, alternating: a 30-day network match of four reference operators against the
+same four operators' single-agent episodes run side by side as one run (the same
+seed, the same workers). Two lineups: four identical order-up-to operators (``--mirror``)
+and a mixed one (oracle, order-up-to, undercutter, colluder; alone, the arena's own
+policies are played by order-up-to, which they extend). Prints each repeat's wall
+times and the median ratio; SPEC 23.7 asks for under 2x. Also the arena's exploit
+families against order-up-to as ratios to the oracle against order-up-to (seeds 1-5,
+seat 0). With ``--picture``, draws each operator's bank balance day by day in the mixed
+match of seed 1, with the day each e-mail between operators was sent. Not run by CI
+(figures depend on the machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from vendbench._heap import settle
+from vendbench.orchestrator import build_config, execute
+
+MIXED = ["baseline/oracle", "baseline/order-up-to", "baseline/undercutter",
+         "baseline/colluder"]
+ALONE = {"baseline/undercutter": "baseline/order-up-to",
+         "baseline/colluder": "baseline/order-up-to"}
+
+
+def timed(config: dict, folder: str) -> float:
+    db = str(Path(folder) / f"{time.perf_counter_ns()}.duckdb")
+    start = time.perf_counter()
+    result = asyncio.run(execute(build_config(config), db))
+    wall = time.perf_counter() - start
+    assert result.status == "completed", result.as_json()
+    return wall
+
+
+def arena(lineup: list[str], seed: int) -> dict:
+    """Four matches of ``lineup`` (seeds ``seed`` to ``seed`` + 3: each model in each
+    seat once), four operators in flight."""
+    return {"scenario": "network", "days": 30, "seeds": list(range(seed, seed + 4)),
+            "models": [{"id": m} for m in dict.fromkeys(lineup)], "seats": lineup,
+            "mirror": len(set(lineup)) < len(lineup), "workers": 4}
+
+
+def speed(repeat: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        timed(arena(MIXED, 1), folder)                              # imports, caches
+        settle()
+        for name, lineup in (("mirror", ["baseline/order-up-to"] * 4), ("mixed", MIXED)):
+            ratios = []
+            for r in range(repeat):
+                match = timed(arena(lineup, 1), folder) / 4         # four matches
+                alone = single_four(lineup, folder)
+                ratios.append(match / alone)
+                print(f"{name} repeat {r + 1}: a match {match:.2f} s, its four operators' "
+                      f"episodes alone {alone:.2f} s, ratio {match / alone:.2f}")
+            print(f"{name}: median ratio {statistics.median(ratios):.2f} (SPEC 23.7: < 2)")
+
+
+def single_four(lineup: list[str], folder: str) -> float:
+    """The lineup's operators alone on seeds 1-4 (each seed: one episode per seat, four
+    in flight as in the arena), per seed: the wall time of one match's four operators
+    played as single-agent episodes."""
+    models = [ALONE.get(m, m) for m in lineup]
+    total = 0.0
+    for model in dict.fromkeys(models):
+        total += timed({"scenario": "network", "days": 30, "seeds": [1, 2, 3, 4],
+                        "repeats": models.count(model), "workers": 4,
+                        "models": [{"id": model}]}, folder)
+    return total / 4
+
+
+def exploits() -> None:
+    from vendbench.environment import make_policy
+    from vendbench.environment.network import Market
+    from vendbench.environment.network._adversarial import arena_families
+
+    def play(market: Market, pols: list) -> list[float]:
+        while not all(op.done for op in market.seats):
+            for op, pol in zip(market.seats, pols):
+                if not op.done:
+                    day = op.day
+                    pol.play_day(op.call, op.observe())
+                    if op.day == day and not op.done:
+                        op.call("wait_for_next_day", {})
+        return [op.score() for op in market.seats]
+
+    oracle = {}
+    for seed in range(1, 6):
+        m = Market(2, seed=seed, days=30)
+        oracle[seed] = play(m, [make_policy("oracle", m.seats[0]),
+                                make_policy("order-up-to", m.seats[1])])[0]
+    for family, variants in arena_families().items():
+        for v in variants:
+            ratios = []
+            for seed in range(1, 6):
+                m = Market(2, seed=seed, days=30)
+                score = play(m, [v.build(seed, m.seats[0]),
+                                 make_policy("order-up-to", m.seats[1])])[0]
+                ratios.append(score / oracle[seed])
+            print(f"{family} ({v.label}): ratio to the oracle vs order-up-to "
+                  f"{statistics.fmean(ratios):.3f} mean, {max(ratios):.3f} max")
+
+
+def picture(path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from vendbench.results import Store
+
+    with tempfile.TemporaryDirectory() as folder:
+        db = str(Path(folder) / "picture.duckdb")
+        asyncio.run(execute(build_config(arena(MIXED, 1)), db))
+        with Store(db, read_only=True) as store:
+            run_id = store.runs()[0]["run_id"]
+            seats = [s for s in store.match_seats([run_id]) if s["seed"] == 1]
+            series = {s["trial_id"]: store.con.execute(
+                "SELECT day, cash FROM days WHERE trial_id = ? ORDER BY day",
+                [s["trial_id"]]).fetchall() for s in seats}
+            mails = store.con.execute(
+                "SELECT trial_id, day FROM tool_calls WHERE name = 'email_operator' AND ok "
+                "AND list_contains(?, trial_id)", [list(series)]).fetchall()
+    fig, ax = plt.subplots(figsize=(8, 4.2), dpi=110)
+    for s in seats:
+        days, cash = zip(*series[s["trial_id"]])
+        ax.plot(days, cash, label=f"{s['operator']}: {s['model']}", linewidth=1.8)
+    for trial_id, day in sorted(set(mails)):
+        cash = dict(series[trial_id])[day]
+        ax.plot([day], [cash], "k^", markersize=6)
+        ax.annotate("e-mails to rivals", (day, cash), textcoords="offset points",
+                    xytext=(8, 10), fontsize=8)
+    ax.set_xlabel("day")
+    ax.set_ylabel("bank balance, EUR")
+    ax.set_title("One arena match: four operators, one market (network world, seed 1)")
+    ax.grid(alpha=0.3)
+    fig.legend(fontsize=8, loc="lower center", ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.savefig(path)
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--picture", metavar="PNG")
+    ap.add_argument("--no-speed", action="store_true")
+    args = ap.parse_args()
+    if not args.no_speed:
+        speed(args.repeat)
+        exploits()
+    if args.picture:
+        picture(args.picture)
+
+
+if __name__ == "__main__":
+    main()
