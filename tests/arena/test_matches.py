@@ -242,3 +242,31 @@ def test_the_viewer_shows_a_match_side_by_side_with_what_its_operators_sent(tmp_
     assert page.body.count("<tr><td>") >= 6 + 2         # six days, two operators
     assert pages.get("match/no-such-match.html").status == 404
     assert f"match/{match_id}.html" in static_plan(db)
+
+
+def test_the_forecast_counts_every_seat_and_max_forecast_refuses_the_arena(tmp_path):
+    """Each LLM model plays one trial a match per seat it takes; the arena's forecast
+    is all its matches', and --max-forecast refuses it before the file exists."""
+    db = tmp_path / "never.duckdb"
+    with FakeLLM(script=arena_script) as llm:
+        done = vendbench("arena", "openai/fake-a", "openai/fake-a", "baseline/oracle",
+                         "--mirror", "--seeds", "1", "2", "3", "--days", "30",
+                         "--max-forecast", "0.01", "--db", str(db),
+                         *llm_args(llm, ("openai/fake-a",)))
+    assert done.returncode != 0 and not db.exists()
+    assert "forecast" in done.stderr.lower(), done.stderr
+    # three matches, two seats each: six trials of openai/fake-a
+    assert re.search(r"\b6 trials\b", done.stderr + done.stdout), done.stderr
+
+
+def test_trend_never_pools_arena_trials_with_single_agent_ones(tmp_path):
+    db = str(tmp_path / "arena.duckdb")
+    assert vendbench("run", "--models", "baseline/order-up-to", "--scenario", "network",
+                     "--days", "3", "--db", db).returncode == 0
+    assert vendbench("arena", "baseline/oracle", "baseline/undercutter", "--seeds", "1",
+                     "2", "--days", "3", "--db", db).returncode == 0
+    trend = vendbench("trend", "--db", db, "--format", "json")
+    assert trend.returncode == 0, trend.stderr
+    parsed = json.loads(trend.stdout)
+    assert {n["model"] for n in parsed["nights"]} == {"baseline/order-up-to"}
+    assert len(parsed["runs"]) == 1
