@@ -41,7 +41,8 @@ def arena_script(body: dict) -> Reply:
             ("order_goods", json.dumps({"supplier_id": "S-BEVDIRECT", "items": items})),
             ("see_competitors", json.dumps({"location": "AI-HOUSE"})),
             ("email_operator", json.dumps({"to": other, "subject": "Hello",
-                                           "body": "Let us not undercut each other."}))])
+                                           "body": "Let us not undercut each other. "
+                                                   "<script>alert(1)</script>"}))])
     return Reply(tool_calls=[
         ("restock_machine", json.dumps({"slot_id": "AI-HOUSE:DRINKS:A1",
                                         "product_id": "cola", "quantity": 10})),
@@ -117,6 +118,13 @@ def test_two_fake_llms_and_two_policies_play_matches_within_their_budgets(tmp_pa
     assert CANARY not in done.stdout + done.stderr
     with open(db, "rb") as f:
         assert CANARY.encode() not in f.read()
+    # each match's seats are in the JSON; the viewer shows what a model wrote, as text
+    assert len(out["matches"]) == 16 and {m["seat"] for m in out["matches"]} == {0, 1, 2, 3}
+    from vendbench.view import Pages
+
+    page = Pages(db, served=False).get(f"match/{out['matches'][0]['match_id']}.html").body
+    assert "Let us not undercut each other." in page and "<script>alert" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
 def test_an_operator_out_of_budget_stops_and_the_match_goes_on(tmp_path):

@@ -141,8 +141,9 @@ def command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"run_id": result.run_id, "status": result.status,
                           "total_cost_usd": payload["total_cost_usd"],
-                          "trials": payload["trials"], "arena": board.as_json()},
-                         default=str))
+                          "trials": payload["trials"], "matches": _seats(args.db,
+                                                                         result.run_id),
+                          "arena": board.as_json()}, default=str))
     else:
         _print_matches(args.db, result.run_id)
         print(render_arena(board))
@@ -186,13 +187,18 @@ def _resume(args: argparse.Namespace) -> tuple[Any, str]:
     return config, run_id
 
 
-def _print_matches(db: str, run_id: str) -> None:
-    """Each match's operators, seat by seat."""
+def _seats(db: str, run_id: str) -> list[dict[str, Any]]:
+    """Each match's operators, seat by seat, with their trials' outcomes."""
     from ..results import Store
-    from ..ui import print_table
 
     with Store(db, read_only=True) as store:
-        seats = store.match_seats([run_id])
+        return store.match_seats([run_id])
+
+
+def _print_matches(db: str, run_id: str) -> None:
+    from ..ui import print_table
+
+    seats = _seats(db, run_id)
     rows = [[s["seed"], s["seat"], s["operator"], s["model"], s["status"],
              "—" if s["score"] is None else f"{s['score']:,.2f}",
              "—" if s["cost_usd"] is None else f"{s['cost_usd']:,.4f}"] for s in seats]
