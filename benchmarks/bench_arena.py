@@ -79,32 +79,22 @@ def single_four(lineup: list[str], folder: str) -> float:
 
 
 def exploits() -> None:
-    from vendbench.environment import make_policy
+    from vendbench.environment import make_policy, play_match
     from vendbench.environment.network import Market
     from vendbench.environment.network._adversarial import arena_families
-
-    def play(market: Market, pols: list) -> list[float]:
-        while not all(op.done for op in market.seats):
-            for op, pol in zip(market.seats, pols):
-                if not op.done:
-                    day = op.day
-                    pol.play_day(op.call, op.observe())
-                    if op.day == day and not op.done:
-                        op.call("wait_for_next_day", {})
-        return [op.score() for op in market.seats]
 
     oracle = {}
     for seed in range(1, 6):
         m = Market(2, seed=seed, days=30)
-        oracle[seed] = play(m, [make_policy("oracle", m.seats[0]),
-                                make_policy("order-up-to", m.seats[1])])[0]
+        oracle[seed] = play_match(m, [make_policy("oracle", m.seats[0]),
+                                      make_policy("order-up-to", m.seats[1])])[0]
     for family, variants in arena_families().items():
         for v in variants:
             ratios = []
             for seed in range(1, 6):
                 m = Market(2, seed=seed, days=30)
-                score = play(m, [v.build(seed, m.seats[0]),
-                                 make_policy("order-up-to", m.seats[1])])[0]
+                score = play_match(m, [v.build(seed, m.seats[0]),
+                                       make_policy("order-up-to", m.seats[1])])[0]
                 ratios.append(score / oracle[seed])
             print(f"{family} ({v.label}): ratio to the oracle vs order-up-to "
                   f"{statistics.fmean(ratios):.3f} mean, {max(ratios):.3f} max")

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from vendbench.environment import DAY_OVER, RecordingSession, make_market, make_policy
+from vendbench.environment import (DAY_OVER, RecordingSession, make_market, make_policy,
+                                   play_match)
 from vendbench.environment.network import Market, NetworkEnv
 from vendbench.environment.network._adversarial import arena_families
 from vendbench.errors import ConfigError
@@ -20,22 +21,16 @@ from ..environment.test_network import checked_ledger, deliver, fingerprint, fou
 
 def play(market: Market, names: list[str | Any], order: list[int] | None = None,
          check: bool = False) -> list[float]:
-    """Play a match with in-process policies (by name, or built), day by day, seats in
-    ``order``."""
+    """Play a match with in-process policies (by name, or built), seats in ``order``
+    within each day; ``check``: the accounts of every operator after every day."""
     pols = [make_policy(n, op) if isinstance(n, str) else n
             for n, op in zip(names, market.seats)]
-    while any(not op.done for op in market.seats):
-        for i in order or range(len(market.seats)):
-            op = market.seats[i]
-            if op.done:
-                continue
-            day = op.day
-            pols[i].play_day(op.call, op.observe())
-            if op.day == day and not op.done:
-                op.call("wait_for_next_day", {})
-        if check:
-            for op in market.seats:
-                checked_ledger(op)
+
+    def audit() -> None:
+        for op in market.seats:
+            checked_ledger(op)
+
+    play_match(market, pols, audit if check else None, order)
     return [op.score() for op in market.seats]
 
 
@@ -134,15 +129,7 @@ def test_accounts_balance_every_day_with_payments_between_operators():
     play(market, ["colluder", "order-up-to"], check=True)
     bribed = Market(2, seed=4, days=6)
     bribes = arena_families()["rival-bribes"][0].build(4, bribed.seats[0])
-    pols = [bribes, make_policy("order-up-to", bribed.seats[1])]
-    while not bribed.seats[0].done:
-        for op, pol in zip(bribed.seats, pols):
-            day = op.day
-            pol.play_day(op.call, op.observe())
-            if op.day == day and not op.done:
-                op.call("wait_for_next_day", {})
-        for op in bribed.seats:
-            checked_ledger(op)
+    play(bribed, [bribes, "order-up-to"], check=True)
     a, b = bribed.seats
     assert a.ledger.paid_operators == b.ledger.from_operators == 6 * 500   # days 1-6
 
@@ -296,13 +283,5 @@ def test_each_arena_exploit_family_stays_below_the_oracle(family):
         oracle = play(market, ["oracle", "order-up-to"])[0]
         for variant in arena_families()[family]:
             market = Market(2, seed=seed, days=30)
-            pols = [variant.build(seed, market.seats[0]),
-                    make_policy("order-up-to", market.seats[1])]
-            while not all(op.done for op in market.seats):
-                for op, pol in zip(market.seats, pols):
-                    if not op.done:
-                        day = op.day
-                        pol.play_day(op.call, op.observe())
-                        if op.day == day and not op.done:
-                            op.call("wait_for_next_day", {})
-            assert market.seats[0].score() < 0.6 * oracle, (variant.label, seed)
+            score = play(market, [variant.build(seed, market.seats[0]), "order-up-to"])[0]
+            assert score < 0.6 * oracle, (variant.label, seed)

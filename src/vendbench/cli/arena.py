@@ -5,13 +5,12 @@ the work."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
 
 from ..errors import ConfigError
-from ._args import HelpFormatter, days, positive, run_until_signalled, seconds, seed, usd
+from ._args import HelpFormatter, days, positive, seconds, seed, usd
 
 ARENA_EPILOG = """\
 A match puts K operators (2-4) in one world: each has its own bank, depot, machines,
@@ -102,9 +101,6 @@ def add(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from ..orchestrator import execute
-    from ..ui import RunProgress
-
     if args.resume:
         if args.models or args.mirror:
             raise ConfigError("--resume plays a stored arena run with its own models; drop "
@@ -112,26 +108,11 @@ def command(args: argparse.Namespace) -> int:
         config, resume = _resume(args)
     else:
         config, resume = config_from_args(args), None
-    progress = RunProgress(config, enabled=not args.json)
-    state: dict[str, Any] = {}
+    from .run import with_progress
 
-    def on_event(kind: str, data: dict[str, Any]) -> None:
-        if kind == "run_started":
-            state["run_id"] = data["run_id"]
-        progress.event(kind, data)
-
-    async def main() -> Any:
-        with progress:
-            return await execute(config, args.db, resume=resume, restart=True,
-                                 on_event=on_event)
-
-    try:
-        result = run_until_signalled(main)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        run_id = state.get("run_id", "?")
-        print(f"vendbench: arena {run_id} interrupted; its finished matches are saved in "
-              f"{args.db}. Finish it with: vendbench arena --resume {run_id} --db {args.db}",
-              file=sys.stderr)
+    result = with_progress(config, args.db, resume=resume, restart=True, quiet=args.json,
+                           command="arena", unit="matches")
+    if result is None:
         return 130
     from ..leaderboard import build_arena, render_arena
     from .run import _print_warnings

@@ -173,9 +173,6 @@ def model_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
-    from ..orchestrator import execute
-    from ..ui import RunProgress
-
     if args.restart and not args.resume:
         raise ConfigError("--restart goes with --resume RUN_ID (it reruns that run's "
                           "unfinished trials from day 1)")
@@ -183,26 +180,9 @@ def command(args: argparse.Namespace) -> int:
         config, resume = _resume_config(args)
     else:
         config, resume = config_from_args(args), None
-    progress = RunProgress(config, enabled=not args.json)
-    state: dict[str, Any] = {}
-
-    def on_event(kind: str, data: dict[str, Any]) -> None:
-        if kind == "run_started":
-            state["run_id"] = data["run_id"]
-        progress.event(kind, data)
-
-    async def main() -> Any:
-        with progress:
-            return await execute(config, args.db, resume=resume, restart=args.restart,
-                                 on_event=on_event)
-
-    try:
-        result = run_until_signalled(main)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        run_id = state.get("run_id", "?")
-        print(f"vendbench: run {run_id} interrupted; its finished trials are saved in "
-              f"{args.db}. Finish it with: vendbench run --resume {run_id} --db {args.db}",
-              file=sys.stderr)
+    result = with_progress(config, args.db, resume=resume, restart=args.restart,
+                           quiet=args.json)
+    if result is None:
         return 130
     payload = result.as_json()
     if args.json:
@@ -228,6 +208,37 @@ def command(args: argparse.Namespace) -> int:
                   "its settings or the server and start a new run.", file=sys.stderr)
         return 3
     return 0
+
+
+def with_progress(config: Any, db: str, *, resume: str | None, restart: bool, quiet: bool,
+                  command: str = "run", unit: str = "trials") -> Any:
+    """Run (or resume) ``config`` into ``db`` with the live display (``quiet``: none),
+    until it ends or a signal stops it: its ``RunResult``, or None once the interruption
+    and the command that finishes it are printed."""
+    from ..orchestrator import execute
+    from ..ui import RunProgress
+
+    progress = RunProgress(config, enabled=not quiet)
+    state: dict[str, Any] = {}
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        if kind == "run_started":
+            state["run_id"] = data["run_id"]
+        progress.event(kind, data)
+
+    async def main() -> Any:
+        with progress:
+            return await execute(config, db, resume=resume, restart=restart,
+                                 on_event=on_event)
+
+    try:
+        return run_until_signalled(main)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        run_id = state.get("run_id", "?")
+        print(f"vendbench: {command} {run_id} interrupted; its finished {unit} are saved in "
+              f"{db}. Finish it with: vendbench {command} --resume {run_id} --db {db}",
+              file=sys.stderr)
+        return None
 
 
 def config_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> Any:

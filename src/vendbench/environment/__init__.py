@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._protocol import Environment, Match
 from ._policies import (InProcessPolicy, ceiling_score, evaluate_policy, make_policy,
-                        oracle_share, play_day, policy_names, run_policy, share_bounds)
+                        oracle_share, play_day, play_match, policy_names, run_policy, share_bounds)
 from ._records import DAY_COLUMNS, DAYS, Metric, RecordTable
 from ._registry import (ENTRY_POINTS, REGISTRY, SALT_ENV, Scenario, currency,
                         default_days, display_columns, make_market, arena_names, find as find_scenario, make,
@@ -25,6 +25,6 @@ __all__ = ["Match", "make_market", "arena_names", "DAYS", "DAY_COLUMNS", "DAY_OV
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",
            "ToolCall", "currency", "day_tool", "default_days", "display_columns",
            "ceiling_score", "evaluate_policy", "make", "make_policy", "metric_directions",
-           "nudge", "oracle_share", "play_day", "policy_names", "record_tables", "register", "run_policy",
+           "nudge", "oracle_share", "play_day", "play_match", "policy_names", "record_tables", "register", "run_policy",
            "scenario", "scenario_class", "score_column", "score_name", "share_bounds", "standing",
            "trial_metrics"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from typing import Any, Callable, Protocol
 
 from ..errors import ConfigError, unknown_name
-from ._protocol import Environment
+from ._protocol import Environment, Match
 from ._registry import make, scenario_class, score_name
 from ._registry import scenario as registered
 from ._session import RecordingSession
@@ -65,6 +66,23 @@ def run_policy(env: Environment, policy: InProcessPolicy,
             on_day(env)
     return {**env.summary(), "tool_calls": session.calls,
             "sim_seconds": round(session.seconds, 3)}
+
+
+def play_match(match: Match, policies: Sequence[InProcessPolicy],
+               on_day: Callable[[], None] | None = None,
+               order: Sequence[int] | None = None) -> list[float]:
+    """Play an arena match (SPEC 23) with one in-process policy per seat, day by day,
+    seat by seat (in ``order``: moves are simultaneous, so it changes nothing), until
+    every operator's trial has ended; each operator's score. ``on_day``: called after
+    each day every operator played."""
+    sessions = [RecordingSession(op) for op in match.seats]
+    while not all(s.env.done for s in sessions):
+        for seat in order or range(len(sessions)):
+            if not sessions[seat].env.done:
+                play_day(sessions[seat], policies[seat])
+        if on_day is not None:
+            on_day()
+    return [s.env.score() for s in sessions]
 
 
 def play_day(session: RecordingSession, policy: InProcessPolicy) -> None:
