@@ -278,3 +278,22 @@ def test_trend_never_pools_arena_trials_with_single_agent_ones(tmp_path):
     parsed = json.loads(trend.stdout)
     assert {n["model"] for n in parsed["nights"]} == {"baseline/order-up-to"}
     assert len(parsed["runs"]) == 1
+
+
+def test_a_total_budget_for_one_match_runs_one_and_sets_the_other_apart(tmp_path):
+    """Two matches could start at once (--workers 4), but the total covers one match's
+    operators: a match earmarks all its seats' budgets at once, so one runs and the
+    other is set apart as not started (no two matches each holding half of what both
+    need, waiting for ever), to be played by --resume."""
+    db = str(tmp_path / "arena.duckdb")
+    with FakeLLM(script=arena_script) as llm:
+        done = vendbench("arena", "openai/fake-a", "openai/fake-b", "--seeds", "1", "2",
+                         "--days", "3", "--trial-budget", "0.05", "--budget", "0.1",
+                         "--workers", "4", "--db", db, "--json", *llm_args(llm),
+                         timeout=120)
+    assert done.returncode == 0, done.stderr
+    statuses = sorted((r[0], r[3]) for r in seats(db))
+    assert [s for _, s in statuses].count("completed") == 2, statuses
+    assert [s for _, s in statuses].count("not_started") == 2, statuses
+    assert len({seed for seed, s in statuses if s == "completed"}) == 1
+    assert json.loads(done.stdout)["total_cost_usd"] <= 0.1

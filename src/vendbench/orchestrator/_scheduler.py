@@ -174,10 +174,11 @@ class Scheduler:
             async with sem:
                 if spec.resume and self._history is not None:
                     spec = replace(spec, history=self._history(spec.trial_id))
-                budget = await self._earmark(spec)
-                if budget is None:
+                earmarked = await self._earmark([spec])
+                if earmarked is None:
                     self._not_started(writer, [spec], outcomes)
                     return
+                budget, = earmarked
                 try:
                     with writer.taking_part():
                         if workers is not None and not spec.model.in_process:
@@ -200,8 +201,8 @@ class Scheduler:
 
     async def _run_matches(self, specs: list[TrialSpec], writer: ResultsWriter
                            ) -> list[TrialOutcome]:
-        """An arena's matches, each one's trials together, 
-        (``--workers`` bounds the trials in flight, so a match of k operators takes k)."""
+        """An arena's matches, each one's trials together (``--workers`` bounds the
+        trials in flight, so a match of k operators takes k)."""
         k = len(self.config.seats or ())
         sem = asyncio.Semaphore(max(1, self.config.workers // k))
         outcomes: list[TrialOutcome] = []
@@ -211,17 +212,14 @@ class Scheduler:
 
         async def one(seats: list[TrialSpec]) -> None:
             async with sem:
-                budgets: list[Budget] = []
+                match = self.clients.make_match(seats[0].seed, seats[0].world_seed)
+                for row in seat_rows(seats, match):
+                    writer.put_row(row)
+                budgets = await self._earmark(seats)     # every seat's, or none starts
+                if budgets is None:
+                    self._not_started(writer, seats, outcomes)
+                    return
                 try:
-                    for spec in seats:          # every seat's budget, or none starts
-                        budget = await self._earmark(spec)
-                        if budget is None:
-                            self._not_started(writer, seats, outcomes)
-                            return
-                        budgets.append(budget)
-                    match = self.clients.make_match(seats[0].seed, seats[0].world_seed)
-                    for row in seat_rows(seats, match):
-                        writer.put_row(row)
                     contexts = [self.clients.trial_context(
                         spec, budget, writer, self._progress)
                         for spec, budget in zip(seats, budgets)]
@@ -277,16 +275,19 @@ class Scheduler:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
-    async def _earmark(self, spec: TrialSpec) -> Budget | None:
-        """Wait until the pool can cover what is left of the trial's budget (what earlier
-        segments spent is already in the pool); None if it never will."""
-        left = None if spec.budget_usd is None else \
-            max(Decimal(0), spec.budget_usd - spec.spent_before)
-        need = left if left is not None else self.clients.first_request_cost(spec.model)
+    async def _earmark(self, specs: list[TrialSpec]) -> list[Budget] | None:
+        """Wait until the pool can cover what is left of the budgets of ``specs`` (a trial,
+        or a match's trials: all at once, so that two matches never each hold part of
+        what both need) — what earlier segments spent is already in the pool; None if it
+        never will."""
+        left = [None if s.budget_usd is None else max(Decimal(0), s.budget_usd - s.spent_before)
+                for s in specs]
+        need = sum((x if x is not None else self.clients.first_request_cost(s.model)
+                    for x, s in zip(left, specs)), Decimal(0))
         async with self._freed:
             while True:
                 if self.pool.can_cover(need):
-                    return self.pool.earmark("trial", left)
+                    return [self.pool.earmark("trial", x) for x in left]
                 if not self.pool.has_open_earmarks() and self.pool.reserved == 0:
                     return None            # nothing running will give money back
                 await self._freed.wait()

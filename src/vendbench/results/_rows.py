@@ -389,7 +389,7 @@ class CeilingRow:
 @dataclass(frozen=True, slots=True)
 class MatchSeat:
     """One operator of an arena match (SPEC 23): which trial sat in which seat of which
-    match, written when the match starts. A match played again from day 1 (``--resume``)
+    match, written when the match's turn comes (before its budgets are earmarked). A match played again from day 1 (``--resume``)
     is a new attempt with new trials."""
 
     match_id: str
