@@ -195,6 +195,8 @@ def test_the_arena_of_reference_policies_and_its_cohort(tmp_path):
     parsed = json.loads(board.stdout)
     assert [r["model"] for r in parsed["rows"]][0] == "baseline/oracle"
     assert len(parsed["by_seat"]) == 2
+    listed = vendbench("runs", "--db", db)
+    assert "network arena ×2" in listed.stdout, listed.stdout
     # arena trials are their own cohort: the single-agent rankings refuse them
     plain = vendbench("leaderboard", "--db", db)
     assert plain.returncode != 0 and "leaderboard --arena" in plain.stderr

@@ -80,8 +80,9 @@ def command(args: argparse.Namespace) -> int:
         print(f"no runs in {args.db}")
         return 0
     headers = ["run", "scenario", "days", "status", "done", "cost USD"]
-    rows = [[r["run_id"], r["scenario"], r["days"], r["status"],
-             f"{r['completed']}/{r['trials']}", _num(r["cost_usd"], 4)] for r in runs]
+    rows = [[r["run_id"], r["scenario"] + (f" arena ×{r['arena']}" if r["arena"] else ""),
+             r["days"], r["status"], f"{r['completed']}/{r['trials']}",
+             _num(r["cost_usd"], 4)] for r in runs]
     if args.wide:
         headers = [*headers, "name", "started", "harness"]
         rows = [[*row, r["name"] or "", str(r["created_at"])[:19], r["harness"] or "litellm"]
