@@ -55,9 +55,10 @@ class Ledger:
     def check(self) -> None:
         biz = self.env.business
         for row in biz.history[self.days_checked:]:
-            # cash moves only by sales, purchases, fees and fines
+            # cash moves only by sales, purchases, fees and fines (and, in an arena,
+            # payments between operators)
             expected_cash = (self.cash + row["revenue"] - row["purchases"] - row["fees"]
-                             - row["visit_fees"] - row["fines"])
+                             - row["visit_fees"] - row["fines"] + row["transfers"])
             assert row["cash"] == expected_cash, f"day {row['day']}: cash drifted"
             # net assets move only by what the business earned or lost
             assert row["net_assets"] == self.net_assets + row["net"], \

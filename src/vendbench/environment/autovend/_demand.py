@@ -155,19 +155,22 @@ def day_sales(
     heat_mult: np.ndarray,
     attempts: np.ndarray,
     draws: np.ndarray,
+    fill: np.ndarray | None = None,
 ) -> np.ndarray:
     """Units sold per listing today, for every machine at once: each machine's customers
     choose among its listings by ``choice_probabilities`` (a draw past them all buys
     nothing) and demand beyond the stock is lost; one pass over all machines.
 
     Listings come grouped by machine, in machine order, with stock on the shelf;
-    ``draws`` are the day's customer draws in machine order, ``attempts`` per machine.
+    ``draws`` are the day's customer draws in machine order, ``attempts`` per machine;
+    ``fill``: each listing's machine fill (default: its machine's units over capacity;
+    an arena's site holds several operators' machines, each with its own fill).
     """
     n_m = len(attempts)
-    stock = np.bincount(machines, weights=units, minlength=n_m)
-    fill = np.minimum(1.0, stock / MACHINE_CAPACITY)
-    w = attraction(hidden, machines, products, units, prices, ref_prices, fill[machines],
-                   heat_mult)
+    if fill is None:
+        stock = np.bincount(machines, weights=units, minlength=n_m)
+        fill = np.minimum(1.0, stock / MACHINE_CAPACITY)[machines]
+    w = attraction(hidden, machines, products, units, prices, ref_prices, fill, heat_mult)
     probs = w / (hidden.no_purchase + np.bincount(machines, weights=w, minlength=n_m))[machines]
     # machine m's listings hold [first_m, end_m) of the cumulative probabilities: its
     # customer with draw u picks the first listing whose cumulative share passes

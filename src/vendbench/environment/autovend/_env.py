@@ -213,4 +213,4 @@ def tool_schemas() -> list[dict[str, Any]]:
 
 
 _MONEY = {"cash", "net_assets", "revenue", "cogs", "purchases", "fees", "visit_fees", "fines",
-          "waste_cost", "net"}
+          "waste_cost", "transfers", "net"}

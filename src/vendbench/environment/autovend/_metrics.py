@@ -55,7 +55,7 @@ RECORDS = (
         ("fees", "DOUBLE"), ("visit_fees", "DOUBLE"), ("fines", "DOUBLE"),
         ("waste_cost", "DOUBLE"), ("units_sold", "INTEGER"),
         ("expired_units_sold", "INTEGER"), ("machines_visited", "INTEGER"),
-        ("net", "DOUBLE"))),
+        ("transfers", "DOUBLE"), ("net", "DOUBLE"))),
     RecordTable("sales", (
         ("day", "INTEGER"), ("machine_id", "VARCHAR"), ("product_id", "VARCHAR"),
         ("price", "DOUBLE"), ("units_on_shelf", "INTEGER"), ("units_sold", "INTEGER"),

@@ -58,11 +58,13 @@ class DayPnL:
     units_sold: int = 0
     expired_sold: int = 0
     visits: int = 0
+    transfers: int = 0       # an arena's payments: received from other operators less paid
 
     @property
     def net(self) -> int:
         """Change of net assets: what the business earned today."""
-        return self.revenue - self.cogs - self.fees - self.visit_fees - self.fines - self.waste
+        return (self.revenue - self.cogs - self.fees - self.visit_fees - self.fines
+                - self.waste + self.transfers)
 
 
 @dataclass(slots=True)
@@ -73,6 +75,30 @@ class UnitCounts:
     sold: int = 0
     discarded: int = 0
     written_off: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A night's listings as customers meet them (``Business.offer``)."""
+
+    rows: np.ndarray              # one SALES_COLUMNS row per listing, by machine
+    on: np.ndarray                # the rows of the stocked listings
+    stocked: list[Any]            # their ``Listing`` objects
+    listed: np.ndarray            # their machine, product, price, units (4 rows)
+    per_machine: list[int]        # listings per machine
+    attempts: np.ndarray          # purchase attempts per machine
+    draws: np.ndarray             # one uniform draw per attempt, machine by machine
+    heat: np.ndarray              # tonight's heat multiplier per product
+
+    def sales(self, biz: Business, fill: np.ndarray | None = None) -> np.ndarray:
+        """The units each stocked listing sells when these customers choose among its
+        listings alone."""
+        ms, ks, prices, units = self.listed
+        if not len(ms):
+            return np.zeros(0, np.int64)
+        return demand.day_sales(biz.world.hidden, ms, ks, units, prices.astype(float),
+                                biz.ref_price_f[ks], self.heat, self.attempts, self.draws,
+                                fill)
 
 
 class Business:
@@ -170,11 +196,17 @@ class Business:
         self.cash -= self.today.fees
         self.today.waste += expiring
 
-    def end_day(self) -> None:
-        """Customers buy, visit fees are charged, the day is recorded and the next begins."""
+    def end_day(self, night: tuple[Offer, np.ndarray] | None = None) -> None:
+        """Customers buy, visit fees are charged, the day is recorded and the next begins.
+        ``night``: tonight's offer and the units each of its listings sold, decided
+        elsewhere (an arena's market, where customers choose among every operator's
+        listings); by default this business's own customers choose among its own."""
         if self.done:
             return
-        self._sell()
+        if night is None:
+            offer = self.offer()
+            night = offer, offer.sales(self)
+        self._book(*night)
         self.today.visits = len(self.visited)
         self.today.visit_fees = VISIT_FEE * len(self.visited)
         self.cash -= self.today.visit_fees
@@ -187,9 +219,9 @@ class Business:
         else:
             self._start_day()
 
-    def _sell(self) -> None:
-        """Customers buy at every machine. Sales rows: per machine, its empty listings
-        first, then the stocked ones (SALES_COLUMNS)."""
+    def offer(self) -> Offer:
+        """Tonight's listings as the customers meet them, and the customers: each
+        machine's purchase attempts (drawn from the seed, whoever plays) and their draws."""
         info, wx = self.info, self.weather
         multipliers = np.array([demand.site_multiplier(site, info, wx)
                                 for site in self._site_types])
@@ -197,7 +229,7 @@ class Business:
         self.attempts_log.append(attempts)       # hidden: for tests and metrics only
         heat = demand.product_multiplier(self.world.hidden.heat, wx)
         draws = demand.customer_draws(self.seed, self.day, attempts)
-        day, t, shelves = self.day, self.today, self.shelves
+        day, shelves = self.day, self.shelves
         per_machine = [len(shelf) for shelf in shelves]
         listings = list(chain.from_iterable(shelf.values() for shelf in shelves))
         n = len(listings)
@@ -212,11 +244,18 @@ class Business:
         rows[:, 0] = day
         rows[:, 1:5] = cols[:, order].T
         on = np.flatnonzero(rows[:, 4])
+        stocked = list(map(listings.__getitem__, order[on].tolist()))
+        return Offer(rows, on, stocked, cols[:, order[on]], per_machine, attempts, draws,
+                     heat)
+
+    def _book(self, offer: Offer, sold: np.ndarray) -> None:
+        """Tonight's sales: ``sold`` units of each stocked listing of ``offer`` leave the
+        shelves, oldest first. Sales rows: per machine, its empty listings first, then
+        the stocked ones (SALES_COLUMNS)."""
+        day, t, rows, on = self.day, self.today, offer.rows, offer.on
         if len(on):
-            stocked = list(map(listings.__getitem__, order[on].tolist()))
-            ms, ks, prices, units = cols[:, order[on]]
-            sold = demand.day_sales(self.world.hidden, ms, ks, units, prices.astype(float),
-                                    self.ref_price_f[ks], heat, attempts, draws)
+            stocked = offer.stocked
+            ms, ks, prices, units = offer.listed
             cogs = sold * self.unit_cost[ks]
             expired = self.stock.sell(stocked, ms, sold, cogs, day)
             t.expired_sold += expired
@@ -228,7 +267,7 @@ class Business:
             t.units_sold += n_sold
             self.units.sold += n_sold
         self.sales.append(rows)
-        self.sales_offsets.append(np.cumsum([0, *per_machine]))
+        self.sales_offsets.append(np.cumsum([0, *offer.per_machine]))
         for window, sold_in in ((7, self.sold_7d), (30, self.sold_30d)):
             # a listing is one row a day, so each (machine, product) appears once per day
             sold_in[rows[:, 1], rows[:, 2]] += rows[:, 5]
@@ -310,5 +349,5 @@ class Business:
             "revenue": t.revenue, "cogs": t.cogs, "purchases": t.purchases, "fees": t.fees,
             "visit_fees": t.visit_fees, "fines": t.fines, "waste_cost": t.waste,
             "units_sold": t.units_sold, "expired_units_sold": t.expired_sold,
-            "machines_visited": t.visits, "net": t.net,
+            "machines_visited": t.visits, "transfers": t.transfers, "net": t.net,
         }

@@ -27,8 +27,7 @@ nothing, and the match goes on.
 
 from __future__ import annotations
 
-import threading
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import Field
 
@@ -37,14 +36,8 @@ from ._env import WORLD, NetworkEnv
 from ._handlers import HANDLERS
 from ._state import Email, _cents, _euros
 from ._tools import TOOLS, Euros, _Args, schemas
-
-NAMES = ("Northwind Vending", "Bluebird Snacks", "Corner Kiosk Co", "Delta Machines")
-MAX_SEATS = len(NAMES)
-MAILS_A_DAY = 5               # e-mails one operator may send another in a day
-
-
-def address(seat: int) -> str:
-    return f"operator-{'abcd'[seat]}@vendors.example"
+from .. import _market
+from .._market import MAILS_A_DAY, NAMES, address, band
 
 
 class SeeCompetitors(_Args):
@@ -76,11 +69,6 @@ ARENA_TOOLS: dict[str, tuple[type[_Args], str]] = {
 }
 
 
-def _band(units: int, capacity: int) -> str:
-    share = units / capacity
-    return "plenty" if share >= 0.5 else "some" if share >= 0.2 else "few"
-
-
 class Operator(NetworkEnv):
     """One operator of a ``Market``: the network world behind the Environment protocol,
     with the arena's three tools, whose nights are the market's."""
@@ -101,7 +89,10 @@ class Operator(NetworkEnv):
             {"type": "function", "function": {"name": name, "description": text,
                                               "parameters": _schema(model)}}
             for name, (model, text) in ARENA_TOOLS.items()]
-        self.instructions += arena_briefing(self, len(market.seats_wanted))
+        self.instructions += market.briefing(seat, (
+            "Customers buy the cheapest acceptable unit of what they want from any machine "
+            "at the location with stock; a call that does not fit what is left of the "
+            "working day is refused."))
         self.mailed: dict[tuple[int, int], int] = {}    # (day, to seat) -> e-mails sent
 
     @property
@@ -138,7 +129,7 @@ def _schema(model: type[_Args]) -> dict[str, Any]:
     return schema
 
 
-class Market:
+class Market(_market.Market):
     """``seats`` operators of the network world, one seed, one night (SPEC 23)."""
 
     scenario = "network"
@@ -146,45 +137,13 @@ class Market:
     def __init__(self, seats: int, seed: int = 1, days: int | None = None,
                  world_seed: int = WORLD, config: str | None = None,
                  world_salt: str | None = None) -> None:
-        from ...errors import ConfigError
-
-        if not isinstance(seats, int) or not 2 <= seats <= MAX_SEATS:
-            raise ConfigError(f"a match has 2-{MAX_SEATS} operators, got {seats!r}")
-        self.seats_wanted = range(seats)
-        self.lock = threading.RLock()
-        self.ended: set[int] = set()           # seats that ended today
-        self.left: set[int] = set()            # seats that stopped playing
-        self.nights = 0
-        self._post: list[tuple[int, int, int, Email, int]] = []  # from, n, to, mail, cents
+        super().__init__(seats)
+        self.seats: list[Operator] = []
         self.seats = [Operator(self, i, seed, days, world_seed, config, world_salt)
                       for i in range(seats)]
-        self._view = self._snapshot()
+        self._seen = self._view()
 
-    def live(self) -> list[Operator]:
-        return [op for op in self.seats if op.seat not in self.left and not op.done]
-
-    def waiting(self, seat: int) -> bool:
-        """Whether ``seat`` has ended the day and waits for the others."""
-        return seat in self.ended
-
-    def end_day(self, seat: int) -> None:
-        with self.lock:
-            self.ended.add(seat)
-            self._close_if_all_ended()
-
-    def leave(self, seat: int) -> None:
-        """``seat`` stops playing (its trial ended): its machines sell nothing more."""
-        with self.lock:
-            self.left.add(seat)
-            self.ended.discard(seat)
-            self._close_if_all_ended()
-
-    def _close_if_all_ended(self) -> None:
-        live = self.live()
-        if live and all(op.seat in self.ended for op in live):
-            self._night(live)
-
-    def _night(self, live: list[Operator]) -> None:
+    def _night(self, live: list[Any]) -> None:
         first = live[0]
         d = first._day
         totals = {op.seat: [0, 0, 0] for op in live}
@@ -203,15 +162,11 @@ class Market:
         self._deliver(d, {op.seat: op for op in live})
         for op in live:
             op.settle(d, *totals[op.seat])
-        self.ended.clear()
-        self.nights += 1
-        self._view = self._snapshot()
 
     def _deliver(self, d: int, live: dict[int, Operator]) -> None:
-        """Tonight's e-mails and payments between operators, in a fixed order; a payment
-        to an operator that stopped goes back to its payer."""
-        post, self._post = sorted(self._post, key=lambda p: p[:2]), []
-        for sender, _, to, mail, cents in post:
+        """Tonight's e-mails and payments between operators; a payment to an operator
+        that stopped goes back to its payer."""
+        for sender, to, mail, cents in self.delivered():
             payer, payee = self.seats[sender], live.get(to)
             if payee is None:
                 payer.bank += cents
@@ -221,18 +176,13 @@ class Market:
             payee.ledger.from_operators += cents
             payee.outbox.append((d + 1, mail))
 
-    def post(self, sender: Operator, to: int, mail: Email, cents: int = 0) -> None:
-        with self.lock:
-            self._post.append((sender.seat, len(self._post), to, mail, cents))
-
-    def _snapshot(self) -> dict[str, list[dict[str, Any]]]:
-        """Each location's machines per operator as a customer sees them now."""
+    def _view(self) -> dict[str, list[dict[str, Any]]]:
         view: dict[str, list[dict[str, Any]]] = {}
         for op in self.seats:
             for loc in op.eco.locations:
                 machines = [{"machine": m, "facings": [
                     {"product": s.product, "price": _euros(s.price),
-                     "stock": _band(s.units, s.capacity)}
+                     "stock": band(s.units, s.capacity)}
                     for s in sorted(op.slots.values(), key=lambda s: s.id)
                     if s.machine == m and s.units > 0]}
                     for m in (f"{loc.id}:SNACK", f"{loc.id}:DRINKS")]
@@ -240,18 +190,6 @@ class Market:
                     "seat": op.seat, "operator": op.name, "email": op.address,
                     "open": op.seat not in self.left and not op.done, "machines": machines})
         return view
-
-    def competitors(self, seat: int, location: str) -> list[dict[str, Any]] | None:
-        view = self._view.get(location)
-        if view is None:
-            return None
-        return [{k: v for k, v in o.items() if k != "seat"} for o in view if o["seat"] != seat]
-
-    def find(self, address_: str) -> int | None:
-        return next((op.seat for op in self.seats if op.address == address_.lower()), None)
-
-    def __iter__(self) -> Iterator[Operator]:
-        return iter(self.seats)
 
 
 def _end_day(env: Any, a: Any) -> dict[str, Any]:
@@ -270,30 +208,21 @@ def _see_competitors(env: Any, a: Any) -> dict[str, Any]:
             "competitors": seen}
 
 
-def _other(env: Any, to: str) -> tuple[int | None, str | None]:
-    seat = env.market.find(to)
-    if seat is None:
-        return None, f"no operator at {to!r}; see_competitors shows their addresses"
-    if seat == env.seat:
-        return None, "that is your own address"
-    return seat, None
-
-
 def _email_operator(env: Any, a: Any) -> dict[str, Any]:
-    seat, error = _other(env, a.to)
+    seat, error = env.market.other(env.seat, a.to)
     if error is not None:
         return {"ok": False, "error": error}
     key = (env._day, seat)
     if env.mailed.get(key, 0) >= MAILS_A_DAY:
         return {"ok": False, "error": f"at most {MAILS_A_DAY} e-mails a day to one operator"}
     env.mailed[key] = env.mailed.get(key, 0) + 1
-    env.market.post(env, seat, Email("", env._day + 1, env.address, a.subject, a.body))
+    env.market.post(env.seat, seat, Email("", env._day + 1, env.address, a.subject, a.body))
     return {"ok": True, "to": env.market.seats[seat].name,
             "message": "sent; it arrives overnight"}
 
 
 def _pay_operator(env: Any, a: Any) -> dict[str, Any]:
-    seat, error = _other(env, a.to)
+    seat, error = env.market.other(env.seat, a.to)
     if error is not None:
         return {"ok": False, "error": error}
     cents = _cents(a.amount)
@@ -305,21 +234,7 @@ def _pay_operator(env: Any, a: Any) -> dict[str, Any]:
     env.ledger.paid_operators += cents
     note = f"Payment of EUR {_euros(cents):.2f} from {env.name}" + (
         f": {a.memo}" if a.memo else "")
-    env.market.post(env, seat, Email("", env._day + 1, env.address, note[:200], note), cents)
+    env.market.post(env.seat, seat, Email("", env._day + 1, env.address, note[:200], note),
+                    cents)
     return {"ok": True, "paid": _euros(cents), "to": env.market.seats[seat].name,
             "message": "paid; credited to them overnight"}
-
-
-def arena_briefing(op: Operator, seats: int) -> str:
-    others = seats - 1
-    return f"""
-
-The market: you are {op.name} ({op.address}), one of {seats} operators whose machines \
-stand at the same three locations; {others} other operator{'s' if others > 1 else ''} \
-compete for the same customers, who buy the cheapest acceptable unit of what they want \
-from any machine at the location with stock. All operators work the same day at once; \
-the night runs when every operator has called wait_for_next_day, and a call that does not \
-fit what is left of the working day is refused. see_competitors shows a location's other \
-machines as a customer saw them this morning; email_operator and pay_operator reach \
-another operator overnight. No tool shows another operator's bank, notes or e-mails. \
-What counts is your own final bank balance."""
