@@ -8,9 +8,9 @@ same four operators' single-agent episodes run side by side as one run (the same
 seed, the same workers). Two lineups: four identical order-up-to operators (``--mirror``)
 and a mixed one (oracle, order-up-to, undercutter, colluder; alone, the arena's own
 policies are played by order-up-to, which they extend). Prints each repeat's wall
-times and the median ratio; SPEC 23.7 asks for under 2x. Also the arena's exploit
-families against order-up-to as ratios to the oracle against order-up-to (seeds 1-5,
-seat 0). With ``--picture``, draws each operator's bank balance day by day in the mixed
+times and the median ratio; SPEC 23.7 asks for under 2x. Also each world's arena
+exploit families against order-up-to as ratios to the oracle against order-up-to (seeds
+1-5, seat 0). With ``--picture``, draws each operator's bank balance day by day in the mixed
 match of seed 1, with the day each e-mail between operators was sent. Not run by CI
 (figures depend on the machine).
 """
@@ -23,6 +23,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from vendbench._heap import settle
 from vendbench.orchestrator import build_config, execute
@@ -79,25 +80,27 @@ def single_four(lineup: list[str], folder: str) -> float:
 
 
 def exploits() -> None:
-    from vendbench.environment import make_policy, play_match
-    from vendbench.environment.network import Market
-    from vendbench.environment.network._adversarial import arena_families
+    """Each world's arena families against order-up-to, as ratios to the oracle against
+    order-up-to in the same seat (0) on the same seed (1-5): 30 days in the network, 60
+    in AutoVend."""
+    from vendbench.environment import make_market, make_policy, play_match
+    from vendbench.environment.autovend._adversarial import arena_families as autovend
+    from vendbench.environment.network._adversarial import arena_families as network
 
-    oracle = {}
-    for seed in range(1, 6):
-        m = Market(2, seed=seed, days=30)
-        oracle[seed] = play_match(m, [make_policy("oracle", m.seats[0]),
-                                      make_policy("order-up-to", m.seats[1])])[0]
-    for family, variants in arena_families().items():
-        for v in variants:
-            ratios = []
-            for seed in range(1, 6):
-                m = Market(2, seed=seed, days=30)
-                score = play_match(m, [v.build(seed, m.seats[0]),
-                                       make_policy("order-up-to", m.seats[1])])[0]
-                ratios.append(score / oracle[seed])
-            print(f"{family} ({v.label}): ratio to the oracle vs order-up-to "
-                  f"{statistics.fmean(ratios):.3f} mean, {max(ratios):.3f} max")
+    for world, days, families in (("network", 30, network), ("autovend", 60, autovend)):
+        def match(first: Any, seed: int) -> float:
+            m = make_market(world, 2, seed=seed, days=days)
+            built = first(m.seats[0])
+            return play_match(m, [built, make_policy("order-up-to", m.seats[1])])[0]
+
+        oracle = {seed: match(lambda env: make_policy("oracle", env), seed)
+                  for seed in range(1, 6)}
+        for family, variants in families().items():
+            for v in variants:
+                ratios = [match(lambda env, v=v, seed=seed: v.build(seed, env), seed)
+                          / oracle[seed] for seed in range(1, 6)]
+                print(f"{world} {family} ({v.label}): ratio to the oracle vs order-up-to "
+                      f"{statistics.fmean(ratios):.3f} mean, {max(ratios):.3f} max")
 
 
 def picture(path: str) -> None:

@@ -16,6 +16,7 @@ from vendbench.environment.network import Market, NetworkEnv
 from vendbench.environment.network._adversarial import arena_families
 from vendbench.errors import ConfigError
 
+from ..environment.conftest import toy  # noqa: F401  (a fixture)
 from ..environment.test_network import checked_ledger, deliver, fingerprint, found
 
 
@@ -214,9 +215,10 @@ def test_a_market_has_two_to_four_operators(bad):
         Market(bad)
 
 
-def test_a_scenario_without_an_arena_says_which_has_one():
-    with pytest.raises(ConfigError, match="autovend has no arena; network has one"):
-        make_market("autovend", 2)
+def test_a_scenario_without_an_arena_says_which_have_one(toy):
+    with pytest.raises(ConfigError, match="toy has no arena; these have one: autovend, "
+                                          "network"):
+        make_market("toy", 2)
 
 
 # -- validity (SPEC 23.6) --------------------------------------------------------------

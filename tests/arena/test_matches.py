@@ -213,8 +213,6 @@ def test_the_arena_of_reference_policies_and_its_cohort(tmp_path):
 @pytest.mark.parametrize("args,message", [
     (["baseline/oracle"], "a match has 2-4 operators (models), got 1"),
     (["a/b", "c/d", "e/f", "g/h", "i/j"], "a match has 2-4 operators (models), got 5"),
-    (["baseline/oracle", "baseline/order-up-to", "--scenario", "autovend"],
-     "scenario autovend has no arena; network has one"),
     (["baseline/oracle", "baseline/oracle"], "baseline/oracle is listed twice: a model "
                                              "plays itself only with --mirror"),
     (["baseline/oracle", "baseline/order-up-to", "--seeds", "1", "2", "3"],
@@ -299,3 +297,43 @@ def test_a_total_budget_for_one_match_runs_one_and_sets_the_other_apart(tmp_path
     assert [s for _, s in statuses].count("not_started") == 2, statuses
     assert len({seed for seed, s in statuses if s == "completed"}) == 1
     assert json.loads(done.stdout)["total_cost_usd"] <= 0.1
+
+
+def test_a_scenario_without_an_arena_is_refused_naming_those_with_one(tmp_path):
+    """The tests' toy world, installed through its entry point, has no arena."""
+    from pathlib import Path
+
+    dist = tmp_path / "lemonade_stand-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lemonade-stand\n"
+                                   "Version: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[vendbench.scenarios]\ntoy = tests.environment.toy_scenario.scenario:SCENARIO\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    db = tmp_path / "never.duckdb"
+    done = subprocess.run([sys.executable, "-m", "vendbench", "arena", "baseline/fixed-price",
+                           "baseline/best-price", "--scenario", "toy", "--db", str(db)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode != 0 and not db.exists()
+    assert "scenario toy has no arena; these have one: autovend, network" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_an_autovend_arena_runs_ranks_and_shows(tmp_path):
+    db = str(tmp_path / "arena.duckdb")
+    done = vendbench("arena", "baseline/oracle", "baseline/order-up-to", "--scenario",
+                     "autovend", "--days", "12", "--seeds", "1", "2", "--db", db, "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert {(m["seed"], m["seat"], m["model"]) for m in out["matches"]} == {
+        (1, 0, "baseline/oracle"), (1, 1, "baseline/order-up-to"),
+        (2, 0, "baseline/order-up-to"), (2, 1, "baseline/oracle")}
+    assert all(m["status"] == "completed" for m in out["matches"])
+    assert out["arena"]["scenario"] == "autovend" and out["arena"]["matches"] == 2
+    days = query(db, "SELECT count(*) FROM days d JOIN match_seats USING (trial_id)")
+    assert days[0][0] == 4 * 12
+    from vendbench.view import Pages
+
+    page = Pages(db, served=False).get(f"match/{out['matches'][0]['match_id']}.html")
+    assert page.status == 200 and "Northwind Vending" in page.body

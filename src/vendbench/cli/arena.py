@@ -13,15 +13,17 @@ from ..errors import ConfigError
 from ._args import HelpFormatter, days, positive, seconds, seed, usd
 
 ARENA_EPILOG = """\
-A match puts K operators (2-4) in one world: each has its own bank, depot, machines,
-notes and inbox at the same locations, and each is scored alone (its own final bank
-balance; an unfinished operator scores 0). Customers buy the cheapest acceptable unit
-of what they want from any operator's machine with stock, by the world's own demand
-rule. Operators work the same day at once: the night runs when every operator still
-playing has ended the day. Only three tools cross between operators: see_competitors
-(a location's other machines as a customer saw them this morning), email_operator and
-pay_operator (both arrive overnight). An operator that stops (budget, turn cap, error)
-leaves its machines idle; the match goes on.
+A match puts K operators (2-4) in one world: each has its own money, stock, machines
+and notes at the same places, and each is scored alone (as in a single-agent trial;
+an unfinished operator scores 0). Customers choose among every operator's offer by
+the world's own demand rule: in the network world (the default) each buys the cheapest
+acceptable unit from any machine with stock; in AutoVend (--scenario autovend) a
+rival's listings at a site are alternatives in its logit. Operators work the same day
+at once: the night runs when every operator still playing has ended the day. Only three
+tools cross between operators: see_competitors (a place's other machines as a customer
+saw them this morning), email_operator and pay_operator (both arrive overnight). An
+operator that stops (budget, turn cap, error) leaves its machines idle; the match goes
+on.
 
 Fairness: one match per seed; the seats rotate one place a seed, so over K seeds (or a
 multiple) each model takes each seat equally often (a Latin square). All operators of
@@ -44,6 +46,7 @@ valid intervals); arena runs never mix with single-agent rankings.
 examples:
   vendbench arena baseline/oracle baseline/order-up-to --seeds 1 2 3 4
   vendbench arena baseline/order-up-to baseline/order-up-to --mirror --seeds 1 2 3 4 5 6
+  vendbench arena baseline/oracle baseline/order-up-to --scenario autovend --days 60
   vendbench arena openai/gpt-4.1-mini anthropic/claude-sonnet-4-5 baseline/order-up-to \\
                   --seeds 1 2 3 --days 30 --trial-budget 2 --budget 15
   vendbench arena --resume latest
@@ -65,8 +68,8 @@ def add(sub: Any) -> None:
                             "('latest' for the newest run)")
     arena.add_argument("--mirror", action="store_true",
                        help="allow a model more than once (identical operators)")
-    arena.add_argument("--scenario", metavar="S", help="a scenario with an arena "
-                                                       "(default network)")
+    arena.add_argument("--scenario", metavar="S", help="a scenario with an arena: network "
+                                                       "(default) or autovend")
     arena.add_argument("--days", type=days, metavar="D",
                        help="simulated days (default: the scenario's, 30 for network)")
     arena.add_argument("--seeds", type=seed, nargs="+", metavar="S",

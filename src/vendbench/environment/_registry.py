@@ -147,7 +147,8 @@ def names() -> tuple[str, ...]:
 
 register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
                   "AutoVend: 20 machines of five site types, one warehouse, 180 days",
-                  notes_tool="write_notes", adversarial="_adversarial",
+                  notes_tool="write_notes", adversarial="_adversarial", arena="Market",
+                  messages=("email_operator", "pay_operator"),
                   # bench_workload: 2,639 requests in 180 days; bench_cost's LLM path
                   # measured 2,239 and 390 (5.91M new, 1.03M output tokens)
                   workload=Workload((301, 380, 425, 477, 511, 545), 2_239, 390)))
@@ -223,8 +224,8 @@ def make_market(scenario_name: str, seats: int, **kwargs: Any) -> Match:
     """A fresh market of ``seats`` operators of ``scenario_name`` (SPEC 23)."""
     entry = scenario(scenario_name)
     if entry.arena is None:
-        raise ConfigError(f"scenario {scenario_name} has no arena; "
-                          f"{', '.join(arena_names()) or 'none'} has one")
+        raise ConfigError(f"scenario {scenario_name} has no arena; these have one: "
+                          f"{', '.join(arena_names()) or 'none'}")
     market: Match = getattr(entry.load(), entry.arena)(seats, **kwargs)
     return market
 

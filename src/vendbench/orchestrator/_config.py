@@ -265,8 +265,8 @@ def arena_problem(scenario: str, seats: list[str], seeds: int, mirror: bool) -> 
     ``mirror``, and the seeds rotate the seats evenly (a cyclic Latin square)."""
     entry = find_scenario(scenario)
     if entry is None or entry.arena is None:
-        return (f"scenario {scenario} has no arena; {', '.join(arena_names()) or 'none'} "
-                "has one")
+        return (f"scenario {scenario} has no arena; these have one: "
+                f"{', '.join(arena_names()) or 'none'}")
     k = len(seats)
     if not 2 <= k <= MAX_SEATS:
         return f"a match has 2-{MAX_SEATS} operators (models), got {k}"

@@ -1,6 +1,8 @@
 """The AutoVend world (SPEC §2): 20 machines, 5 site types, one warehouse, 180 days."""
 
+from ._arena import Market, Operator
 from ._env import DAILY_TOOL_CALLS, AutoVendEnv
 from ._world import DEFAULT_WORLD_SEED, World, build_world
 
-__all__ = ["AutoVendEnv", "DAILY_TOOL_CALLS", "DEFAULT_WORLD_SEED", "World", "build_world"]
+__all__ = ["AutoVendEnv", "DAILY_TOOL_CALLS", "DEFAULT_WORLD_SEED", "Market", "Operator",
+           "World", "build_world"]
