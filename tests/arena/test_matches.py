@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from decimal import Decimal
 
 import pytest
 
@@ -169,15 +170,67 @@ def test_killed_mid_match_and_resumed_ends_as_an_uninterrupted_arena(tmp_path):
     final = {(r[0], r[1]): r for r in seats(db)}
     assert {k: (r[2], r[3], r[4]) for k, r in final.items()} == \
         {(r[0], r[1]): (r[2], r[3], r[4]) for r in seats(clean)}
-    # the match in play was played again from day 1 (one match at a time: seed 1's);
-    # its first attempt's operators are on record as interrupted
-    assert final[(1, 0)][7] == final[(1, 1)][7] == 2
-    first = [r for r in seats(db) if r[0] == 1 and r[7] == 1]
-    assert len(first) == 2 and {r[3] for r in first} == {"interrupted"}
-    # what the killed attempt spent stays counted in the run
+    # the match went on where it stopped: same trials, no new attempt, every tool call
+    # and day as in the uninterrupted arena, and no reply paid for twice
+    assert {r[7] for r in final.values()} == {1}
+    for table in ("tool_calls", "days"):
+        assert outcome(db, table) == outcome(clean, table), table
+    ok = ("SELECT count(*), sum(input_tokens), sum(output_tokens), sum(cost_usd) FROM "
+          "exchanges WHERE status = 'ok'")
+    (n, tokens_in, tokens_out, paid), = query(db, ok)
+    (clean_n, clean_in, clean_out, clean_paid), = query(clean, ok)
+    assert (n, tokens_out) == (clean_n, clean_out)
+    # the prompts are the same but for the trial ids a request carries as its cache key
+    assert abs(tokens_in - clean_in) < 0.001 * clean_in
+    assert abs(paid - clean_paid) < Decimal("0.01") * clean_paid
+    unknown = query(db, "SELECT count(*), coalesce(sum(cost_usd), 0) FROM exchanges "
+                        "WHERE status = 'unknown'")[0]
+    assert unknown[0] <= 1                                           # the one in flight
     total = query(db, "SELECT sum(cost_usd) FROM trials")[0][0]
-    assert total >= spent_before > 0
+    assert total == paid + unknown[1] >= spent_before > 0
+    assert query(db, "SELECT max(segment) FROM segments s JOIN match_seats m USING "
+                     "(trial_id) WHERE m.model = 'openai/fake-a' AND m.seed = 1")[0][0] == 2
     assert vendbench("leaderboard", "--arena", "--db", db).returncode == 0
+
+
+def outcome(db: str, table: str) -> list[tuple]:
+    """A table's rows by seed and seat (trial ids aside)."""
+    columns = {"tool_calls": "t.day, t.seq, t.name, t.args_json, t.result_json",
+               "days": "t.day, t.cash, t.net_assets"}[table]
+    return query(db, f"SELECT m.seed, m.seat, {columns} FROM {table} t JOIN match_seats m "
+                     "USING (trial_id) ORDER BY 1, 2, 3, 4")
+
+
+def test_restart_plays_an_interrupted_match_again_from_day_one(tmp_path):
+    import asyncio
+
+    from vendbench.orchestrator import build_config, execute
+
+    db = str(tmp_path / "arena.duckdb")
+    config = build_config({"scenario": "network", "days": 6, "seeds": [1, 2],
+                           "models": [{"id": "baseline/oracle"},
+                                      {"id": "baseline/order-up-to"}],
+                           "seats": ["baseline/oracle", "baseline/order-up-to"]})
+
+    async def interrupted() -> None:
+        task: asyncio.Task | None = None
+
+        def on_event(kind: str, data: dict) -> None:
+            if kind == "trial_progress" and data["day"] >= 3 and task is not None:
+                task.cancel()                          # Ctrl-C on day 3 of the first match
+
+        task = asyncio.ensure_future(execute(config, db, on_event=on_event))
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    run_id = query(db, "SELECT run_id FROM runs")[0][0]
+    assert {s for *_, s in query(db, "SELECT seed, status FROM trials")} == {"interrupted"}
+    done = vendbench("arena", "--resume", run_id, "--restart", "--db", db)
+    assert done.returncode == 0, done.stderr
+    latest = seats(db)
+    assert {(r[0], r[7], r[3]) for r in latest} >= {(1, 2, "completed")}
+    assert vendbench("arena", "--restart", "--db", db).returncode != 0
 
 
 def test_the_arena_of_reference_policies_and_its_cohort(tmp_path):
@@ -337,3 +390,56 @@ def test_an_autovend_arena_runs_ranks_and_shows(tmp_path):
 
     page = Pages(db, served=False).get(f"match/{out['matches'][0]['match_id']}.html")
     assert page.status == 200 and "Northwind Vending" in page.body
+
+
+def test_an_operator_that_had_finished_replays_until_it_left_when_its_match_resumes(
+        tmp_path, monkeypatch):
+    """Interrupted after its LLM operator ran out of budget: on --resume the LLM
+    operator's log is replayed only until it left (its trial stays as it ended), the
+    policy plays again from day 1, and the match ends as an uninterrupted one."""
+    import asyncio
+
+    from vendbench.orchestrator import build_config, execute
+
+    from ..orchestrator.conftest import model
+
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    with FakeLLM(script=arena_script) as llm:
+        config = build_config({
+            "scenario": "network", "days": 6, "seeds": [1, 2], "workers": 2,
+            "retry_backoff_s": 0.01, "seats": ["openai/fake-a", "baseline/order-up-to"],
+            "models": [model(llm, "openai/fake-a", budget_usd="0.005",
+                             max_output_tokens=256), {"id": "baseline/order-up-to"}]})
+        clean = str(tmp_path / "clean.duckdb")
+        asyncio.run(execute(config, clean))
+        db = str(tmp_path / "stopped.duckdb")
+
+        async def interrupted() -> None:
+            task: asyncio.Task | None = None
+            left = set()
+
+            def on_event(kind: str, data: dict) -> None:
+                if kind == "trial_finished":
+                    left.add(data["outcome"].spec.seed)
+                if kind == "trial_progress" and data["outcome"].spec.seed in left \
+                        and data["day"] >= 4 and task is not None:
+                    task.cancel()        # the policy on day 4, the LLM operator gone
+
+            task = asyncio.ensure_future(execute(config, db, on_event=on_event))
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(interrupted())
+        statuses = dict(query(db, "SELECT model, status FROM trials WHERE seed = 1"))
+        assert statuses == {"openai/fake-a": "budget_exhausted",
+                            "baseline/order-up-to": "interrupted"}, statuses
+        run_id = query(db, "SELECT run_id FROM runs")[0][0]
+        served = llm.served
+        asyncio.run(execute(config, db, resume=run_id))
+        assert llm.served - served == len(query(clean, "SELECT 1 FROM exchanges e JOIN "
+                                                       "match_seats m USING (trial_id) "
+                                                       "WHERE m.seed = 2"))
+    assert {(r[0], r[1]): (r[2], r[3], r[4]) for r in seats(db)} == \
+        {(r[0], r[1]): (r[2], r[3], r[4]) for r in seats(clean)}
+    for table in ("tool_calls", "days"):
+        assert outcome(db, table) == outcome(clean, table), table

@@ -36,9 +36,12 @@ match); a match starts only when the total can cover all its operators' budgets.
 --max-forecast refuses an arena whose forecast is above it. Every request is reserved
 and committed before it is sent, as in vendbench run.
 
---resume RUN_ID plays each unfinished match again from day 1, all its operators as new
-attempts (they share one world, so one cannot continue without the others); finished
-matches are kept, and what the earlier attempts spent stays counted in the total.
+--resume RUN_ID continues each unfinished match where it stopped, all its operators in
+step: each LLM operator's logged tool calls are replayed day by day beside the others
+(nothing paid for is asked again; requests in flight stay charged and are sent again),
+each policy plays again from day 1, and an operator that had already finished replays
+until it left. Finished matches are kept. --resume RUN_ID --restart plays unfinished
+matches again from day 1 instead, as new attempts (what they spent stays counted).
 
 Results: vendbench leaderboard --arena (mean score, head-to-head wins paired by match,
 valid intervals); arena runs never mix with single-agent rankings.
@@ -66,6 +69,9 @@ def add(sub: Any) -> None:
     arena.add_argument("--resume", metavar="RUN_ID",
                        help="play the unfinished matches of a stopped arena run again "
                             "('latest' for the newest run)")
+    arena.add_argument("--restart", action="store_true",
+                       help="with --resume: play the unfinished matches again from day 1, "
+                            "as new attempts, instead of continuing them")
     arena.add_argument("--mirror", action="store_true",
                        help="allow a model more than once (identical operators)")
     arena.add_argument("--scenario", metavar="S", help="a scenario with an arena: network "
@@ -104,6 +110,9 @@ def add(sub: Any) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    if args.restart and not args.resume:
+        raise ConfigError("--restart goes with --resume RUN_ID (it plays that arena's "
+                          "unfinished matches again from day 1)")
     if args.resume:
         if args.models or args.mirror:
             raise ConfigError("--resume plays a stored arena run with its own models; drop "
@@ -113,7 +122,8 @@ def command(args: argparse.Namespace) -> int:
         config, resume = config_from_args(args), None
     from .run import with_progress
 
-    result = with_progress(config, args.db, resume=resume, restart=True, quiet=args.json,
+    result = with_progress(config, args.db, resume=resume, restart=args.restart,
+                           quiet=args.json,
                            command="arena", unit="matches")
     if result is None:
         return 130

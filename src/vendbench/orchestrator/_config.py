@@ -6,6 +6,8 @@ is ``Decimal``, and every check says in plain words what to change.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import tomllib
 from decimal import Decimal
 from pathlib import Path
@@ -279,6 +281,15 @@ def arena_problem(scenario: str, seats: list[str], seeds: int, mirror: bool) -> 
         return (f"{seeds} seed(s) cannot rotate {k} seats evenly (each model takes each "
                 f"seat equally often): give a multiple of {k}, e.g. {fit} seeds")
     return None
+
+
+def model_slugs(models: list[str]) -> dict[str, str]:
+    """A readable id part per model string; models whose slugs would collide
+    (``openai/fake-a`` and ``openai/Fake_A``) get a short hash of the exact string too."""
+    slugs = {m: re.sub(r"[^A-Za-z0-9]+", "-", m).strip("-").lower() for m in models}
+    taken = [s for s in slugs.values()]
+    return {m: s if taken.count(s) == 1 else
+            f"{s}-{hashlib.sha256(m.encode()).hexdigest()[:6]}" for m, s in slugs.items()}
 
 
 def load_panel(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:

@@ -12,10 +12,12 @@ Like the scheduler, this knows nothing of vending: only the ``Match`` protocol.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import replace
 
 from ..environment import Environment, Match
 from ..results import MatchSeat
+from ._replay import replay_in_turns
 from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
 
 
@@ -43,26 +45,37 @@ class Turns:
             await self._moved.wait()
 
 
-async def run_match(specs: list[TrialSpec], contexts: list[TrialContext], match: Match
+async def run_match(specs: list[TrialSpec], contexts: list[TrialContext], match: Match,
+                    on_done: Callable[[TrialOutcome], None] = lambda out: None
                     ) -> list[TrialOutcome]:
     """Run the match's trials (``specs[i]`` in seat i, with ``contexts[i]``) to their
-    ends, concurrently, in ``match``'s world."""
+    ends, concurrently, in ``match``'s world; a resumed match's operator that had already
+    finished (``replay_only``) replays its log until it left, and has no outcome.
+    ``on_done``: called with each trial's outcome as it ends."""
     turns = Turns(match)
 
-    async def seat(i: int) -> TrialOutcome:
+    async def seat(i: int) -> TrialOutcome | None:
         operator: Environment = match.seats[i]
 
         async def turn() -> None:
             await turns.wait(i)
 
-        ctx = replace(contexts[i], make_env=lambda seed, world: operator, turn=turn)
+        spec = specs[i]
         try:
-            return await run_trial(specs[i], ctx)
+            if spec.replay_only:      # it had finished: it plays again only until it left
+                assert spec.history is not None
+                await replay_in_turns(spec.history, operator, turn)
+                return None
+            ctx = replace(contexts[i], make_env=lambda seed, world: operator, turn=turn)
+            out = await run_trial(spec, ctx)
+            on_done(out)              # as each operator's trial ends, not the match
+            return out
         finally:
-            match.leave(i)            # its machines go idle; the others may now sleep
+            match.leave(spec.seat)    # its machines go idle; the others may now sleep
             turns.wake()
 
-    return list(await asyncio.gather(*(seat(i) for i in range(len(specs)))))
+    done = await asyncio.gather(*(seat(i) for i in range(len(specs))))
+    return [out for out in done if out is not None]
 
 
 def seat_rows(specs: list[TrialSpec], match: Match) -> list[MatchSeat]:

@@ -22,6 +22,7 @@ import json
 import time
 from dataclasses import dataclass
 from decimal import Decimal
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..environment import Environment, RecordingSession, ToolCall
@@ -56,10 +57,13 @@ class Counters:
 
 
 def replay(history: TrialHistory, env: Environment, context: RollingContext,
-           calibration: Calibration, max_output_tokens: int) -> tuple[Resumed, Counters]:
-    """Bring ``env`` and ``context`` (both fresh) to where the trial stopped."""
+           calibration: Calibration, max_output_tokens: int, world: bool = True
+           ) -> tuple[Resumed, Counters]:
+    """Bring ``env`` and ``context`` (both fresh; ``world`` False: ``env`` is already
+    where the trial stopped, see ``replay_in_turns``) to where the trial stopped."""
     start = time.perf_counter()
-    _replay_world(history, env)
+    if world:
+        _replay_world(history, env)
     messages = [Message(i, json.loads(body), tokens) for i, body, tokens in history.messages]
     try:
         context.restore(messages, _last_window(history))
@@ -88,10 +92,33 @@ def _replay_world(history: TrialHistory, env: Environment) -> None:
     for seq, _, day, _, name, args, logged in history.tool_calls:
         check.expected = (seq, logged)
         session.call(name, args, day=day)
+    _reached(history, env)
+
+
+def _reached(history: TrialHistory, env: Environment) -> None:
     done = env.summary().get("days_completed", 0)
     if any(d > done for d in history.days):
         raise ReplayMismatch(f"the log has days after day {done}, which its tool calls do "
                              "not reach")
+
+
+async def replay_in_turns(history: TrialHistory, env: Environment,
+                          turn: Callable[[], Awaitable[None]]) -> None:
+    """An arena operator's world brought to where its trial stopped: its logged calls
+    replayed as in ``_replay_world``, but day by day, each waiting (``turn``) for the
+    match's night as the operator did, while the other operators replay or play their
+    own days."""
+    check = _Check(history)
+    session = RecordingSession(env, check)
+    for seq, _, day, _, name, args, logged in history.tool_calls:
+        await turn()
+        session.collect()                      # the nights' books, checked as logged
+        check.expected = (seq, logged)
+        session.call(name, args, day=day)
+    if history.tool_calls and history.tool_calls[-1][2] in history.days:
+        await turn()               # it was still there when its last day's night ran
+        session.collect()
+    _reached(history, env)
 
 
 class _Check:

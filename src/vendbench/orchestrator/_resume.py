@@ -1,6 +1,6 @@
 """Resuming a run (SPEC §7): what a killed process left open is settled, finished
 trials are kept, the others continue where they stopped (or, with ``--restart``, run
-again from day 1); an arena's unfinished matches are played again from day 1."""
+again from day 1); an arena's unfinished matches go on with all their operators."""
 
 from __future__ import annotations
 
@@ -68,29 +68,51 @@ def plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget,
 
 
 def plan_match_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget, *,
-                      restart: bool = True) -> tuple[list[dict[str, Any]], list[TrialSpec]]:
-    """An arena's resume: a match whose every operator finished is kept; any other is
-    played again from day 1 as a new attempt of all its seats (its operators share one
-    world, so one cannot continue without the others). What earlier attempts spent
-    stays in the run's total."""
+                      restart: bool = False) -> tuple[list[dict[str, Any]], list[TrialSpec]]:
+    """An arena's resume: a match whose every operator finished is kept; the others go
+    on where they stopped, all their operators in step (the match's scheduler replays
+    each LLM operator's logged calls day by day beside the others, plays each policy
+    again from day 1, and replays an operator that had already finished until it left).
+    ``restart``: play them again from day 1 as a new attempt of all their seats. What
+    every earlier attempt spent stays in the run's total."""
     settle_spend(store, run_id, pool)
     seats: dict[str, list[dict[str, Any]]] = {}
     for row in store.match_seats([run_id]):
         seats.setdefault(row["match_id"], []).append(row)
     trials = {t["trial_id"]: t for t in store.trials(run_id)}
+    tables = record_tables(store.run(run_id)["scenario"])
     matches: dict[str, list[TrialSpec]] = {}
     for spec in specs:
         matches.setdefault(spec.match_id or "", []).append(spec)
     kept: list[dict[str, Any]] = []
     rerun: list[TrialSpec] = []
     for match_id, match in matches.items():
-        last = seats.get(match_id, [])
-        if len(last) == len(match) and all(r["status"] in FINISHED for r in last):
-            kept.extend(kept_json(trials[r["trial_id"]]) for r in last)
+        last = {r["seat"]: r for r in seats.get(match_id, [])}
+        if len(last) == len(match) and all(r["status"] in FINISHED for r in last.values()):
+            kept.extend(kept_json(trials[r["trial_id"]]) for r in last.values())
             continue
-        attempt = last[0]["attempt"] + 1 if last else 1
-        rerun.extend(replace(spec, trial_id=f"{spec.trial_id}-a{attempt}", attempt=attempt)
-                     if attempt > 1 else spec for spec in match)
+        if restart and last:
+            attempt = next(iter(last.values()))["attempt"] + 1
+            rerun.extend(replace(spec, trial_id=f"{spec.trial_id}-a{attempt}",
+                                 attempt=attempt) for spec in match)
+            continue
+        for spec in match:
+            seated = last.get(spec.seat)
+            if seated is None or seated["status"] == TrialStatus.NOT_STARTED:
+                rerun.append(spec)                  # it never began: as planned
+                continue
+            trial_id = seated["trial_id"]
+            if seated["status"] in FINISHED:        # it left before the others stopped
+                kept.append(kept_json(trials[trial_id]))
+                rerun.append(replace(spec, trial_id=trial_id, attempt=seated["attempt"],
+                                     resume=True, replay_only=True))
+                continue
+            if spec.model.in_process:               # free to play again from day 1
+                store.forget_progress(trial_id, tables)
+            rerun.append(replace(
+                spec, trial_id=trial_id, attempt=seated["attempt"],
+                segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,
+                spent_before=store.trial_spent(trial_id)))
     store.write(RunEnded(run_id, TrialStatus.RUNNING, None))      # running again
     return kept, rerun
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import hashlib
 import logging
 import os
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -29,7 +27,7 @@ from ..results import (ProviderEventRow, ResultsWriter, RunEnded, Store,
                        TrialHistory, TrialStatus, begin_run, ceiling_rows, dumps,
                        missing_ceilings, new_run_id)
 from ._clients import Clients
-from ._config import RunConfig
+from ._config import RunConfig, model_slugs
 from ._forecast import PanelForecast, panel_forecast, refuse_above
 from ._preflight import preflight, run_prices
 from ._shards import WorkerDied, Workers, plan_processes
@@ -76,15 +74,6 @@ def finished_status(result: RunResult) -> str:
 
 
 Events = Callable[[str, dict[str, Any]], None]
-
-
-def model_slugs(models: list[str]) -> dict[str, str]:
-    """A readable id part per model string; models whose slugs would collide
-    (``openai/fake-a`` and ``openai/Fake_A``) get a short hash of the exact string too."""
-    slugs = {m: re.sub(r"[^A-Za-z0-9]+", "-", m).strip("-").lower() for m in models}
-    taken = [s for s in slugs.values()]
-    return {m: s if taken.count(s) == 1 else
-            f"{s}-{hashlib.sha256(m.encode()).hexdigest()[:6]}" for m, s in slugs.items()}
 
 
 class Scheduler:
@@ -213,26 +202,34 @@ class Scheduler:
         async def one(seats: list[TrialSpec]) -> None:
             async with sem:
                 match = self.clients.make_match(seats[0].seed, seats[0].world_seed)
-                for row in seat_rows(seats, match):
-                    writer.put_row(row)
-                budgets = await self._earmark(seats)     # every seat's, or none starts
-                if budgets is None:
-                    self._not_started(writer, seats, outcomes)
+                if not any(spec.resume for spec in seats):
+                    for row in seat_rows(seats, match):
+                        writer.put_row(row)
+                playing = [spec for spec in seats if not spec.replay_only]
+                earmarked = await self._earmark(playing)   # every seat's, or none starts
+                if earmarked is None:
+                    self._not_started(writer, playing, outcomes)
                     return
+                budgets = iter(earmarked)
+                seats = [replace(spec, history=self._history(spec.trial_id))
+                         if spec.resume and self._history is not None else spec
+                         for spec in seats]
                 try:
                     contexts = [self.clients.trial_context(
-                        spec, budget, writer, self._progress)
-                        for spec, budget in zip(seats, budgets)]
-                    for spec in seats:
+                        spec, Budget("replayed", Decimal(0)) if spec.replay_only
+                        else next(budgets), writer, self._progress) for spec in seats]
+                    for spec in playing:
                         self.on_event("trial_started", {"spec": spec})
-                    with writer.taking_part():
-                        done = await run_match(seats, contexts, match)
-                    for out in done:
+                    def ended(out: TrialOutcome) -> None:
+                        out.spec = replace(out.spec, history=None)      # it may be large
                         outcomes.append(out)
                         self.waiting.ended(out.spec.trial_id)
                         self.on_event("trial_finished", {"outcome": out})
+
+                    with writer.taking_part():
+                        await run_match(seats, contexts, match, ended)
                 finally:
-                    for budget in budgets:
+                    for budget in earmarked:
                         budget.close()
                     async with self._freed:
                         self._freed.notify_all()

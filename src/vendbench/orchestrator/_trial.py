@@ -27,7 +27,7 @@ from ._calibration import Calibration
 from ._config import DEFAULT_WORLD_SEED, ModelConfig
 from ._context import ContextOverflow, RollingContext, Window
 from ._log import ExchangeLog
-from ._replay import ReplayMismatch, replay
+from ._replay import ReplayMismatch, replay, replay_in_turns
 from ._replies import MAX_SILENT_REPLIES, call_of, nudge, tool_message
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,8 @@ class TrialSpec:
     history: TrialHistory | None = field(default=None, compare=False, repr=False)
     match_id: str | None = None   # an arena trial: its match (SPEC 23) and seat in it
     seat: int = 0
+    replay_only: bool = False     # a resumed match's operator that had already finished:
+                                  # its logged calls are replayed until it left
 
 
 @dataclass
@@ -214,8 +216,10 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
     session = RecordingSession(env, tlog)
     if spec.history is not None:
         assert ctx.calibration is not None
+        if ctx.turn is not None:        # a match: the world goes on day by day with the others
+            await replay_in_turns(spec.history, env, ctx.turn)
         resumed, counters = replay(spec.history, env, context, ctx.calibration,
-                                   m.max_output_tokens)
+                                   m.max_output_tokens, world=ctx.turn is None)
         seen_day, silent, first_attempt = env.day, resumed.silent, resumed.next_attempt
         session.calls = counters.tool_calls
         out.exchanges, out.tool_calls = counters.exchanges, counters.tool_calls
