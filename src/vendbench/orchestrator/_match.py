@@ -12,13 +12,16 @@ Like the scheduler, this knows nothing of vending: only the ``Match`` protocol.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 
 from ..environment import Environment, Match
 from ..results import MatchSeat
-from ._replay import replay_in_turns
+from ._replay import ReplayMismatch, replay_in_turns
 from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
+
+log = logging.getLogger(__name__)
 
 
 class Turns:
@@ -64,7 +67,11 @@ async def run_match(specs: list[TrialSpec], contexts: list[TrialContext], match:
         try:
             if spec.replay_only:      # it had finished: it plays again only until it left
                 assert spec.history is not None
-                await replay_in_turns(spec.history, operator, turn)
+                try:
+                    await replay_in_turns(spec.history, operator, turn)
+                except ReplayMismatch as exc:        # the others will find out too
+                    log.warning("%s: its log does not replay (%s); it leaves the match "
+                                "here", spec.trial_id, exc)
                 return None
             ctx = replace(contexts[i], make_env=lambda seed, world: operator, turn=turn)
             out = await run_trial(spec, ctx)

@@ -145,8 +145,9 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
         out.status, out.reason = TrialStatus.BUDGET_EXHAUSTED, str(exc)
     except ReplayMismatch as exc:
         out.status = TrialStatus.ERROR
+        command = "arena" if spec.match_id else "run"
         out.reason = (f"cannot continue from the log: {exc}. Run it again from day 1: "
-                      f"vendbench run --resume {spec.run_id} --restart")
+                      f"vendbench {command} --resume {spec.run_id} --restart")
     except ContextOverflow as exc:
         out.status, out.reason = TrialStatus.CONTEXT_OVERFLOW, str(exc)
     except ProviderError as exc:
