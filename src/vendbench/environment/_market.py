@@ -9,11 +9,37 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
 from ..errors import ConfigError
 
 NAMES = ("Northwind Vending", "Bluebird Snacks", "Corner Kiosk Co", "Delta Machines")
 MAX_SEATS = len(NAMES)
 MAILS_A_DAY = 5               # e-mails one operator may send another in a day
+
+
+class Message(BaseModel):
+    """The arguments of a tool between operators (strict, no unknown keys)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class EmailOperator(Message):
+    to: str = Field(min_length=3, max_length=200,
+                    description="another operator's address (see_competitors shows them)")
+    subject: str = Field(max_length=200)
+    body: str = Field(max_length=2000)
+
+
+def pay_operator(currency: str, most: float) -> type[Message]:
+    """``pay_operator``'s arguments in a world's ``currency``, at most ``most``."""
+    model: type[Message] = create_model(
+        "PayOperator", __base__=Message,
+        to=(str, Field(min_length=3, max_length=200,
+                       description="another operator's address")),
+        amount=(float, Field(gt=0, le=most, description=f"{currency}, at most 2 decimals")),
+        memo=(str, Field(default="", max_length=200)))
+    return model
 
 
 def address(seat: int) -> str:

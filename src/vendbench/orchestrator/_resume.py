@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..budgets import Budget
-from ..environment import record_tables
+from ..environment import RecordTable, record_tables
 from ..errors import ConfigError
 from ..results import (FINISHED, RunEnded, Store, TrialKey, TrialRecord, TrialStatus,
                        latest_attempts)
@@ -56,15 +56,21 @@ def plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget,
             attempt = last["attempt"] + 1
             rerun.append(replace(spec, trial_id=f"{spec.trial_id}-a{attempt}", attempt=attempt))
         else:
-            trial_id = last["trial_id"]
-            if spec.model.in_process:          # free to run again: from day 1, same id
-                store.forget_progress(trial_id, tables)
-            rerun.append(replace(
-                spec, trial_id=trial_id, attempt=last["attempt"],
-                segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,
-                spent_before=store.trial_spent(trial_id)))
+            rerun.append(_continued(store, spec, last, tables))
     store.write(RunEnded(run_id, TrialStatus.RUNNING, None))      # running again
     return kept, rerun
+
+
+def _continued(store: Store, spec: TrialSpec, last: Mapping[str, Any],
+               tables: tuple[RecordTable, ...]) -> TrialSpec:
+    """``spec`` going on as its stopped trial ``last``, under its id: an LLM trial from
+    its log, an in-process policy from day 1 (free to run again; its rows forgotten)."""
+    trial_id = last["trial_id"]
+    if spec.model.in_process:
+        store.forget_progress(trial_id, tables)
+    return replace(spec, trial_id=trial_id, attempt=last["attempt"],
+                   segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,
+                   spent_before=store.trial_spent(trial_id))
 
 
 def plan_match_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget, *,
@@ -107,12 +113,7 @@ def plan_match_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: B
                 rerun.append(replace(spec, trial_id=trial_id, attempt=seated["attempt"],
                                      resume=True, replay_only=True))
                 continue
-            if spec.model.in_process:               # free to play again from day 1
-                store.forget_progress(trial_id, tables)
-            rerun.append(replace(
-                spec, trial_id=trial_id, attempt=seated["attempt"],
-                segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,
-                spent_before=store.trial_spent(trial_id)))
+            rerun.append(_continued(store, spec, seated, tables))
     store.write(RunEnded(run_id, TrialStatus.RUNNING, None))      # running again
     return kept, rerun
 

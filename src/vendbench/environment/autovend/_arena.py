@@ -25,11 +25,11 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from .. import _market
 from .._arguments import ArgumentError, describe_errors, parse_arguments
-from .._market import MAILS_A_DAY, NAMES, address, band
+from .._market import MAILS_A_DAY, NAMES, EmailOperator, address, band, pay_operator
 from . import _demand as demand
 from ._env import AutoVendEnv, tool_schemas
 from ._operations import fen
@@ -44,28 +44,16 @@ class SeeCompetitors(Args):
     machine_id: str = Field(description="machine id, M01–M20: its site", max_length=32)
 
 
-class EmailOperator(Args):
-    to: str = Field(min_length=3, max_length=200,
-                    description="another operator's address (see_competitors shows them)")
-    subject: str = Field(max_length=200)
-    body: str = Field(max_length=2000)
-
-
-class PayOperator(Args):
-    to: str = Field(min_length=3, max_length=200, description="another operator's address")
-    amount: float = Field(gt=0, le=1_000_000, description="CNY, at most 2 decimals")
-    memo: str = Field(default="", max_length=200)
-
-
-ARENA_TOOLS: dict[str, tuple[type[Args], str]] = {
+ARENA_TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "see_competitors": (SeeCompetitors, "[query] The other operators' machines at a "
                                         "machine's site as a customer saw them this "
                                         "morning: products, prices, how full; and each "
                                         "operator's e-mail address."),
     "email_operator": (EmailOperator, "[remote] Write to another operator; it arrives "
                                       f"overnight (at most {MAILS_A_DAY} a day to each)."),
-    "pay_operator": (PayOperator, "[remote] Pay another operator from your cash: paid at "
-                                  "once, credited to them overnight."),
+    "pay_operator": (pay_operator("CNY", 1_000_000),
+                     "[remote] Pay another operator from your cash: paid at once, "
+                     "credited to them overnight."),
 }
 
 

@@ -29,43 +29,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from . import _demand
 from ._env import WORLD, NetworkEnv
 from ._handlers import HANDLERS
 from ._state import Email, _cents, _euros
-from ._tools import TOOLS, Euros, _Args, schemas
+from ._tools import TOOLS, _Args, schemas
 from .. import _market
-from .._market import MAILS_A_DAY, NAMES, address, band
+from .._market import MAILS_A_DAY, NAMES, EmailOperator, address, band, pay_operator
 
 
 class SeeCompetitors(_Args):
     location: str = Field(min_length=1, max_length=40, description="a location id")
 
 
-class EmailOperator(_Args):
-    to: str = Field(min_length=3, max_length=200,
-                    description="another operator's address (see_competitors shows them)")
-    subject: str = Field(max_length=200)
-    body: str = Field(max_length=2000)
-
-
-class PayOperator(_Args):
-    to: str = Field(min_length=3, max_length=200, description="another operator's address")
-    amount: Euros
-    memo: str = Field(default="", max_length=200)
-
-
-ARENA_TOOLS: dict[str, tuple[type[_Args], str]] = {
+ARENA_TOOLS: dict[str, tuple[type[BaseModel], str]] = {
     "see_competitors": (SeeCompetitors, "The other operators' machines at a location as a "
                                         "customer sees them this morning: products, "
                                         "prices, how full; and each operator's e-mail "
                                         "address."),
     "email_operator": (EmailOperator, "Write to another operator; it arrives overnight "
                                       f"(at most {MAILS_A_DAY} a day to each)."),
-    "pay_operator": (PayOperator, "Pay another operator from your bank: paid at once, "
-                                  "credited to them overnight."),
+    "pay_operator": (pay_operator("euros", 10_000),
+                     "Pay another operator from your bank: paid at once, credited to them "
+                     "overnight."),
 }
 
 
@@ -123,7 +111,7 @@ class Operator(NetworkEnv):
             return super().drain_records()
 
 
-def _schema(model: type[_Args]) -> dict[str, Any]:
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     schema.pop("title", None)
     return schema

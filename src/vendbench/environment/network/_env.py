@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
 from . import _demand
 from ._config import Economy, load
@@ -34,7 +35,7 @@ class NetworkEnv:
 
     scenario = "network"
     day_tool = "wait_for_next_day"
-    tool_specs = TOOLS
+    tool_specs: dict[str, tuple[type[BaseModel], str]] = dict(TOOLS)
     handlers = HANDLERS
     crosses_midnight = True          # a call that does not fit the day runs the night
 
