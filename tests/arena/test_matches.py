@@ -354,16 +354,9 @@ def test_a_total_budget_for_one_match_runs_one_and_sets_the_other_apart(tmp_path
 
 def test_a_scenario_without_an_arena_is_refused_naming_those_with_one(tmp_path):
     """The tests' toy world, installed through its entry point, has no arena."""
-    from pathlib import Path
+    from ..environment.test_third_scenario import installed_toy
 
-    dist = tmp_path / "lemonade_stand-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lemonade-stand\n"
-                                   "Version: 0.1\n")
-    (dist / "entry_points.txt").write_text(
-        "[vendbench.scenarios]\ntoy = tests.environment.toy_scenario.scenario:SCENARIO\n")
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    env, _ = installed_toy(tmp_path)
     db = tmp_path / "never.duckdb"
     done = subprocess.run([sys.executable, "-m", "vendbench", "arena", "baseline/fixed-price",
                            "baseline/best-price", "--scenario", "toy", "--db", str(db)],

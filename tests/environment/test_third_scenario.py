@@ -109,17 +109,23 @@ def test_a_toy_scenario_is_served_over_mcp_as_a_trial(toy, tmp_path, capsys):
     assert row["model"] == "mcp/tester" and row["mean_net_assets"] == expected(300, 1)
 
 
-def test_an_installed_scenario_is_found_through_its_entry_point(tmp_path):
-    """A package plus one line of its distribution's metadata: a fresh process that never
-    registered the toy finds it by name, runs it and ranks it (SPEC §21)."""
-    dist = tmp_path / "lemonade_stand-0.1.dist-info"
+def installed_toy(folder: Path) -> tuple[dict[str, str], Path]:
+    """The environment of a fresh process in which the toy is an installed scenario
+    (a distribution in ``folder`` declaring its entry point), and that declaration."""
+    dist = folder / "lemonade_stand-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lemonade-stand\n"
                                    "Version: 0.1\n")
     (dist / "entry_points.txt").write_text(
         "[vendbench.scenarios]\ntoy = tests.environment.toy_scenario.scenario:SCENARIO\n")
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)])}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(root)])}, dist
+
+
+def test_an_installed_scenario_is_found_through_its_entry_point(tmp_path):
+    """A package plus one line of its distribution's metadata: a fresh process that never
+    registered the toy finds it by name, runs it and ranks it (SPEC §21)."""
+    env, dist = installed_toy(tmp_path)
     db = str(tmp_path / "toy.duckdb")
     done = subprocess.run(
         [sys.executable, "-m", "vendbench", "run", "--scenario", "toy", "--models",

@@ -80,6 +80,14 @@ class Market:
         """Whether ``seat`` has ended the day and waits for the others."""
         return seat in self.ended
 
+    def refusal(self, op: Any) -> dict[str, Any] | None:
+        """What a call of ``op``'s is answered once it has ended its day, before the
+        night (None: it may play)."""
+        if op.seat in self.ended and not op.done:
+            return {"ok": False, "error": "you have ended the day; the night runs when "
+                                          "every operator has ended it"}
+        return None
+
     def end_day(self, seat: int) -> None:
         with self.lock:
             self.ended.add(seat)

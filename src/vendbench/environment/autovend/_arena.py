@@ -91,10 +91,7 @@ class Operator(AutoVendEnv):
 
     def call(self, name: str, arguments: dict[str, Any] | str | None = None
              ) -> dict[str, Any]:
-        if self.seat in self.market.ended and not self.done:
-            return {"ok": False, "error": "you have ended the day; the night runs when "
-                                          "every operator has ended it"}
-        return super().call(name, arguments)
+        return self.market.refusal(self) or super().call(name, arguments)
 
     def _end_day(self) -> None:
         self._calls_today = 0

@@ -91,10 +91,7 @@ class Operator(NetworkEnv):
 
     def call(self, name: str, arguments: dict[str, Any] | str | None = None
              ) -> dict[str, Any]:
-        if self.seat in self.market.ended and not self.done:
-            return {"ok": False, "error": "you have ended the day; the night runs when "
-                                          "every operator has ended it"}
-        return super().call(name, arguments)
+        return self.market.refusal(self) or super().call(name, arguments)
 
     def _minutes(self, name: str, args: Any) -> int:
         arena: dict[str, int] = self.eco["arena"]["cost"]
