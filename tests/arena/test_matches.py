@@ -146,11 +146,13 @@ def test_an_operator_out_of_budget_stops_and_the_match_goes_on(tmp_path):
 
 
 def test_killed_mid_match_and_resumed_ends_as_an_uninterrupted_arena(tmp_path):
-    args = ["arena", "openai/fake-a", "baseline/order-up-to", "--seeds", "1", "2",
-            "--days", "5", "--workers", "2"]
+    """Two fake LLM operators and two reference policies, budgets per operator and in
+    total, kill -9 in the first match, --resume."""
+    args = ["arena", *FOUR, "--seeds", "1", "2", "3", "4", "--days", "5", "--workers", "4",
+            "--trial-budget", "0.05", "--budget", "1"]
     with FakeLLM(script=arena_script) as llm:
         clean = str(tmp_path / "clean.duckdb")
-        solo = llm_args(llm, ("openai/fake-a",))
+        solo = llm_args(llm)
         assert vendbench(*args, "--db", clean, *solo).returncode == 0
         db = str(tmp_path / "killed.duckdb")
         served = llm.served
@@ -180,16 +182,17 @@ def test_killed_mid_match_and_resumed_ends_as_an_uninterrupted_arena(tmp_path):
     (n, tokens_in, tokens_out, paid), = query(db, ok)
     (clean_n, clean_in, clean_out, clean_paid), = query(clean, ok)
     assert (n, tokens_out) == (clean_n, clean_out)
-    # the prompts are the same but for the trial ids a request carries as its cache key
-    assert abs(tokens_in - clean_in) < 0.001 * clean_in
+    # the prompts are the same but for the trial id a request carries as its cache key
+    # (the run id in it is another string, tokenised into up to ~20 other tokens)
+    assert abs(tokens_in - clean_in) <= 20 * n
     assert abs(paid - clean_paid) < Decimal("0.01") * clean_paid
     unknown = query(db, "SELECT count(*), coalesce(sum(cost_usd), 0) FROM exchanges "
                         "WHERE status = 'unknown'")[0]
-    assert unknown[0] <= 1                                           # the one in flight
+    assert unknown[0] <= 2                  # in flight: at most one per LLM operator
     total = query(db, "SELECT sum(cost_usd) FROM trials")[0][0]
     assert total == paid + unknown[1] >= spent_before > 0
     assert query(db, "SELECT max(segment) FROM segments s JOIN match_seats m USING "
-                     "(trial_id) WHERE m.model = 'openai/fake-a' AND m.seed = 1")[0][0] == 2
+                     "(trial_id) WHERE m.model LIKE 'openai/%' AND m.seed = 1")[0][0] == 2
     assert vendbench("leaderboard", "--arena", "--db", db).returncode == 0
 
 
