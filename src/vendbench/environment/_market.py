@@ -56,7 +56,8 @@ def band(units: int, full: int) -> str:
 class Market:
     """The seats of a match and its shared day. Subclasses build ``seats`` (one
     Environment each, with ``seat``, ``name``, ``address`` and ``done``) and define
-    ``_night(live)`` (customers served, ``deliver`` called) and ``_view()``."""
+    ``_night(live)`` (customers served, the ``delivered()`` post handed over) and
+    ``_view()``."""
 
     seats: Sequence[Any]
 
@@ -152,11 +153,9 @@ class Market:
     def briefing(self, seat: int, world: str) -> str:
         """What an operator is told of the market (``world``: how its customers choose)."""
         others = self.size - 1
-        op = self.seats[seat] if seat < len(self.seats) else None
-        name = op.name if op is not None else NAMES[seat]
         return f"""
 
-The market: you are {name} ({address(seat)}), one of {self.size} operators whose \
+The market: you are {NAMES[seat]} ({address(seat)}), one of {self.size} operators whose \
 machines stand at the same places; {others} other operator{'s' if others > 1 else ''} \
 compete for the same customers. {world} All operators work the same day at once; the \
 night runs when every operator has ended the day. see_competitors shows a place's other \

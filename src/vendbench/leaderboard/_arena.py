@@ -23,7 +23,7 @@ from typing import Any
 
 from ..environment import oracle_share, share_bounds
 from ..errors import ResultsError
-from ..results import PairKey, Store, ceilings_for, trial_score
+from ..results import SET_APART, PairKey, Store, ceilings_for, trial_score
 from ._board import INTERVAL_METHOD, mean_interval
 
 LEVEL = 0.95
@@ -123,7 +123,7 @@ def build_arena(db: str, run: str = "latest") -> ArenaBoard:
 
 def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
           ceilings: Mapping[tuple[int, int], float]) -> None:
-    apart = {"error", "interrupted", "not_started", "running"}
+    apart = SET_APART                 # harness errors, interrupted, never started
     board.apart = [{k: s[k] for k in ("match_id", "seat", "model", "status", "reason")}
                    for s in seats if s["status"] in apart]
     matches: dict[str, list[Mapping[str, Any]]] = {}
