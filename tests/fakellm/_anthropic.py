@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._cache import Segment
+from ._thinking import current_turn
 
 
 def to_chat(body: dict[str, Any]) -> dict[str, Any]:
@@ -57,19 +58,27 @@ def segments(body: dict[str, Any], count_block: Callable[[dict], int],
     for block in ([{"type": "text", "text": system}] if isinstance(system, str) else system):
         out.append(Segment("system:" + block["text"], count_block(block),
                            "cache_control" in block))
-    for msg in body.get("messages", []):
+    messages = body.get("messages", [])
+    turn = current_turn(messages)
+    for i, msg in enumerate(messages):
         blocks = msg["content"] if isinstance(msg["content"], list) else \
             [{"type": "text", "text": msg["content"]}]
         for block in blocks:
             plain = {k: v for k, v in block.items() if k != "cache_control"}
             text = msg["role"] + ":" + json.dumps(plain, sort_keys=True)
-            out.append(Segment(text, count_block(plain), "cache_control" in block))
+            # earlier turns' thinking is stripped from the context: it counts nothing
+            stripped = i < turn and plain.get("type") in ("thinking", "redacted_thinking")
+            out.append(Segment(text, 0 if stripped else count_block(plain),
+                               "cache_control" in block))
     return out
 
 
 def message(n: int, model: str, content: str | None, calls: list[tuple[str, str]],
-            usage: dict[str, int]) -> dict[str, Any]:
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+            usage: dict[str, int], thinking: list[dict[str, Any]] | None = None
+            ) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = list(thinking or [])
+    if content:
+        blocks.append({"type": "text", "text": content})
     for i, (name, args) in enumerate(calls):
         try:
             arguments = json.loads(args)

@@ -1,5 +1,6 @@
 """A local LLM server for tests and benchmarks, speaking OpenAI chat completions
-(``POST /v1/chat/completions``) and Anthropic Messages (``POST /v1/messages``).
+(``POST /v1/chat/completions``), Anthropic Messages (``POST /v1/messages``) and Gemini's
+``generateContent`` (``POST /v1beta/models/{model}:generateContent``).
 
 It listens on 127.0.0.1 (a random port) and answers with scripted tool calls and usage
 figures, so that litellm's real provider paths are exercised:
@@ -10,6 +11,11 @@ figures, so that litellm's real provider paths are exercised:
   (``usage_scale``, or a counting function);
 * a context window, refused in llama.cpp's, OpenAI's or Anthropic's words;
 * llama.cpp's quirk of ignoring ``tools`` unless ``tool_choice`` is sent;
+* reasoning as each provider serves it, refused as the real APIs refuse it (``_thinking``,
+  ``_gemini``): Anthropic's signed thinking blocks, which must come back untouched at the
+  start of the final assistant message; Gemini's thought signatures on function calls;
+  OpenAI's reasoning models (``max_completion_tokens`` only, ``temperature`` 1 only,
+  ``reasoning_tokens`` in the usage);
 * faults: 429 with Retry-After, 500, 529 overloaded, 400/401/404, hangs (client
   timeouts), dropped connections, malformed and truncated bodies, malformed tool
   arguments, unknown tools, replies without tool calls.
@@ -40,8 +46,9 @@ from typing import Any
 
 from aiohttp import web
 
-from . import _anthropic
+from . import _anthropic, _gemini
 from ._cache import PrefixCache, Segment
+from ._thinking import Signer, anthropic_refusal, anthropic_thinking, thinking_blocks
 
 PRODUCTS = ["P0001", "P0045", "P0200", "P0400", "P0700"]
 
@@ -57,6 +64,8 @@ class Reply:
     cached_tokens: int = 0                  # with prompt_tokens given
     delay: float = 0.0
     reasoning: str | None = None            # sent as reasoning_content (DeepSeek, vLLM)
+    thinking: str | None = None             # Anthropic's / Gemini's thinking text (with
+                                            # thinking on; default: the server makes one)
 
 
 def vending_script(body: dict[str, Any]) -> Reply:
@@ -105,7 +114,7 @@ class FakeLLM:
                  prompt_cache: bool = True, min_cache_tokens: int = 1024,
                  usage_style: str = "openai", keep_requests: bool = True,
                  strict_template: bool = False, report_usage: bool = True,
-                 port: int = 0) -> None:
+                 reasoning_models: str = r"^(openai/)?(o\d|gpt-5)", port: int = 0) -> None:
         self.script = script
         self.usage_scale = usage_scale
         self.latency = latency
@@ -126,6 +135,14 @@ class FakeLLM:
         # replies wait while this is clear: a test holds a run in place while it looks
         self.gate = threading.Event()
         self.gate.set()
+        # reasoning: what signs thinking and thought signatures; which OpenAI model names
+        # are reasoning models; the 400s refused for reasoning state (for tests to read);
+        # the placeholder signatures a Gemini request got through with
+        self.signer = Signer()
+        self.reasoning_models = re.compile(reasoning_models)
+        self.refusals: list[str] = []
+        self.placeholders: list[str] = []
+        self.replies: list[dict[str, Any]] = []        # Anthropic and Gemini replies sent
         self._caches = {style: PrefixCache(style, min_cache_tokens)
                         for style in ("openai", "anthropic")}
         self.requests: list[dict[str, Any]] = []       # bodies as received (parsed)
@@ -178,6 +195,7 @@ class FakeLLM:
                     self.raw.append(raw)
                     self.headers.append(dict(request.headers))
             anthropic = request.path.endswith("/messages")
+            gemini = request.path.endswith(":generateContent")
             while not self.gate.is_set():
                 await asyncio.sleep(0.01)
             fault = self._next_fault()
@@ -187,6 +205,8 @@ class FakeLLM:
                 response = await self._fault(request, body, anthropic, *fault)
                 if response is not None:
                     return response
+            if gemini:
+                return await self._gemini(body, request.path)
             if self.strict_template and not anthropic and any(
                     not isinstance(m.get("content"), str) for m in body.get("messages", [])):
                 return web.json_response({"error": {
@@ -208,7 +228,34 @@ class FakeLLM:
             return Reply(content="I would restock the machines, but I have no tools.")
         return self.script(chat)
 
+    def _refused(self, payload: dict[str, Any], message: str, status: int = 400
+                 ) -> web.StreamResponse:
+        with self._lock:
+            self.refusals.append(message)
+        return web.json_response(payload, status=status)
+
+    def _reasoning_refusal(self, body: dict[str, Any]) -> str | None:
+        """What OpenAI says of a request to one of its reasoning models, if it refuses it."""
+        if not self.reasoning_models.search(str(body.get("model", ""))):
+            return None
+        if "max_tokens" in body:
+            return ("Unsupported parameter: 'max_tokens' is not supported with this model. "
+                    "Use 'max_completion_tokens' instead.")
+        if body.get("temperature") not in (None, 1, 1.0):
+            return (f"Unsupported value: 'temperature' does not support {body['temperature']} "
+                    "with this model. Only the default (1) value is supported.")
+        effort = body.get("reasoning_effort")
+        if effort is not None and effort not in ("minimal", "low", "medium", "high"):
+            return (f"Invalid value: '{effort}'. Supported values are: 'minimal', 'low', "
+                    "'medium', and 'high'.")
+        return None
+
     async def _openai(self, body: dict[str, Any]) -> web.StreamResponse:
+        refusal = self._reasoning_refusal(body)
+        if refusal is not None:
+            return self._refused({"error": {"message": refusal, "type":
+                                            "invalid_request_error", "param": None,
+                                            "code": "unsupported_parameter"}}, refusal)
         seen = self._tools_seen(body)
         reply = self._reply(body, seen)
         if reply.prompt_tokens is not None:
@@ -229,6 +276,14 @@ class FakeLLM:
         completion = self._scaled(reply.completion_tokens)
         usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
                                  "total_tokens": prompt + completion}
+        if self.reasoning_models.search(str(body.get("model", ""))):
+            # reasoning tokens are billed as output and reported apart (none returned:
+            # chat completions keeps a reasoning model's reasoning to itself)
+            effort = body.get("reasoning_effort") or "medium"
+            thought = self._scaled({"minimal": 0, "low": 64, "medium": 160, "high": 400}[effort])
+            usage.update(completion_tokens=completion + thought,
+                         total_tokens=prompt + completion + thought,
+                         completion_tokens_details={"reasoning_tokens": thought})
         if self.usage_style == "deepseek":
             usage.update(prompt_cache_hit_tokens=min(read, prompt),
                          prompt_cache_miss_tokens=prompt - min(read, prompt))
@@ -237,6 +292,9 @@ class FakeLLM:
         return web.json_response(self._chat_completion(body, reply, usage))
 
     async def _anthropic(self, body: dict[str, Any]) -> web.StreamResponse:
+        refusal = anthropic_refusal(body, self.signer)
+        if refusal is not None:
+            return self._refused(_anthropic.error(400, refusal), refusal)
         chat = _anthropic.to_chat(body)
         seen = self._tools_seen(chat)
         reply = self._reply(chat, seen)
@@ -250,17 +308,57 @@ class FakeLLM:
         read, written = self._scaled(read), self._scaled(written)
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        n = next(self._ids)
+        thinking: list[dict[str, Any]] = []
+        if anthropic_thinking(body) is not None:
+            text = reply.thinking or f"Step {n}: {len(reply.tool_calls)} call(s) to make."
+            thinking = thinking_blocks(n, text, self.signer, redacted=n % 4 == 0)
         usage = {"input_tokens": prompt - read - written,
-                 "output_tokens": self._scaled(reply.completion_tokens),
+                 "output_tokens": self._scaled(reply.completion_tokens + sum(
+                     self.count_block(b) for b in thinking)),
                  "cache_creation_input_tokens": written, "cache_read_input_tokens": read}
         with self._lock:
             self.served += 1
             self.usages.append(usage)
-        message = _anthropic.message(next(self._ids), body.get("model", "fake"), reply.content,
-                                     reply.tool_calls, usage)
+        message = _anthropic.message(n, body.get("model", "fake"), reply.content,
+                                     reply.tool_calls, usage, thinking)
         if not self.report_usage:
             del message["usage"]
+        if self.keep_requests:
+            self.replies.append(message)
         return web.json_response(message)
+
+    async def _gemini(self, body: dict[str, Any], path: str) -> web.StreamResponse:
+        model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+        placeholders: list[str] = []
+        refusal = _gemini.refusal(body, self.signer, placeholders)
+        if refusal is not None:
+            return self._refused(_gemini.error(400, refusal), refusal)
+        with self._lock:
+            self.placeholders.extend(placeholders)
+        chat = _gemini.to_chat({**body, "model": model})
+        reply = self._reply(chat, self._tools_seen(chat))
+        prompt = self._scaled(self.count_tools(chat["tools"] or []) + sum(
+            self.count_message(m) for m in chat["messages"]))
+        n = next(self._ids)
+        thought = None
+        if _gemini.thinking_on(body):
+            thought = reply.thinking or f"Step {n}: {len(reply.tool_calls)} call(s) to make."
+        out = self._scaled(reply.completion_tokens)
+        thoughts = self._scaled(len(thought) // 4 + 1) if thought else 0
+        usage = {"promptTokenCount": prompt, "candidatesTokenCount": out,
+                 "totalTokenCount": prompt + out + thoughts,
+                 **({"thoughtsTokenCount": thoughts} if thoughts else {})}
+        with self._lock:
+            self.served += 1
+            self.usages.append(usage)
+        answer = _gemini.reply(n, model, thought, reply.content, reply.tool_calls, usage,
+                               self.signer)
+        if not self.report_usage:
+            del answer["usageMetadata"]
+        if self.keep_requests:
+            self.replies.append(answer)
+        return web.json_response(answer)
 
     def _context_refusal(self, prompt: int, max_tokens: int, anthropic: bool
                          ) -> web.StreamResponse | None:
@@ -298,6 +396,7 @@ class FakeLLM:
             text = "rate limited" if status == 429 else opts.get(
                 "message", f"Internal Server Error (injected {kind}) {echo}")
             payload = _anthropic.error(status, text) if anthropic else \
+                _gemini.error(status, text) if request.path.endswith(":generateContent") else \
                 {"error": {"message": text, "type": "rate_limit_exceeded" if status == 429
                            else "server_error"}}
             return web.json_response(payload, status=status, headers=headers)
@@ -356,7 +455,8 @@ class FakeLLM:
         def serve() -> None:
             self._loop = asyncio.new_event_loop()
             app = web.Application(client_max_size=64 * 1024 * 1024)
-            for path in ("/v1/chat/completions", "/chat/completions", "/v1/messages"):
+            for path in ("/v1/chat/completions", "/chat/completions", "/v1/messages",
+                         "/models/{model}", "/v1beta/models/{model}"):
                 app.router.add_post(path, self._handle)
             self._runner = web.AppRunner(app, access_log=None)
             self._loop.run_until_complete(self._runner.setup())
