@@ -44,13 +44,15 @@ def redact(text: str, extra: list[str] | None = None) -> str:
     return _redact(text, [*(extra or []), *secret_values()])
 
 
-def redact_json(obj: Any, extra: list[str] | None = None) -> Any:
-    """``obj`` (parsed JSON: a provider's reply) with every string in it redacted."""
+def redact_json(obj: Any, extra: list[str] | None = None, *, patterns: bool = True) -> Any:
+    """``obj`` (parsed JSON: a provider's reply) with every string in it redacted
+    (``patterns`` False: only the known secret values, not what merely looks like one:
+    for what a provider signed and must get back unchanged)."""
     values = [*(extra or []), *secret_values()]
 
     def walk(node: Any) -> Any:
         if isinstance(node, str):
-            return _redact(node, values)
+            return _redact(node, values, patterns)
         if isinstance(node, dict):
             return {k: walk(v) for k, v in node.items()}
         if isinstance(node, list):
@@ -60,11 +62,11 @@ def redact_json(obj: Any, extra: list[str] | None = None) -> Any:
     return walk(obj)
 
 
-def _redact(text: str, values: list[str]) -> str:
+def _redact(text: str, values: list[str], patterns: bool = True) -> str:
     for value in values:
         if value:
             text = text.replace(value, MASK)
-    for pattern in _PATTERNS:
+    for pattern in _PATTERNS if patterns else ():
         text = pattern.sub(lambda m: (m.group(1) if m.lastindex and pattern is not _PATTERNS[1]
                                       else "") + MASK + ("@" if pattern is _PATTERNS[-1]
                                                          else ""), text)

@@ -253,6 +253,13 @@ def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
         lines.append(f"    a trial: about {_usd(m['trial_usd'])} ({m['requests']:,} requests, "
                      f"{m['input_tokens'] / 1e6:.1f}M tokens in, {m['cached_share']:.0%} "
                      "cached)")
+        thinking = m.get("thinking_tokens_per_request", 0)
+        if thinking:
+            lines.append(f"    with {thinking:,} thinking tokens a request (its whole budget, "
+                         "a ceiling)")
+        elif thinking is None:
+            lines.append("    its reasoning tokens are not in it (no budget stated; "
+                         "billed as output)")
         if m.get("cached_at_full_rate"):
             lines.append("    cached input at the full rate (no cache price: --price "
                          "M=IN,OUT,CACHE_READ)")

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from vendbench.orchestrator._context import OMITTED, ContextOverflow, RollingContext
+from vendbench.orchestrator._context import OMITTED, Carried, ContextOverflow, RollingContext
 
 from .conftest import model, query, run
 
@@ -370,3 +370,30 @@ def test_counts_match_litellms_token_counter_on_long_and_odd_texts():
         for text in texts:
             got = asyncio.run(counter.count([{"role": "user", "content": text}]))[0]
             assert got == litellm.token_counter(model=name, text=text) + 4, (name, text[:30])
+
+
+@pytest.mark.parametrize("turn_only", [True, False])
+def test_what_replies_carry_back_counts_as_the_provider_counts_it(turn_only):
+    """SPEC 24.1: a reply's thinking is sent back with it and counted apart: Anthropic
+    counts only the current turn's (since the last user message), others wherever sent."""
+    async def carried(messages: list[dict]) -> list[int]:
+        return [100 if m.get("thinking_blocks") else 0 for m in messages]
+
+    ctx = make("s" * 40, 100_000, carried=Carried(carried, turn_only))
+    add_user(ctx, "day 1")
+    base = ctx.window().tokens
+    thinking = [{"type": "thinking", "thinking": "t", "signature": "x"}]
+    for i in range(2):                    # two steps in one turn: both count
+        assistant, results = exchange(i)
+        add_exchange(ctx, {**assistant, "thinking_blocks": thinking}, results)
+    core = sum(m.tokens for unit in ctx.units for m in unit) - ctx.units[0][0].tokens
+    assert ctx.window().tokens == base + core + 200
+    add_user(ctx, "day 2")                # a new turn: the old thinking is stripped
+    new_turn = ctx.window().tokens
+    day2 = ctx.units[-1][0].tokens
+    assert new_turn == base + core + day2 + (0 if turn_only else 200)
+    # a resumed trial counts the same from the stored counts
+    restored = make("s" * 40, 100_000, carried=Carried(carried, turn_only))
+    stored = [ctx.system, ctx.omitted, *(m for unit in ctx.units for m in unit)]
+    restored.restore(stored, [m.id for m in stored if m is not ctx.omitted])
+    assert restored.window().tokens == new_turn

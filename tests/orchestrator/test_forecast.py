@@ -56,6 +56,27 @@ def test_no_caching_no_price_and_a_turn_cap_each_change_the_forecast():
     assert capped.requests == 25 and capped.usd < cached.usd
 
 
+def test_thinking_is_forecast_as_output_and_as_input_where_the_provider_counts_it():
+    """SPEC 24.1: a reasoning model's budget as output on every request (a ceiling), and
+    as input where its provider counts it back: Anthropic's current turn (the k-th
+    request of a day carries the k before it), DeepSeek's everywhere, Gemini's never."""
+    plain = forecast(SONNET_CLASS, days=30, **SHAPE)
+    gemini = forecast(SONNET_CLASS, days=30, thinking=1024, thinking_input="none", **SHAPE)
+    anthropic = forecast(SONNET_CLASS, days=30, thinking=1024, thinking_input="turn", **SHAPE)
+    deepseek = forecast(SONNET_CLASS, days=30, thinking=1024, thinking_input="sent", **SHAPE)
+    assert gemini.output_tokens == plain.output_tokens + 1024 * plain.requests
+    assert gemini.input_tokens == plain.input_tokens
+    per_day = [requests_for(d + 1, AUTOVEND) - requests_for(d, AUTOVEND) for d in range(30)]
+    carried = sum(1024 * k for n in per_day for k in range(n))
+    assert anthropic.input_tokens == plain.input_tokens + carried
+    # DeepSeek's grows the conversation (so the window also evicts sooner)
+    first_day = forecast(SONNET_CLASS, days=1, **SHAPE)
+    grows = forecast(SONNET_CLASS, days=1, thinking=1024, thinking_input="sent", **SHAPE)
+    assert grows.input_tokens == first_day.input_tokens + sum(1024 * k for k in range(10))
+    assert deepseek.requests == plain.requests
+    assert plain.usd < gemini.usd < anthropic.usd
+
+
 def test_a_budget_lasts_the_days_its_spending_leaves_room_for_a_request():
     f = Forecast(3, 30, 0, 3, Decimal("0.30"), (Decimal("0.10"), Decimal("0.20"),
                                                Decimal("0.30")))

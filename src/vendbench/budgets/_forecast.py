@@ -12,6 +12,13 @@ it sends, the prefix a provider's cache can read (the whole previous prompt when
 request only extends it; the system prompt and tools after an eviction) and what it
 writes to the cache, all priced as the run will price them.
 
+A reasoning model thinks on top of that (SPEC 24): ``thinking`` output tokens a request
+(its budget: a ceiling, as if every request thought its fill), and where the provider
+counts that thinking back as input (``thinking_input``): Anthropic's the current turn's
+(a day's requests after its report: the k-th carries the k before), DeepSeek's
+everywhere it is sent (it grows the conversation), Gemini's not at all (only its
+signatures come back).
+
 ``block`` extends the previous prompt until an eviction; ``sliding`` drops the oldest
 exchange on nearly every request once full, yet the measured episode still extended the
 previous prompt on 39 % of them (exchanges differ in size), which the forecast takes as
@@ -80,7 +87,8 @@ class Forecast:
 def forecast(price: Price | None, *, workload: Workload, days: int, window: int,
              max_output: int, first_prompt: int, stable_prefix: int, strategy: str = "block",
              low_water: float = 0.5, caching: bool = True,
-             max_turns: int | None = None) -> Forecast:
+             max_turns: int | None = None, thinking: int = 0,
+             thinking_input: str = "none") -> Forecast:
     """The measured operator's trial of ``days`` for one model.
 
     ``first_prompt``: our count of the first request (tools, system prompt, day 1's
@@ -90,20 +98,24 @@ def forecast(price: Price | None, *, workload: Workload, days: int, window: int,
     limit = max(window - max_output, first_prompt)
     per_day = [requests_for(d + 1, workload) - requests_for(d, workload)
                for d in range(days)]
-    new, out = workload.new_tokens_per_request, workload.output_tokens_per_request
+    new, out = workload.new_tokens_per_request, workload.output_tokens_per_request + thinking
+    if thinking_input == "sent":
+        new += thinking
     if max_turns is not None:
         per_day = _capped(per_day, max_turns)
     size, previous, extends, drift = first_prompt, 0, False, 0.0
     inp = cached = written = 0
     usd, by_day = Decimal(0), []
     for today in per_day:
-        for _ in range(today):
+        for k in range(today):
+            # the day's earlier thinking, counted again where the provider counts it
+            carried = k * thinking if thinking_input == "turn" else 0
             read = (previous if extends else stable_prefix) if caching and previous else 0
             read = read if read >= CACHE_MIN_TOKENS else 0
-            write = size - read if caching else 0
-            inp, cached, written = inp + size, cached + read, written + write
+            write = size + carried - read if caching else 0
+            inp, cached, written = inp + size + carried, cached + read, written + write
             if price is not None:
-                usd += price.cost(size, out, read, write)
+                usd += price.cost(size + carried, out, read, write)
             previous, size, extends = size, size + new, True
             if size > limit:
                 if strategy == "block":

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+import textwrap
 from typing import Any
 
 from ._args import HelpFormatter, days, positive, wrap
@@ -87,10 +88,19 @@ def _print(r: dict[str, Any]) -> None:
         p = r["price"]
         print(f"  price: ${p['input']} in, ${p['output']} out per million tokens "
               f"({p.get('source')})")
+    reasoning = r.get("reasoning")
+    if reasoning:
+        print(textwrap.fill(f"reasoning: {reasoning['how']}", 80, initial_indent="  ",
+                            subsequent_indent="    "))
+        for note in reasoning["notes"]:
+            print(textwrap.fill(f"note: {note}", 80, initial_indent="    ",
+                                subsequent_indent="      "))
     if r.get("first_prompt_tokens") is not None:
         reserves = f"${r['reserves_usd']:.4f}" if r.get("reserves_usd") is not None else "—"
+        beyond = reasoning["reserved_beyond_max_tokens"] if reasoning else 0
+        thinking = f" (with {beyond:,} thinking tokens beyond max_tokens)" if beyond else ""
         print(f"  first request: {r['first_prompt_tokens']:,} tokens by our count; "
-              f"reserves {reserves}")
+              f"reserves {reserves}{thinking}")
     if r.get("usage_missing"):
         print(f"  one request: {'called a tool' if r['called_tool'] else 'NO tool call'}; "
               f"the server reported no usage, so each request of a run is charged its "

@@ -76,7 +76,8 @@ MODEL_FLAGS = (("api_base", "api_base"), ("max_output_tokens", "max_output_token
                ("context_strategy", "context_strategy"),
                ("context_low_water", "context_low_water"), ("tool_choice", "tool_choice"),
                ("temperature", "temperature"), ("request_timeout", "request_timeout_s"),
-               ("prompt_caching", "prompt_caching"))
+               ("prompt_caching", "prompt_caching"), ("reasoning_effort", "reasoning_effort"),
+               ("thinking_budget", "thinking_budget_tokens"))
 
 
 def add(sub: Any) -> None:
@@ -168,6 +169,13 @@ def model_flags(parser: argparse.ArgumentParser) -> None:
                           "OpenAI-compatible servers ignore tools without it")
     llm.add_argument("--temperature", type=temperature, metavar="T",
                      help="sampling temperature, 0-2 (default: the provider's)")
+    llm.add_argument("--reasoning-effort", metavar="EFFORT",
+                     choices=["none", "minimal", "low", "medium", "high", "xhigh"],
+                     help="litellm's reasoning_effort: thinking on for models that reason "
+                          "(docs/reasoning.md says what each provider makes of it)")
+    llm.add_argument("--thinking-budget", type=positive, metavar="TOKENS",
+                     help="tokens a request may think (Anthropic, Gemini 2.5); below "
+                          "--max-output-tokens")
     llm.add_argument("--request-timeout", type=seconds, metavar="SECONDS",
                      help="per request, before it counts as a timeout (default 120)")
 
@@ -246,7 +254,7 @@ def config_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = No
     ``extra``: keys a command sets itself). A flag a command does not have (``check``
     has fewer) counts as not given."""
     from ..budgets import parse_price_flag
-    from ..orchestrator import build_config, load_panel
+    from ..orchestrator import build_config, load_panel, model_entry
 
     def flag(name: str) -> Any:
         return getattr(args, name, None)
@@ -266,8 +274,10 @@ def config_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = No
                 "models": [{"id": m} for m in args.models]}
     overrides = {key: flag(name) for name, key in MODEL_FLAGS if flag(name) is not None}
     for m in data["models"]:
+        labelled = model_entry(m["id"])          # a label's settings (--models only)
+        m.update(labelled)
         if not m["id"].startswith("baseline/"):
-            m.update(overrides)
+            _override(m, overrides, set(labelled) - {"id"})
     unknown = set(prices) - {m["id"] for m in data["models"]}
     if unknown:
         raise ConfigError(f"--price given for {', '.join(sorted(unknown))}, which is not in "
@@ -276,6 +286,16 @@ def config_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = No
         for field, value in prices.get(m["id"], {}).items():
             m[f"{field}_usd_per_mtok"] = value
     return build_config({**data, **(extra or {})}, source=args.panel or "flags")
+
+
+def _override(entry: dict[str, Any], flags: dict[str, Any], labelled: set[str]) -> None:
+    """A model entry with the flags set on it; a setting its label gave is not changed by
+    a flag that says otherwise."""
+    for key, value in flags.items():
+        if key in labelled and str(entry[key]) != str(value):
+            raise ConfigError(f"{entry['id']} sets {key} = {entry[key]} in its label, but a "
+                              f"flag sets it to {value}: drop one")
+        entry[key] = value
 
 
 def _resume_config(args: argparse.Namespace) -> Any:

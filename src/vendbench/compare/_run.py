@@ -64,7 +64,7 @@ class CompareSpec(BaseModel):
 
     @property
     def models(self) -> list[str]:
-        return [m.id for m in self.base.models]
+        return [m.label for m in self.base.models]
 
     @property
     def seeds_per_batch(self) -> int:
@@ -142,7 +142,7 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
                 return _finish(db, spec, state, INCONCLUSIVE,
                                f"{pairs_now} pairs of at most {spec.max_pairs} (--max-pairs)")
             config = spec.base.model_copy(update={
-                "models": [m for m in spec.base.models if m.id in survivors],
+                "models": [m for m in spec.base.models if m.label in survivors],
                 "seeds": seeds, "name": _name(row.comparison_id, step)})
             forecast = _batch_forecast(config, state.costs, pairs_next)
             spent = state.row.spent_usd
@@ -200,13 +200,13 @@ def _batch_forecast(config: RunConfig, costs: dict[str, list[Decimal]], pairs: i
     measurably spends), or before its first trial the forecast ``run`` prints (an
     operator as busy as the reference policy). None when a model has no price."""
     llms = [m for m in config.models if not m.in_process]
-    unseen = [m for m in llms if not costs.get(m.id)]
+    unseen = [m for m in llms if not costs.get(m.label)]
     profile = {f.model: f.total for f in forecast_run(
         config.model_copy(update={"models": unseen})).models} if unseen else {}
     total = Decimal(0)
     for model in llms:
-        seen = costs.get(model.id)
-        each = max(seen) * pairs if seen else profile.get(model.id)
+        seen = costs.get(model.label)
+        each = max(seen) * pairs if seen else profile.get(model.label)
         if each is None:
             return None
         total += each

@@ -3,11 +3,12 @@
 from ..budgets import POOL_SCOPE
 from ..results import FINISHED
 from ._check import check
-from ._config import ModelConfig, RunConfig, arena_problem, build_config, load_panel
+from ._config import (ModelConfig, RunConfig, arena_problem, build_config, load_panel,
+                      model_entry)
 from ._forecast import ModelForecast, PanelForecast, forecast_run
 from ._scheduler import RunResult, Scheduler, execute
 from ._trial import TrialOutcome, TrialSpec
 
 __all__ = ["arena_problem", "FINISHED", "POOL_SCOPE", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",
            "Scheduler", "TrialOutcome", "TrialSpec", "build_config", "check", "execute",
-           "forecast_run", "load_panel"]
+           "forecast_run", "load_panel", "model_entry"]

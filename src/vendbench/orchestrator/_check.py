@@ -16,7 +16,7 @@ from typing import Any
 
 from .._secrets import mask_url
 from ..errors import ConfigError
-from ..providers import CompletionRequest, make_provider, model_problem, unreachable
+from ..providers import make_provider, model_problem, unreachable
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
 from ._forecast import panel_forecast
@@ -40,20 +40,23 @@ async def check(config: RunConfig, send: bool = True) -> dict[str, Any]:
 
 
 async def _one(clients: Clients, model: ModelConfig, send: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"model": model.id, "problems": [], "price": None,
-                           "reserves_usd": None, "first_prompt_tokens": None}
+    out: dict[str, Any] = {"model": model.label, "problems": [], "price": None,
+                           "reserves_usd": None, "first_prompt_tokens": None,
+                           "reasoning": None}
     problem = model_problem(model.id, model.api_base)
     if problem is None and model.api_base:
         problem = unreachable(model.api_base)
     if problem is not None:
         out["problems"].append(problem)
         return out
-    price = clients.prices.get(model.id)
+    price = clients.prices.get(model.label)
     out["price"] = price.to_json() if price is not None else None
     if price is None:
-        out["problems"].append(f"{model.id}: no price known: give --price {model.id}=IN,OUT "
-                               "(USD per million tokens) or run with --allow-unpriced")
+        out["problems"].append(f"{model.label}: no price known: give --price "
+                               f"{model.id}=IN,OUT (USD per million tokens) or run with "
+                               "--allow-unpriced")
     try:
+        out["reasoning"] = clients.reasoning(model).as_json()
         client = clients.client(model)
     except ConfigError as exc:
         out["problems"].append(str(exc))
@@ -65,10 +68,10 @@ async def _one(clients: Clients, model: ModelConfig, send: bool) -> dict[str, An
     if send and client is not None:
         out.update(await _probe(clients, model))
         if out.get("error"):
-            out["problems"].append(f"{model.id}: the request failed: {out['error']}")
+            out["problems"].append(f"{model.label}: the request failed: {out['error']}")
         elif not out.get("called_tool"):
             out["problems"].append(
-                f"{model.id}: answered without calling a tool; a trial needs tool calls "
+                f"{model.label}: answered without calling a tool; a trial needs tool calls "
                 "(try --tool-choice required, or a model that supports tools)")
     return out
 
@@ -80,11 +83,10 @@ async def _probe(clients: Clients, model: ModelConfig) -> dict[str, Any]:
     env = clients.probe()
     messages = [{"role": "system", "content": env.instructions},
                 {"role": "user", "content": env.observe()}]
-    request = CompletionRequest(
-        model=model.id, messages=messages, tools=env.tools,
-        max_tokens=min(model.max_output_tokens, PROBE_MAX_TOKENS),
-        temperature=model.temperature, api_base=model.api_base,
-        timeout_s=PROBE_TIMEOUT_S, tool_choice=model.tool_choice)
+    # a small reply, but room for the thinking the model's settings ask for
+    plan = clients.reasoning(model)
+    request = model.request(messages, env.tools, timeout_s=PROBE_TIMEOUT_S, max_tokens=min(
+        model.max_output_tokens, PROBE_MAX_TOKENS + (plan.budget or 0)))
     key = os.environ.get(model.api_key_env) if model.api_key_env else None
     provider = make_provider(model.id, key)
     counter, tools_tokens = clients.counter(model)
@@ -110,8 +112,9 @@ async def _probe(clients: Clients, model: ModelConfig) -> dict[str, Any]:
         return {"called_tool": called, "server_prompt_tokens": None,
                 "our_prompt_tokens": ours, "token_ratio": None, "latency_s": latency,
                 "probe_cost_usd": None, "usage_missing": True}
-    price = clients.prices.get(model.id)
-    cost = price.cost(usage.prompt_tokens, usage.completion_tokens) if price else None
+    price = clients.prices.get(model.label)
+    cost = price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens,
+                      usage.cache_write_tokens, usage.reasoning_tokens) if price else None
     return {"called_tool": called,
             "server_prompt_tokens": usage.prompt_tokens, "our_prompt_tokens": ours,
             "token_ratio": round(usage.prompt_tokens / ours, 3) if ours else None,

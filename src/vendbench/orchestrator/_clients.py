@@ -13,10 +13,11 @@ from .._secrets import mask_url
 from ..budgets import Budget, Price
 from ..environment import Environment, Match, make, make_market, record_tables
 from ..errors import ConfigError
-from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, TokenCounter,
-                         make_provider)
+from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, ReasoningPlan,
+                         TokenCounter, make_provider, reasoning_plan)
 from ._calibration import Calibration
 from ._config import ModelConfig, RunConfig
+from ._context import Carried
 from ._trial import TrialContext, TrialOutcome, TrialSpec
 
 
@@ -31,19 +32,23 @@ class Clients:
         self._token_counters: dict[str, tuple[TokenCounter, int]] = {}
         self._calibrations: dict[str, Calibration] = {}
         self._first_prompt: dict[str, tuple[int, int]] = {}  # (stable prefix, whole)
+        self._plans: dict[str, ReasoningPlan] = {}
         self._probe_env: Environment | None = None
 
     def client(self, model: ModelConfig) -> ModelClient | None:
         if model.in_process:
             return None
-        if model.id not in self._clients:
+        if model.label not in self._clients:
             api_key = None
             if model.api_key_env:
                 api_key = os.environ.get(model.api_key_env)
                 if not api_key:
-                    raise ConfigError(f"{model.id}: environment variable {model.api_key_env} "
+                    raise ConfigError(f"{model.label}: environment variable {model.api_key_env} "
                                       "(api_key_env) is not set")
             provider = make_provider(model.id, api_key)
+            plan = self.reasoning(model)
+            if plan.problems:             # the provider would refuse every request
+                raise ConfigError(f"{model.label}: {'; '.join(plan.problems)}")
             missing = provider.missing_keys(model.api_base)
             if missing:
                 raise ConfigError(
@@ -55,10 +60,19 @@ class Clients:
             key = mask_url(model.api_base) if model.api_base else model.id.split("/", 1)[0]
             limit = self.limits.setdefault(key, AdaptiveLimit(key, model.max_concurrency))
             limit.ceiling = max(limit.ceiling, model.max_concurrency)
-            self._clients[model.id] = ModelClient(
-                provider, self.prices.get(model.id), limit, RateLimits(model.rpm, model.tpm),
-                max_attempts=self.config.max_attempts, backoff_s=self.config.retry_backoff_s)
-        return self._clients[model.id]
+            self._clients[model.label] = ModelClient(
+                provider, self.prices.get(model.label), limit, RateLimits(model.rpm, model.tpm),
+                max_attempts=self.config.max_attempts, backoff_s=self.config.retry_backoff_s,
+                extra_output=plan.beyond_max_tokens)
+        return self._clients[model.label]
+
+    def reasoning(self, model: ModelConfig) -> ReasoningPlan:
+        """What the model's reasoning settings ask of its provider (read off the body
+        litellm renders for them; nothing is sent)."""
+        if model.label not in self._plans:
+            self._plans[model.label] = reasoning_plan(make_provider(model.id),
+                                                      model.request([], []))
+        return self._plans[model.label]
 
     def counter(self, model: ModelConfig) -> tuple[TokenCounter, int]:
         """The model's token counter, and the tokens of the tool schemas."""
@@ -69,11 +83,11 @@ class Clients:
 
     def calibration(self, model: ModelConfig) -> Calibration:
         """The model's token calibration, shared by its trials in this process."""
-        if model.id not in self._calibrations:
+        if model.label not in self._calibrations:
             _, tools_tokens = self.counter(model)
-            self._calibrations[model.id] = Calibration(model.max_context_tokens, tools_tokens,
+            self._calibrations[model.label] = Calibration(model.max_context_tokens, tools_tokens,
                                                        model.profile)
-        return self._calibrations[model.id]
+        return self._calibrations[model.label]
 
     def first_prompt_tokens(self, model: ModelConfig) -> int:
         """Our count of a trial's first request: tool schemas, system prompt, day 1."""
@@ -95,7 +109,7 @@ class Clients:
 
     def full_request_cost(self, model: ModelConfig) -> Decimal:
         """What a request reserves once the window is full (0 for an in-process policy)."""
-        client = self._clients.get(model.id)
+        client = self._clients.get(model.label)
         if client is None:
             return Decimal(0)
         return client.reservation(model.max_context_tokens - model.max_output_tokens,
@@ -124,7 +138,7 @@ class Clients:
 
     def first_request_cost(self, model: ModelConfig) -> Decimal:
         """What a trial's first request reserves (0 for an in-process policy)."""
-        client = self._clients.get(model.id)
+        client = self._clients.get(model.label)
         if client is None:
             return Decimal(0)
         tokens = self.calibration(model).scale(self.first_prompt_tokens(model))
@@ -150,9 +164,11 @@ class Clients:
             self.counter(spec.model)
         return TrialContext(
             make_env=self.make_env, writer=writer, budget=budget,
-            client=self._clients.get(spec.model.id),
+            client=self._clients.get(spec.model.label),
             count_tokens=counter.count if counter is not None else None,
             tools_tokens=tools_tokens,
+            carried=None if counter is None or not spec.model.wire.sent_back else
+            Carried(counter.count_carried, spec.model.wire.turn_only),
             calibration=None if spec.model.in_process else self.calibration(spec.model),
             days=self.config.days, timeout_s=self.config.timeout_s,
             max_turns=self.config.max_turns, on_progress=on_progress,

@@ -19,7 +19,7 @@ from .._secrets import mask_url
 from ..environment import (SALT_ENV, arena_names, find_scenario, policy_names,
                            scenario_names)
 from ..errors import ConfigError
-from ..providers import ServerProfile, profile_for
+from ..providers import CompletionRequest, ServerProfile, profile_for, wire_profile
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
 MAX_PANEL_BYTES = 1 << 20     # a panel file of a thousand models is ~200 KB
@@ -55,7 +55,14 @@ class ModelConfig(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     temperature: float | None = Field(default=None, ge=0, le=2)
-    reasoning_effort: str | None = None
+    reasoning_effort: str | None = Field(
+        default=None, min_length=1, max_length=20, pattern=r"^[a-z]+$",
+        description="litellm's reasoning_effort (minimal, low, medium, high, ...): how it "
+                    "turns into each provider's thinking, see docs/reasoning.md")
+    thinking_budget_tokens: int | None = Field(
+        default=None, ge=1, le=200_000,
+        description="tokens the model may think before it answers (Anthropic's "
+                    "budget_tokens, Gemini's thinkingBudget); part of max_output_tokens")
     rpm: int | None = Field(default=None, gt=0)
     tpm: int | None = Field(default=None, gt=0)
     max_concurrency: int = Field(default=8, ge=1, le=1_000)
@@ -63,6 +70,20 @@ class ModelConfig(BaseModel):
         default=None, gt=0, le=86_400,
         description="seconds a request may take; default 120, or 600 for a server on this "
                     "machine (a cold local prompt takes minutes on a small CPU)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_label(cls, data: Any) -> Any:
+        """An id written as a label (``anthropic/claude-sonnet-4-5 [effort=high]``) is the
+        model string and its settings."""
+        if isinstance(data, dict) and isinstance(data.get("id"), str) and "[" in data["id"]:
+            parsed = model_entry(data["id"])
+            for key, value in parsed.items():
+                if key != "id" and data.get(key) not in (None, value):
+                    raise ValueError(f"{data['id']!r} sets {key} = {value!r}, but {key} "
+                                     f"= {data[key]!r} is given too")
+            data = {**data, **parsed}
+        return data
 
     @field_validator("id")
     @classmethod
@@ -82,6 +103,15 @@ class ModelConfig(BaseModel):
             raise ValueError(f"{self.id}: api_base {self.api_base!r} ends in /v1, but litellm "
                              "appends /v1/messages to an Anthropic base itself (it would post "
                              f"to {self.api_base.rstrip('/')}/v1/messages): drop the /v1")
+        if self.reasoning_effort is not None and self.thinking_budget_tokens is not None:
+            raise ValueError(f"{self.id}: give reasoning_effort or thinking_budget_tokens, not "
+                             "both (litellm turns an effort into a thinking budget itself)")
+        if self.thinking_budget_tokens is not None and \
+                self.thinking_budget_tokens >= self.max_output_tokens:
+            raise ValueError(f"{self.id}: max_output_tokens ({self.max_output_tokens:,}) must "
+                             f"be above thinking_budget_tokens "
+                             f"({self.thinking_budget_tokens:,}): the thinking is part of the "
+                             "output, and what is left is the answer's")
         if self.max_output_tokens >= self.max_context_tokens:
             raise ValueError(f"{self.id}: max_output_tokens ({self.max_output_tokens}) must be "
                              f"below max_context_tokens ({self.max_context_tokens}): the "
@@ -101,6 +131,16 @@ class ModelConfig(BaseModel):
         return self.id.startswith("baseline/")
 
     @property
+    def label(self) -> str:
+        """The model's identity on every board (SPEC 24.2): its model string, and the
+        settings that change what it does, when set (``openai/o4-mini [effort=high]``).
+        Two entries of one model with other settings are two models; ``model_entry``
+        reads a label back."""
+        settings = [f"{short}={_setting(getattr(self, name))}" for short, name in IDENTITY
+                    if getattr(self, name) is not None]
+        return f"{self.id} [{', '.join(settings)}]" if settings else self.id
+
+    @property
     def timeout_s(self) -> float:
         """How long one request may take: as configured, else its server profile's
         (120 s, or 600 s for a server on this machine)."""
@@ -112,6 +152,57 @@ class ModelConfig(BaseModel):
     def profile(self) -> ServerProfile:
         """The kind of server the model is served by, and its quirks."""
         return profile_for(self.id, self.api_base)
+
+    def request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                **over: Any) -> CompletionRequest:
+        """A request of this model's with its settings (``over``: fields set otherwise,
+        e.g. a probe's smaller ``max_tokens``, a trial's cache key)."""
+        given: dict[str, Any] = {
+            "model": self.id, "messages": messages, "tools": tools,
+            "max_tokens": self.max_output_tokens, "temperature": self.temperature,
+            "reasoning_effort": self.reasoning_effort,
+            "thinking_budget": self.thinking_budget_tokens, "api_base": self.api_base,
+            "timeout_s": self.timeout_s, "tool_choice": self.tool_choice}
+        return CompletionRequest(**{**given, **over})
+
+    @property
+    def wire(self) -> ServerProfile:
+        """The profile of the model's API, wherever it is served (its wire format)."""
+        return wire_profile(self.id)
+
+
+# the settings that are part of a model's identity, as a label writes them
+IDENTITY = (("effort", "reasoning_effort"), ("thinking", "thinking_budget_tokens"),
+            ("temperature", "temperature"))
+_LABEL = re.compile(r"^(?P<id>[^\s\[\]]+)\s*\[(?P<settings>[^\[\]]*)\]$")
+
+
+def _setting(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def model_entry(text: str) -> dict[str, Any]:
+    """A model as a panel entry, from its model string or its label
+    (``anthropic/claude-sonnet-4-5 [effort=high, thinking=2048]``, see
+    ``ModelConfig.label``); a ConfigError says what is wrong with a label."""
+    if "[" not in text and "]" not in text:
+        return {"id": text}
+    match = _LABEL.match(text.strip())
+    if match is None:
+        raise ConfigError(f"{text!r} is not a model label: write it as MODEL [name=value, "
+                          "...], e.g. 'anthropic/claude-sonnet-4-5 [effort=high]'")
+    names = dict(IDENTITY)
+    entry: dict[str, Any] = {"id": match["id"]}
+    for item in filter(None, (part.strip() for part in match["settings"].split(","))):
+        name, equals, value = (x.strip() for x in item.partition("="))
+        if not equals or name not in names or not value:
+            raise ConfigError(f"{text!r}: {item!r} is not a setting; a label sets "
+                              f"{', '.join(f'{n}=...' for n in names)}")
+        field = names[name]
+        if field in entry:
+            raise ConfigError(f"{text!r} sets {name} twice")
+        entry[field] = value
+    return entry
 
 
 class RunConfig(BaseModel):
@@ -215,15 +306,39 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _distinct_models(self) -> RunConfig:
-        ids = [m.id for m in self.models]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"a model is listed twice: {ids}")
+        labels = [m.label for m in self.models]
+        if len(set(labels)) != len(labels):
+            twice = sorted({x for x in labels if labels.count(x) > 1})
+            raise ValueError(f"a model is listed twice with the same settings: "
+                             f"{', '.join(twice)} (give one entry other settings, e.g. "
+                             "reasoning_effort, to rank both)")
         policies = policy_names(self.scenario, arena=bool(self.seats))   # its own
         for model in self.models:
             if model.in_process and model.id.removeprefix("baseline/") not in policies:
                 raise ValueError(f"unknown reference policy {model.id!r} for {self.scenario}; "
                                  "available: " + ", ".join(f"baseline/{p}" for p in policies))
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seats_by_label(cls, data: Any) -> Any:
+        """Each seat names a model by its label, or by its model string where only one
+        entry has it (``arena A B --reasoning-effort low`` seats A's entry)."""
+        if not isinstance(data, dict) or not data.get("seats") or not data.get("models"):
+            return data
+        try:
+            labels = [ModelConfig.model_validate(m).label for m in data["models"]]
+        except ValidationError:
+            return data                       # the models' own errors are said below
+        ids = [label.split(" [", 1)[0] for label in labels]
+        seats = []
+        for seat in data["seats"]:
+            entry = model_entry(seat) if isinstance(seat, str) else {"id": seat}
+            named = ModelConfig.model_validate(entry).label if len(entry) > 1 else seat
+            if named not in labels and ids.count(named) == 1:
+                named = labels[ids.index(named)]
+            seats.append(named)
+        return {**data, "seats": seats}
 
     @model_validator(mode="after")
     def _arena(self) -> RunConfig:
@@ -234,13 +349,17 @@ class RunConfig(BaseModel):
         problem = arena_problem(self.scenario, self.seats, len(self.seeds), self.mirror)
         if problem:
             raise ValueError(problem)
-        if sorted(set(self.seats)) != sorted(m.id for m in self.models):
+        if sorted(set(self.seats)) != sorted(m.label for m in self.models):
             raise ValueError(f"seats {self.seats} must name exactly the models "
-                             f"{[m.id for m in self.models]}")
+                             f"{[m.label for m in self.models]}")
         if self.processes not in (None, 1) and any(not m.in_process for m in self.models):
             raise ValueError("an arena's operators share one world in one process: "
                              "processes does not apply")
         return self
+
+    def model(self, label: str) -> ModelConfig:
+        """The run's model whose label (``ModelConfig.label``) is ``label``."""
+        return next(m for m in self.models if m.label == label)
 
     def lineup(self, index: int) -> list[str]:
         """The model in each seat of the match on the ``index``-th seed: the seats

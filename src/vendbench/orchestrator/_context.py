@@ -20,6 +20,12 @@ Two strategies decide when units fall out:
 Counts are ours (litellm's counter); ``scale`` turns them into the server's count (the
 calibration), and ``limit`` is in the server's tokens. Every message gets an id once,
 so the log can store it once.
+
+What a reply carries back to its provider (Anthropic's signed thinking, Gemini's thought
+signatures: ``providers.ServerProfile.sent_back``) is counted apart, as the provider
+counts it (``Carried``): Anthropic counts only the current turn's (the assistant
+messages since the last user message) and strips earlier turns' from the context, so
+it counts nothing in an older exchange; the others count it wherever it is sent.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class Message:
     id: int
     body: dict[str, Any]
     tokens: int
+    carried: int = 0        # tokens of what it carries back to the provider (SPEC 24.1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +65,15 @@ class Window:
 Count = Callable[[list[dict[str, Any]]], Awaitable[list[int]]]
 
 
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """How a provider counts what replies carry back to it: ``count`` gives each
+    message's tokens of it (0 for none); ``turn_only``: only the current turn's count."""
+
+    count: Count
+    turn_only: bool = False
+
+
 class RollingContext:
     """Whole exchanges within ``limit_tokens`` (tool schemas and system prompt included).
 
@@ -66,7 +82,8 @@ class RollingContext:
     """
 
     def __init__(self, limit_tokens: int, count: Count, fixed_tokens: int, *,
-                 strategy: str, low_water: float) -> None:           # defaults: ``create``
+                 strategy: str, low_water: float, carried: Carried | None = None
+                 ) -> None:                                           # defaults: ``create``
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown context strategy {strategy!r}; use one of {STRATEGIES}")
         if not 0 < low_water < 1:
@@ -76,6 +93,9 @@ class RollingContext:
         self.new: list[Message] = []                 # created since the caller last looked
         self.units: list[list[Message]] = []
         self._ends = [0]                             # _ends[i]: tokens of units[:i]
+        self._carried = carried
+        self._carried_ends = [0]                     # ... what units[:i] carry back
+        self._turn = 0                               # the current turn's first unit
         self.start = 0                               # the oldest unit still in the window
         self.limit = limit_tokens
         self.fixed = fixed_tokens                    # tool schemas
@@ -87,17 +107,20 @@ class RollingContext:
 
     @classmethod
     async def create(cls, system: str, limit_tokens: int, count: Count, fixed_tokens: int = 0,
-                     *, strategy: str = "block", low_water: float = 0.5) -> RollingContext:
-        ctx = cls(limit_tokens, count, fixed_tokens, strategy=strategy, low_water=low_water)
+                     *, strategy: str = "block", low_water: float = 0.5,
+                     carried: Carried | None = None) -> RollingContext:
+        ctx = cls(limit_tokens, count, fixed_tokens, strategy=strategy, low_water=low_water,
+                  carried=carried)
         ctx.system, ctx.omitted = await ctx._make([{"role": "system", "content": system},
                                                    {"role": "user", "content": OMITTED}])
         return ctx
 
     async def _make(self, bodies: list[dict[str, Any]]) -> list[Message]:
         counts = await self._count(bodies)
+        carried = await self._carried.count(bodies) if self._carried else [0] * len(bodies)
         out = []
-        for body, tokens in zip(bodies, counts):
-            out.append(Message(self._next_id, body, tokens))
+        for body, tokens, back in zip(bodies, counts, carried):
+            out.append(Message(self._next_id, body, tokens, back))
             self._next_id += 1
         self.new.extend(out)
         return out
@@ -110,6 +133,9 @@ class RollingContext:
     def _add(self, unit: list[Message]) -> None:
         self.units.append(unit)
         self._ends.append(self._ends[-1] + sum(m.tokens for m in unit))
+        self._carried_ends.append(self._carried_ends[-1] + sum(m.carried for m in unit))
+        if unit[0].body["role"] == "user":
+            self._turn = len(self.units)                 # a new turn begins after it
 
     async def add_user(self, text: str) -> None:
         self._add(await self._make([{"role": "user", "content": text}]))
@@ -123,8 +149,10 @@ class RollingContext:
         """Our count of a request that starts at unit ``start`` (default: the window's)."""
         start = self.start if start is None else start
         note = self.omitted.tokens if start > 0 else 0
-        return (self.fixed + self.system.tokens + note
-                + self._ends[-1] - self._ends[start])
+        counted = max(start, self._turn) if self._carried and self._carried.turn_only \
+            else start
+        return (self.fixed + self.system.tokens + note + self._ends[-1] - self._ends[start]
+                + self._carried_ends[-1] - self._carried_ends[min(counted, len(self.units))])
 
     def _drop_to(self, target: float, scale: float) -> int:
         """Drop the oldest units (never the newest) until the request is within
@@ -175,14 +203,17 @@ class RollingContext:
                 raise ValueError(f"stored message {fixed.id} differs from this code's "
                                  "(the system prompt changed?)")
         self.new = [m for m in self.new if m.id not in stored]     # stored once already
-        self.units, self._ends = [], [0]
+        self.units, self._ends, self._carried_ends, self._turn = [], [0], [0], 0
+        unit: list[Message] = []
         for m in sorted((m for m in messages if m.id > self.omitted.id), key=lambda m: m.id):
-            if m.body["role"] == "tool" and self.units:
-                self.units[-1].append(m)
-                self._ends[-1] += m.tokens
-            else:
-                self.units.append([m])
-                self._ends.append(self._ends[-1] + m.tokens)
+            if m.body["role"] == "tool" and unit:
+                unit.append(m)
+                continue
+            if unit:
+                self._add(unit)
+            unit = [m]
+        if unit:
+            self._add(unit)
         self._next_id = max([self._next_id, *(m.id + 1 for m in messages)])
         first = next((i for i in last_window if i > self.omitted.id), None)
         self.start = next((i for i, unit in enumerate(self.units) if unit[0].id == first), 0)

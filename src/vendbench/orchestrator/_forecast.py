@@ -31,6 +31,9 @@ class ModelForecast:
     full_reserve: Decimal
     budget: Decimal | None
     full_rate_cache: bool = False     # cached input priced as plain input (no cache price)
+    # reasoning: its thinking tokens a request (its budget, a ceiling), or None when the
+    # model reasons with no stated budget (not in the forecast; billed as output)
+    thinking: int | None = 0
 
     @property
     def days_covered(self) -> int | None:
@@ -58,6 +61,7 @@ class ModelForecast:
                 "budget_usd": str(self.budget) if self.budget is not None else None,
                 "days_covered": self.days_covered,
                 "cached_at_full_rate": self.full_rate_cache,
+                "thinking_tokens_per_request": self.thinking,
                 "total_usd": str(self.total) if self.total is not None else None}
 
 
@@ -89,8 +93,8 @@ def panel_forecast(config: RunConfig, clients: Clients) -> PanelForecast:
     trials = len(config.seeds) * len(config.world_seeds) * config.repeats
     workload, operator = _workload(config.scenario)
     # an arena's model plays one trial a match per seat it takes (several: --mirror)
-    per = {m.id: config.seats.count(m.id) if config.seats else 1 for m in config.models}
-    return PanelForecast([_one(config, clients, m, trials * per[m.id], workload)
+    per = {m.label: config.seats.count(m.label) if config.seats else 1 for m in config.models}
+    return PanelForecast([_one(config, clients, m, trials * per[m.label], workload)
                           for m in config.models if not m.in_process],
                          config.total_budget_usd, operator)
 
@@ -110,17 +114,21 @@ def _workload(name: str) -> tuple[Workload, str]:
 def _one(config: RunConfig, clients: Clients, model: ModelConfig,
          trials: int, workload: Workload) -> ModelForecast:
     calibration = clients.calibration(model)
-    trial = forecast(clients.prices.get(model.id), workload=workload, days=config.days,
+    plan = clients.reasoning(model)
+    thinking = (plan.budget or 0) if plan.on else 0
+    trial = forecast(clients.prices.get(model.label), workload=workload, days=config.days,
                      window=model.max_context_tokens, max_output=model.max_output_tokens,
                      first_prompt=calibration.scale(clients.first_prompt_tokens(model)),
                      stable_prefix=calibration.scale(clients.stable_prefix_tokens(model)),
                      strategy=model.context_strategy, low_water=model.context_low_water,
-                     caching=model.prompt_caching, max_turns=config.max_turns)
-    price = clients.prices.get(model.id)
-    return ModelForecast(model.id, trials, trial, clients.first_request_cost(model),
+                     caching=model.prompt_caching, max_turns=config.max_turns,
+                     thinking=thinking, thinking_input=model.wire.thinking_input)
+    price = clients.prices.get(model.label)
+    return ModelForecast(model.label, trials, trial, clients.first_request_cost(model),
                          clients.full_request_cost(model), config.trial_budget(model),
                          full_rate_cache=price is not None and price.cache_read is None
-                         and trial.cached_share > 0)
+                         and trial.cached_share > 0,
+                         thinking=plan.budget if plan.on else 0)
 
 
 def refuse_above(panel: PanelForecast, limit: Decimal | None) -> None:

@@ -20,7 +20,7 @@ class ExchangeLog(TrialLog):
     def messages(self, messages: list[Message]) -> None:
         # key order kept, so that a rebuilt request serialises as the one sent
         self.writer.add([MessageRow(self.trial_id, m.id, m.body["role"],
-                                    dumps(m.body, sort_keys=False), m.tokens)
+                                    dumps(m.body, sort_keys=False), m.tokens, m.carried)
                          for m in messages])
 
     def attempt(self, seq: int, day: int, request: LoggedRequest, attempt: Attempt) -> None:

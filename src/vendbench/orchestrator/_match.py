@@ -88,6 +88,6 @@ async def run_match(specs: list[TrialSpec], contexts: list[TrialContext], match:
 def seat_rows(specs: list[TrialSpec], match: Match) -> list[MatchSeat]:
     """The match's rows of ``match_seats``: which trial sits in which seat."""
     return [MatchSeat(spec.match_id or "", spec.attempt, spec.seat, spec.trial_id,
-                      spec.run_id, spec.model.id, spec.world_seed, spec.seed, spec.repeat,
+                      spec.run_id, spec.model.label, spec.world_seed, spec.seed, spec.repeat,
                       match.seats[spec.seat].summary().get("operator", f"seat {spec.seat}"))
             for spec in specs]

@@ -28,8 +28,8 @@ def run_prices(config: RunConfig, allow_unpriced: bool | None = None
                ) -> dict[str, Price | None]:
     """Each model's price, field by field from the flags, the panel and litellm's map
     (an unknown price is an error unless ``allow_unpriced``, by default the run's)."""
-    return resolve_prices([m.id for m in config.models],
-                          {m.id: m.price_fields() for m in config.models},
-                          lookup=litellm_price,
+    ids = {m.label: m.id for m in config.models}
+    return resolve_prices(list(ids), {m.label: m.price_fields() for m in config.models},
+                          lookup=lambda label: litellm_price(ids[label]),
                           allow_unpriced=config.allow_unpriced if allow_unpriced is None
                           else allow_unpriced)

@@ -64,7 +64,8 @@ def replay(history: TrialHistory, env: Environment, context: RollingContext,
     start = time.perf_counter()
     if world:
         _replay_world(history, env)
-    messages = [Message(i, json.loads(body), tokens) for i, body, tokens in history.messages]
+    messages = [Message(i, json.loads(body), tokens, carried)
+                for i, body, tokens, carried in history.messages]
     try:
         context.restore(messages, _last_window(history))
     except ValueError as exc:

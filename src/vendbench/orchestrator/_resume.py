@@ -46,7 +46,7 @@ def plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget,
     tables = record_tables(store.run(run_id)["scenario"])
     kept, rerun = [], []
     for spec in specs:
-        last = latest.get(TrialKey(spec.model.id, spec.world_seed, spec.seed, spec.repeat))
+        last = latest.get(TrialKey(spec.model.label, spec.world_seed, spec.seed, spec.repeat))
         if last is not None and last["status"] in FINISHED:
             kept.append(kept_json(last))
             continue

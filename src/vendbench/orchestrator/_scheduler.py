@@ -93,7 +93,7 @@ class Scheduler:
     # -- the run ------------------------------------------------------------------------------
     def specs(self, run_id: str) -> list[TrialSpec]:
         """Trials seed by seed, models interleaved, so a cut-short panel stays balanced."""
-        names = model_slugs([m.id for m in self.config.models])
+        names = model_slugs([m.label for m in self.config.models])
         if self.config.seats:
             return self._match_specs(run_id, names)
         out = []
@@ -104,7 +104,7 @@ class Scheduler:
                         # the paper's one world keeps the short ids; others are named
                         where = f"-w{world}" if self.config.names_worlds else ""
                         out.append(TrialSpec(
-                            f"{run_id}-{names[model.id]}{where}-s{seed}-r{repeat}", run_id,
+                            f"{run_id}-{names[model.label]}{where}-s{seed}-r{repeat}", run_id,
                             model, seed, repeat, self.config.trial_budget(model),
                             world_seed=world))
         return out
@@ -112,7 +112,6 @@ class Scheduler:
     def _match_specs(self, run_id: str, names: dict[str, str]) -> list[TrialSpec]:
         """An arena's trials, match by match: one match per world, seed and repeat, its
         seats taken by the lineup of the seed's place in the list (SPEC 23.4)."""
-        models = {m.id: m for m in self.config.models}
         out = []
         for repeat in range(1, self.config.repeats + 1):
             for world in self.config.world_seeds:
@@ -120,7 +119,7 @@ class Scheduler:
                     where = f"-w{world}" if self.config.names_worlds else ""
                     match_id = f"{run_id}-m{where}-s{seed}-r{repeat}"
                     for seat, model_id in enumerate(self.config.lineup(index)):
-                        model = models[model_id]
+                        model = self.config.model(model_id)
                         out.append(TrialSpec(
                             f"{match_id}-{seat}-{names[model_id]}", run_id, model, seed,
                             repeat, self.config.trial_budget(model), world_seed=world,
@@ -249,7 +248,7 @@ class Scheduler:
             out = TrialOutcome(spec, status=TrialStatus.NOT_STARTED,
                                reason="not started: the run's total budget could not "
                                       "cover this trial's budget")
-            out.priced = self.prices.get(spec.model.id) is not None
+            out.priced = self.prices.get(spec.model.label) is not None
             self._record(writer, out, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
             outcomes.append(out)
             self.on_event("trial_finished", {"outcome": out})
@@ -293,7 +292,7 @@ class Scheduler:
                              writer: ResultsWriter) -> TrialOutcome:
         """Run an LLM trial in a worker process; the parent keeps the budget exact."""
         started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        priced = self.prices.get(spec.model.id) is not None
+        priced = self.prices.get(spec.model.label) is not None
         try:
             while True:
                 try:
@@ -324,7 +323,7 @@ class Scheduler:
         from ..results import TrialLog
 
         now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-        TrialLog(writer, out.spec.trial_id, out.spec.model.id).trial(
+        TrialLog(writer, out.spec.trial_id, out.spec.model.label).trial(
             out.record(started, now))
 
     def limit_events(self) -> list[LimitEvent]:
@@ -471,7 +470,7 @@ def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
         room = model.max_context_tokens - model.max_output_tokens
         if tokens > room:
             raise ConfigError(
-                f"{model.id}: the first request alone takes {tokens:,} tokens (tool schemas, "
+                f"{model.label}: the first request alone takes {tokens:,} tokens (tool schemas, "
                 f"system prompt, the first daily report), but max_context_tokens − "
                 f"max_output_tokens leaves {room:,}; raise max_context_tokens or lower "
                 "max_output_tokens")
@@ -480,7 +479,7 @@ def _check_first_request(scheduler: Scheduler, config: RunConfig) -> None:
         for scope, cap in (("per-trial", budget), ("total", config.total_budget_usd)):
             if cap is not None and first > cap:
                 raise ConfigError(
-                    f"{model.id}: one request reserves about ${first:.4f} ({tokens:,} input "
+                    f"{model.label}: one request reserves about ${first:.4f} ({tokens:,} input "
                     f"tokens + max_output_tokens={model.max_output_tokens} at its price, "
                     f"with a safety margin), more than the {scope} budget of ${cap}; raise "
                     "the budget or lower max_output_tokens")

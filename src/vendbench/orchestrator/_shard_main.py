@@ -142,7 +142,7 @@ async def serve(link: Link) -> None:
 
     async def run_one(spec: TrialSpec, limit: Decimal | None) -> None:
         budget = Budget("trial", limit)
-        out = TrialOutcome(spec, priced=prices.get(spec.model.id) is not None)
+        out = TrialOutcome(spec, priced=prices.get(spec.model.label) is not None)
         progress = progress_reporter(link, spec.trial_id)
         try:
             link.send(Started(spec.trial_id))

@@ -74,7 +74,7 @@ def plan_processes(config: RunConfig) -> int:
         for what, value in (("max_concurrency", m.max_concurrency), ("rpm", m.rpm),
                             ("tpm", m.tpm)):
             if value is not None and value < wanted:
-                problems.append(f"{m.id}: {what}={value} cannot be split over {wanted} "
+                problems.append(f"{m.label}: {what}={value} cannot be split over {wanted} "
                                 "processes")
     if problems:
         if config.processes is not None:
@@ -143,7 +143,7 @@ class Worker:
         self._reader = asyncio.create_task(self._read(), name=f"worker-{index}-reader")
 
     def load(self, model: ModelConfig) -> tuple[int, int]:
-        return (sum(1 for r in self.running.values() if r.spec.model.id == model.id),
+        return (sum(1 for r in self.running.values() if r.spec.model.label == model.label),
                 len(self.running))
 
     async def run(self, spec: TrialSpec, budget: Budget, priced: bool) -> TrialOutcome:

@@ -25,7 +25,7 @@ from ..results import (LoggedRequest, ResultsWriter, Tokens, TrialHistory, Trial
                        TrialStatus)
 from ._calibration import Calibration
 from ._config import DEFAULT_WORLD_SEED, ModelConfig
-from ._context import ContextOverflow, RollingContext, Window
+from ._context import Carried, ContextOverflow, RollingContext, Window
 from ._log import ExchangeLog
 from ._replay import ReplayMismatch, replay, replay_in_turns
 from ._replies import MAX_SILENT_REPLIES, call_of, nudge, tool_message
@@ -72,7 +72,7 @@ class TrialOutcome:
         """The trial as it stands, as its row in the results file."""
         spec, final = self.spec, self.final
         return TrialRecord(
-            spec.trial_id, spec.run_id, spec.model.id, spec.world_seed, spec.seed,
+            spec.trial_id, spec.run_id, spec.model.label, spec.world_seed, spec.seed,
             spec.repeat, spec.attempt, self.status, self.reason, final.get("initial_cash"),
             final.get("final_cash"), final.get("final_net_assets"), final.get("score"),
             self.cost if self.priced else None, spec.budget_usd, Tokens(*self.tokens),
@@ -103,6 +103,7 @@ class TrialContext:
     # in a match: waits, once the trial's day has ended, until every other operator's
     # has and the world's night has run (None: a trial alone never waits)
     turn: Callable[[], Awaitable[None]] | None = None
+    carried: Carried | None = None        # how the provider counts what replies carry back
 
 
 async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None = None
@@ -111,7 +112,7 @@ async def run_trial(spec: TrialSpec, ctx: TrialContext, out: TrialOutcome | None
     is filled in as the trial goes, so a caller still has it after a cancellation)."""
     if out is None:
         out = TrialOutcome(spec, priced=ctx.client is None or ctx.client.price is not None)
-    tlog = ExchangeLog(ctx.writer, spec.trial_id, spec.model.id, ctx.records)
+    tlog = ExchangeLog(ctx.writer, spec.trial_id, spec.model.label, ctx.records)
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     started = (spec.history.started_at if spec.history is not None else None) or now
     env: Environment | None = None
@@ -212,7 +213,8 @@ async def _play_llm(spec: TrialSpec, ctx: TrialContext, env: Environment, tlog: 
     m = spec.model
     context = await RollingContext.create(
         env.instructions, m.max_context_tokens - m.max_output_tokens, ctx.count_tokens,
-        ctx.tools_tokens, strategy=m.context_strategy, low_water=m.context_low_water)
+        ctx.tools_tokens, strategy=m.context_strategy, low_water=m.context_low_water,
+        carried=ctx.carried)
     seen_day, silent, first_attempt = None, 0, 1
     session = RecordingSession(env, tlog)
     if spec.history is not None:
@@ -341,7 +343,7 @@ def _no_usage(spec: TrialSpec, a: Attempt) -> str:
     """The run's warning (kept once per model) for a reply that reported no usage."""
     m = spec.model
     where = mask_url(m.api_base) if m.api_base else m.id.split("/", 1)[0]
-    return (f"{m.id} at {where} answered without usage (token counts), so what its replies "
+    return (f"{m.label} at {where} answered without usage (token counts), so what its replies "
             f"cost is unknown: each is charged its full reservation (${a.reserved:.6f} for "
             "the first), and the tokens recorded are our own count")
 
@@ -354,7 +356,7 @@ def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: ExchangeLog, a: Attem
     u, m = a.usage, spec.model
     assert u is not None and a.cost is not None
     where = mask_url(m.api_base) if m.api_base else m.id.split("/", 1)[0]
-    message = (f"{m.id} at {where} reported usage costing ${a.cost:.6f} for a request "
+    message = (f"{m.label} at {where} reported usage costing ${a.cost:.6f} for a request "
                f"reserved at ${a.reserved:.6f}: {u.completion_tokens:,} output tokens for "
                f"max_tokens {m.max_output_tokens:,}, {u.prompt_tokens:,} prompt tokens where "
                f"about {expected_input:,} were expected; charged in full")
@@ -367,13 +369,9 @@ def _over_billed(spec: TrialSpec, ctx: TrialContext, tlog: ExchangeLog, a: Attem
 
 def _request(spec: TrialSpec, env: Environment, window: Window) -> CompletionRequest:
     m = spec.model
-    return CompletionRequest(
-        model=m.id, messages=[msg.body for msg in window.messages], tools=env.tools,
-        max_tokens=m.max_output_tokens, temperature=m.temperature,
-        reasoning_effort=m.reasoning_effort, api_base=m.api_base,
-        timeout_s=m.timeout_s, tool_choice=m.tool_choice,
-        cache_points=window.cache_points if m.prompt_caching else (),
-        cache_key=spec.trial_id if m.prompt_caching else None)
+    return m.request([msg.body for msg in window.messages], env.tools,
+                     cache_points=window.cache_points if m.prompt_caching else (),
+                     cache_key=spec.trial_id if m.prompt_caching else None)
 
 
 def request_log(request: CompletionRequest, window: Window) -> LoggedRequest:
@@ -381,7 +379,8 @@ def request_log(request: CompletionRequest, window: Window) -> LoggedRequest:
     return LoggedRequest(
         request.model, tuple(msg.id for msg in window.messages), request.max_tokens,
         request.temperature, request.reasoning_effort, request.tool_choice,
-        tuple(request.cache_points), request.cache_key, window.tokens)
+        tuple(request.cache_points), request.cache_key, window.tokens,
+        thinking_budget=request.thinking_budget)
 
 
 def _run_tool_calls(calls: list[dict[str, Any]], session: RecordingSession, day: int,

@@ -51,6 +51,7 @@ class CompletionRequest:
     max_tokens: int
     temperature: float | None = None
     reasoning_effort: str | None = None
+    thinking_budget: int | None = None     # tokens it may think (Anthropic, Gemini)
     api_base: str | None = None
     timeout_s: float = 120.0
     tool_choice: str = "auto"

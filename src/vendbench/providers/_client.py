@@ -88,8 +88,12 @@ class ModelClient:
     def __init__(self, provider: Provider, price: Price | None, limit: AdaptiveLimit,
                  rates: RateLimits, *, max_attempts: int = 6, backoff_s: float = 1.0,
                  max_backoff_s: float = 60.0,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 extra_output: int = 0) -> None:
         self.provider, self.price, self.limit, self.rates = provider, price, limit, rates
+        # thinking a request may spend beyond its max_tokens (a provider that counts it
+        # apart, ``ReasoningPlan.beyond_max_tokens``): reserved as output too
+        self.extra_output = extra_output
         self.max_attempts = max_attempts
         self._sleep = sleep                 # how a retry waits (a test gives its own clock)
         self._wait = wait_exponential_jitter(multiplier=backoff_s, max=max_backoff_s,
@@ -101,7 +105,7 @@ class ModelClient:
         output price, with a margin."""
         if self.price is None:
             return Decimal(0)
-        worst = self.price.worst_case(input_tokens + 1, max_output)
+        worst = self.price.worst_case(input_tokens + 1, max_output + self.extra_output)
         return (worst * SAFETY_MARGIN).quantize(Decimal("1e-9"), rounding=ROUND_CEILING)
 
     def _wait_for(self, state: RetryCallState) -> float:
@@ -174,7 +178,7 @@ class ModelClient:
         start, sent_at, sent = time.perf_counter(), time.time(), False
         try:
             async with self.limit.slot():
-                await self.rates.acquire(input_tokens + request.max_tokens)
+                await self.rates.acquire(input_tokens + request.max_tokens + self.extra_output)
                 if on_send is not None:
                     await on_send(number, reserved)
                 start, sent_at, sent = time.perf_counter(), time.time(), True

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import logging
 import os
 import re
 import warnings
@@ -22,7 +23,7 @@ from .._secrets import redact, redact_json
 from .._text import no_surrogates
 from ..errors import ConfigError
 from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind, said
-from ._profiles import context_numbers
+from ._profiles import ServerProfile, context_numbers, wire_profile
 from ._wire import litellm_kwargs, usage_from
 
 
@@ -40,12 +41,20 @@ def import_litellm() -> Any:
     litellm.suppress_debug_info = True
     litellm.num_retries = 0
     litellm.drop_params = True          # a param a provider lacks is dropped, not an error
+    # ... which litellm logs on every request; ``check`` says it once, in its own words
+    # (``ReasoningPlan.notes``), so the log line is noise here
+    logging.getLogger("LiteLLM").addFilter(_NotDroppedParams())
     # Ctrl-C or SIGTERM can cancel litellm's wrapper after it made its provider coroutine
     # and before it awaited it: that request was never sent (nothing to charge), and the
     # coroutine's "never awaited" warning at exit is noise, not a fault of the run
     warnings.filterwarnings("ignore", category=RuntimeWarning,
                             message=r"coroutine '\w+\.acompletion' was never awaited")
     return litellm
+
+
+class _NotDroppedParams(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Dropping ")
 
 
 class LiteLLMProvider:
@@ -66,7 +75,7 @@ class LiteLLMProvider:
         if self._api_key:
             kwargs["api_key"] = self._api_key
         response = await self._litellm.acompletion(**kwargs)
-        return _completion(response, [self._api_key or ""])
+        return _completion(response, [self._api_key or ""], wire_profile(self.model))
 
     def render_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The JSON body litellm sends for ``request``, rendered by litellm's own request
@@ -178,25 +187,61 @@ def _retry_after(exc: BaseException) -> float | None:
     return None
 
 
-def _completion(response: Any, secrets: list[str]) -> Completion:
-    """The reply, with any secret in it masked before anything stores, shows or sends
-    it back (a provider may echo a key in a successful reply too)."""
-    raw = redact_json(no_surrogates(response.model_dump() if hasattr(response, "model_dump")
-                                    else dict(response)), secrets)
+def _completion(response: Any, secrets: list[str], profile: ServerProfile) -> Completion:
+    """The reply as the next request sends it back (``profile``: its wire format's
+    rules), with any secret in it masked before anything stores, shows or sends it back
+    (a provider may echo a key in a successful reply too)."""
+    received = no_surrogates(response.model_dump() if hasattr(response, "model_dump")
+                             else dict(response))
+    raw = redact_json(received, secrets)
     choice = raw["choices"][0]["message"]
-    # content is always a string, for every server profile (``_profiles``): several
-    # OpenAI-compatible servers' chat templates (llama.cpp's) refuse null
-    message: dict[str, Any] = {"role": "assistant", "content": choice.get("content") or ""}
+    # what the provider signed goes back as it came: only a known secret value is masked
+    # in it, never what merely looks like a key (a thinking text that mentions
+    # "api_key_rotation" would fail its signature otherwise)
+    signed = redact_json(received["choices"][0]["message"], secrets, patterns=False)
     calls = choice.get("tool_calls") or []
+    # content is a string (llama.cpp's chat templates refuse null), but for a wire format
+    # that refuses an empty text part (Gemini) when there is no text
+    content = choice.get("content") or ("" if not profile.null_content else None)
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    keep_fields = "provider_specific_fields" in profile.sent_back
     if calls:
-        message["tool_calls"] = [
-            {"id": c.get("id") or f"call_{i}", "type": "function",
-             "function": {"name": (c.get("function") or {}).get("name") or "",
-                          "arguments": (c.get("function") or {}).get("arguments") or ""}}
-            for i, c in enumerate(calls)]
-    reasoning = choice.get("reasoning_content")       # litellm's name for every provider's
+        message["tool_calls"] = [_call(i, c, s, keep_fields) for i, (c, s) in
+                                 enumerate(zip(calls, signed.get("tool_calls") or calls))]
+    # what the provider needs back on the next turn, exactly as it came (SPEC 24.1)
+    for name in profile.sent_back:
+        if signed.get(name):
+            message[name] = signed[name]
     return Completion(message=message, usage=usage_from(raw), raw=raw,
-                      reasoning=reasoning if isinstance(reasoning, str) else "")
+                      reasoning=_reasoning_text(choice))
+
+
+def _call(i: int, call: dict[str, Any], signed: dict[str, Any], keep_fields: bool
+          ) -> dict[str, Any]:
+    """A tool call as sent back: its id (Gemini's carries its thought signature: as it
+    came, from ``signed``), name, arguments, and the provider's own fields where the wire
+    format needs them."""
+    fn = call.get("function") or {}
+    out: dict[str, Any] = {"id": signed.get("id") or f"call_{i}", "type": "function",
+                           "function": {"name": fn.get("name") or "",
+                                        "arguments": fn.get("arguments") or ""}}
+    if keep_fields and signed.get("provider_specific_fields"):
+        out["provider_specific_fields"] = signed["provider_specific_fields"]
+    return out
+
+
+def _reasoning_text(choice: dict[str, Any]) -> str:
+    """The model's reasoning as a reader sees it: litellm's ``reasoning_content`` (its
+    name for every provider's), and a note for each block the provider redacted."""
+    reasoning = choice.get("reasoning_content")
+    text = reasoning if isinstance(reasoning, str) else ""
+    redacted = sum(1 for b in choice.get("thinking_blocks") or []
+                   if isinstance(b, dict) and b.get("type") == "redacted_thinking")
+    if redacted:
+        note = (f"[{redacted} redacted thinking block{'s' if redacted > 1 else ''}: "
+                "encrypted by the provider, sent back as received]")
+        text = f"{text}\n{note}" if text else note
+    return text
 
 
 # a 400 that names the context (for servers litellm does not recognise)

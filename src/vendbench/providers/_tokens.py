@@ -27,6 +27,21 @@ def message_texts(message: dict[str, Any]) -> tuple[str, int]:
     return text, 4 + 8 * len(calls)
 
 
+# what a reply carries back to its provider (``ServerProfile.sent_back``): on the message,
+# and on each tool call (Gemini's thought signatures)
+CARRIED_FIELDS = ("thinking_blocks", "provider_specific_fields", "reasoning_content")
+
+
+def carried_text(message: dict[str, Any]) -> str:
+    """What ``message`` carries back to its provider, as text to count ("" for none)."""
+    carried = {k: message[k] for k in CARRIED_FIELDS if message.get(k)}
+    calls = [c["provider_specific_fields"] for c in message.get("tool_calls") or []
+             if c.get("provider_specific_fields")]
+    if calls:
+        carried["tool_calls"] = calls
+    return json.dumps(carried, ensure_ascii=False) if carried else ""
+
+
 class TokenCounter:
     """Counts messages and tool schemas for one model with litellm's counter.
 
@@ -59,6 +74,10 @@ class TokenCounter:
     async def count(self, messages: list[dict[str, Any]]) -> list[int]:
         """Tokens of each message (the rolling context's counting interface)."""
         return self.count_now(messages)
+
+    async def count_carried(self, messages: list[dict[str, Any]]) -> list[int]:
+        """Tokens of what each message carries back to its provider (0: nothing)."""
+        return [int(self._text(text)) if (text := carried_text(m)) else 0 for m in messages]
 
     def tools(self, tools: list[dict[str, Any]]) -> int:
         """Tokens of the tool schemas, sent with every request."""

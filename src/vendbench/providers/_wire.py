@@ -42,6 +42,9 @@ def litellm_kwargs(request: CompletionRequest) -> dict[str, Any]:
         kwargs["temperature"] = request.temperature
     if request.reasoning_effort:
         kwargs["reasoning_effort"] = request.reasoning_effort
+    if request.thinking_budget is not None:
+        # litellm's Anthropic-style parameter, which it maps for Gemini too
+        kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
     kind = family(request.model)
     if kind == "openai" and request.cache_key:
         kwargs["prompt_cache_key"] = request.cache_key

@@ -27,6 +27,7 @@ class MessageRow:
     role: str
     content_json: str
     tokens: int
+    carried_tokens: int = 0     # of what it carries back to its provider (SPEC 24.1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +47,13 @@ class LoggedRequest:
     cache_key: str | None = None
     counted_tokens: int = 0               # our count of its prompt
     tools: str = "run"
+    thinking_budget: int | None = None    # SPEC 24.2 (stored only when set)
 
     def json(self) -> str:
-        """As stored: compact, keys sorted (what every file since schema 1 holds)."""
-        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)},
+        """As stored: compact, keys sorted (what every file since schema 1 holds; a
+        thinking budget only when one was sent)."""
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)
+                           if f.name != "thinking_budget" or self.thinking_budget is not None},
                           separators=(",", ":"), sort_keys=True)
 
     @classmethod
@@ -70,7 +74,7 @@ class LoggedRequest:
         return {"model": self.model, "max_tokens": self.max_tokens,
                 "temperature": self.temperature, "reasoning_effort": self.reasoning_effort,
                 "tool_choice": self.tool_choice, "cache_points": list(self.cache_points),
-                "cache_key": self.cache_key}
+                "cache_key": self.cache_key, "thinking_budget": self.thinking_budget}
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 10     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 11     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
                         # exchanges.usage_counted (a reply without usage); 7: ceilings;
                         # 8: trials.score (final_net_assets is net assets in every world);
                         # 9: exchanges.reply_json (the reply in vendbench's own shape);
-                        # 10: match_seats (the arena's matches and their operators)
+                        # 10: match_seats (the arena's matches and their operators);
+                        # 11: messages.carried_tokens (what a reply carries back)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -43,7 +44,8 @@ CREATE TABLE IF NOT EXISTS trials(
     tool_calls INTEGER, days_completed INTEGER, started_at TIMESTAMP, ended_at TIMESTAMP,
     wall_seconds DOUBLE, world_seed INTEGER);
 CREATE TABLE IF NOT EXISTS messages(
-    trial_id VARCHAR, msg_id INTEGER, role VARCHAR, content_json VARCHAR, tokens INTEGER);
+    trial_id VARCHAR, msg_id INTEGER, role VARCHAR, content_json VARCHAR, tokens INTEGER,
+    carried_tokens INTEGER);
 CREATE TABLE IF NOT EXISTS exchanges(
     trial_id VARCHAR, seq INTEGER, day INTEGER, attempt INTEGER, model VARCHAR,
     request_json VARCHAR, response_json VARCHAR, input_tokens BIGINT, output_tokens BIGINT,
@@ -95,7 +97,7 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # before schema 8 a trial's score
 # was stored as final_net_assets, in the network its final bank balance, so that is its
 # score and stays its final_net_assets: the stock it held then is not known).
-UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9)
+UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;
@@ -104,6 +106,7 @@ ALTER TABLE trials ADD COLUMN IF NOT EXISTS world_seed INTEGER;
 ALTER TABLE trials ADD COLUMN IF NOT EXISTS score DOUBLE;
 UPDATE trials SET score = final_net_assets WHERE score IS NULL;
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS reply_json VARCHAR;
+ALTER TABLE messages ADD COLUMN IF NOT EXISTS carried_tokens INTEGER;
 UPDATE exchanges SET reply_json = json_object(
     'text', coalesce(json_extract_string(response_json, '$.choices[0].message.content'), ''),
     'reasoning', coalesce(json_extract_string(response_json,

@@ -86,7 +86,7 @@ class TrialHistory:
     """What the results file holds of a trial, in the order it happened."""
 
     trial_id: str
-    messages: list[tuple[int, str, int]]          # msg_id, content_json, tokens
+    messages: list[tuple[int, str, int, int]]     # msg_id, content_json, tokens, carried
     # seq, exchange_seq, day, call_id, name, args_json, result
     tool_calls: list[tuple[Any, ...]]
     days: dict[int, tuple[float, float]]          # day -> (cash, net assets) at its end
@@ -440,8 +440,9 @@ class Store:
 
     def history(self, trial_id: str) -> TrialHistory:
         """Everything committed of a trial that a resume needs (see ``TrialHistory``)."""
-        messages = self.con.execute("SELECT msg_id, content_json, tokens FROM messages WHERE "
-                                    "trial_id = ? ORDER BY msg_id", [trial_id]).fetchall()
+        messages = self.con.execute(
+            "SELECT msg_id, content_json, tokens, coalesce(carried_tokens, 0) FROM messages "
+            "WHERE trial_id = ? ORDER BY msg_id", [trial_id]).fetchall()
         calls = self.con.execute(
             "SELECT seq, exchange_seq, day, call_id, name, args_json, result_json FROM "
             "tool_calls WHERE trial_id = ? ORDER BY seq", [trial_id]).fetchall()
