@@ -60,3 +60,50 @@ def test_the_pair_key_is_written_once():
     found = [f"{p.relative_to(SRC)}: {m.group(0)}" for p in sorted(SRC.rglob("*.py"))
              if p.name != "_trials.py" for m in by_hand.finditer(p.read_text())]
     assert found == []
+
+
+def test_the_oracles_scores_are_played_in_a_process_of_their_own(monkeypatch):
+    """A run computes the oracle's scores beside its trials in a low-priority process
+    (played in a thread, they held the scheduler's GIL: SPEC 25.1); the rows are the
+    ones computed in-process, a private world's salt included, and a cancelled job
+    leaves no process behind."""
+    import asyncio
+    import os
+
+    from vendbench.results import ceiling_rows, ceiling_rows_apart
+
+    keys = [(2026, 1), (7, 2)]
+    here = ceiling_rows("autovend", 10, keys, "pepper")
+    apart = asyncio.run(ceiling_rows_apart("autovend", 10, keys, "pepper"))
+    assert [(r.world_seed, r.seed, r.salt_sha256, r.score) for r in apart] == \
+        [(r.world_seed, r.seed, r.salt_sha256, r.score) for r in here]
+    assert len({r.score for r in apart}) == 2
+
+    spawned: list[int] = []
+    real = asyncio.create_subprocess_exec
+
+    async def watched(*args, **kwargs):
+        proc = await real(*args, **kwargs)
+        spawned.append(proc.pid)
+        return proc
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", watched)
+
+    async def cancelled() -> None:
+        job = asyncio.create_task(ceiling_rows_apart("autovend", 180, keys * 3, None))
+        while not spawned:
+            await asyncio.sleep(0.01)
+        job.cancel()
+        try:
+            await job
+        except asyncio.CancelledError:
+            pass
+
+    asyncio.run(cancelled())
+    gone = True
+    try:
+        os.kill(spawned[0], 0)
+        gone = False
+    except ProcessLookupError:
+        pass
+    assert gone

@@ -24,8 +24,9 @@ from ..environment import Environment, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import LimitEvent
 from ..results import (ProviderEventRow, ResultsWriter, RunEnded, Store,
-                       TrialHistory, TrialStatus, begin_run, ceiling_rows, dumps,
-                       missing_ceilings, new_run_id)
+                       TrialHistory, TrialStatus, begin_run, dumps,
+                       new_run_id)
+from ._ceilings import keep_ceilings
 from ._clients import Clients
 from ._config import RunConfig, model_slugs
 from ._forecast import PanelForecast, panel_forecast, refuse_above
@@ -378,10 +379,12 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
             result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool,
                                forecast=forecast)
             settle()            # what the run keeps is loaded: out of the collector's walks
-            ceilings = _keep_ceilings(store, writer, config, scheduler)
+            trials_ended = asyncio.Event()
+            ceilings = keep_ceilings(store, writer, config, scheduler.clients, trials_ended)
             try:
                 result.outcomes = await _unless_writer_fails(
                     scheduler.run(run_id, specs, writer, store.history), writer)
+                trials_ended.set()
                 await ceilings
                 result.status = finished_status(result)
             except asyncio.CancelledError:
@@ -404,26 +407,6 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
         return result
     finally:
         store.close()
-
-
-def _keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
-                   scheduler: Scheduler) -> asyncio.Task[Any]:
-    """Compute, beside the trials, what the scenario's oracle scores on each of the run's
-    worlds and seeds that the file does not keep yet (the denominators of oracle shares,
-    SPEC 18.1), and queue them for the file."""
-    # an arena's scores are not shares of a lone oracle's
-    keys = [] if config.seats else [(w, s) for w in config.world_seeds for s in config.seeds]
-    salt = scheduler.clients.world_salt
-    todo = missing_ceilings(store, config.scenario, config.days, keys, salt)
-
-    async def keep() -> None:
-        if todo:
-            rows = await asyncio.to_thread(ceiling_rows, config.scenario, config.days,
-                                           todo, salt)
-            for row in rows:
-                writer.put_row(row)
-
-    return asyncio.create_task(keep(), name="ceilings")
 
 
 async def _unless_writer_fails(run: Awaitable[list[TrialOutcome]], writer: ResultsWriter

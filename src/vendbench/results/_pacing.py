@@ -13,6 +13,7 @@ Linux), the CPUs count as busy: the wait works as it did before the gauge.
 
 from __future__ import annotations
 
+import os
 import time
 
 # While trials that take part in a run may still add to a batch, its commit waits for them
@@ -35,8 +36,9 @@ class CpuGauge:
     Busy until two readings tell (and where the file cannot be read: the wait then
     works as it did before this gauge)."""
 
-    def __init__(self, path: str = "/proc/stat", every: float = 0.5) -> None:
-        self._path, self._every = path, every
+    def __init__(self, path: str = "/proc/stat", every: float = 0.5,
+                 idle_share: float = IDLE_SHARE) -> None:
+        self._path, self._every, self._idle_share = path, every, idle_share
         self._last: tuple[int, int] | None = None     # (idle, total) jiffies
         self._read_at = -float("inf")
         self.busy = True
@@ -48,7 +50,7 @@ class CpuGauge:
             sample = self._sample()
             if sample is not None and self._last is not None and sample[1] > self._last[1]:
                 idle = (sample[0] - self._last[0]) / (sample[1] - self._last[1])
-                self.busy = idle < IDLE_SHARE
+                self.busy = idle < self._idle_share
             self._last = sample
         return self.busy
 
@@ -65,3 +67,6 @@ class CpuGauge:
 
 
 cpus_busy = CpuGauge()
+# ... and for work that may wait for a whole core to spare (the oracle's scores of a run's
+# seeds, ``orchestrator._ceilings``): busy unless a core's worth of the CPUs is idle
+no_core_spare = CpuGauge(idle_share=1 / (os.cpu_count() or 1))
