@@ -44,11 +44,13 @@ def redact(text: str, extra: list[str] | None = None) -> str:
     return _redact(text, [*(extra or []), *secret_values()])
 
 
-def redact_json(obj: Any, extra: list[str] | None = None, *, patterns: bool = True) -> Any:
+def redact_json(obj: Any, extra: list[str] | None = None, *, patterns: bool = True,
+                known: list[str] | None = None) -> Any:
     """``obj`` (parsed JSON: a provider's reply) with every string in it redacted
     (``patterns`` False: only the known secret values, not what merely looks like one:
-    for what a provider signed and must get back unchanged)."""
-    values = [*(extra or []), *secret_values()]
+    for what a provider signed and must get back unchanged). ``known``: the secret values
+    to mask, when the caller has them already (else ``extra`` and ``secret_values()``)."""
+    values = known if known is not None else [*(extra or []), *secret_values()]
 
     def walk(node: Any) -> Any:
         if isinstance(node, str):

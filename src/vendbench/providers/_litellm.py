@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any
 
 from .._heap import loading
-from .._secrets import redact, redact_json
+from .._secrets import redact, redact_json, secret_values
 from .._text import no_surrogates
 from ..errors import ConfigError
 from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind, said
@@ -193,12 +193,13 @@ def _completion(response: Any, secrets: list[str], profile: ServerProfile) -> Co
     (a provider may echo a key in a successful reply too)."""
     received = no_surrogates(response.model_dump() if hasattr(response, "model_dump")
                              else dict(response))
-    raw = redact_json(received, secrets)
+    known = [*secrets, *secret_values()]          # (the environment read once a reply)
+    raw = redact_json(received, known=known)
     choice = raw["choices"][0]["message"]
     # what the provider signed goes back as it came: only a known secret value is masked
     # in it, never what merely looks like a key (a thinking text that mentions
     # "api_key_rotation" would fail its signature otherwise)
-    signed = redact_json(received["choices"][0]["message"], secrets, patterns=False)
+    signed = redact_json(received["choices"][0]["message"], known=known, patterns=False)
     calls = choice.get("tool_calls") or []
     # content is a string (llama.cpp's chat templates refuse null), but for a wire format
     # that refuses an empty text part (Gemini) when there is no text

@@ -43,7 +43,11 @@ class ReasoningPlan:
 
 
 def reasoning_plan(provider: Provider, request: CompletionRequest) -> ReasoningPlan:
-    """The plan of ``request``'s settings (its messages and tools do not matter)."""
+    """The plan of ``request``'s settings (its messages and tools do not matter). No
+    reasoning setting: off, with nothing rendered (a worker process builds the plan of
+    each model it runs, and litellm's first rendering costs it about 2 s)."""
+    if request.reasoning_effort is None and request.thinking_budget is None:
+        return ReasoningPlan(False, "off")
     probe = CompletionRequest(
         model=request.model, messages=[{"role": "user", "content": "."}], tools=[],
         max_tokens=request.max_tokens, temperature=request.temperature,
