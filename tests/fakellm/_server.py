@@ -151,6 +151,7 @@ class FakeLLM:
         self.headers: list[dict[str, str]] = []
         self.usages: list[dict[str, Any]] = []         # usage of each reply sent
         self.served = 0
+        self.connections: set[object] = set()          # the clients' (host, port)s seen
         self.in_flight = 0
         self.max_in_flight = 0
         self._faults: deque[tuple[str, dict]] = deque()
@@ -185,6 +186,8 @@ class FakeLLM:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        self.connections.add(peer)
         try:
             raw = await request.read()
             body = json.loads(raw)

@@ -236,3 +236,25 @@ def test_a_server_on_this_machine_gets_time_for_a_cold_prompt():
     assert ModelConfig(id="openai/x", api_base="https://api.example.com/v1").timeout_s == 120.0
     assert ModelConfig(id="openai/local", api_base="http://127.0.0.1:8080/v1",
                        request_timeout_s=30).timeout_s == 30.0
+
+
+def test_a_run_reuses_its_connections_as_a_keep_alive_server_allows(tmp_path):
+    """SPEC 25.3: the tests' server answers HTTP/1.1 with keep-alive, as providers do, and
+    a trial's requests reuse one connection rather than opening one each."""
+    import http.client
+
+    with FakeLLM() as llm:
+        connection = http.client.HTTPConnection("127.0.0.1", llm.port, timeout=10)
+        for _ in range(2):                    # two requests on one socket
+            connection.request("POST", "/v1/chat/completions", body=json.dumps(
+                {"model": "m", "messages": [{"role": "user", "content": "Day 2 of 3"}]}),
+                headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            assert response.version == 11 and response.getheader("Connection") != "close"
+            response.read()
+        connection.close()
+        assert len(llm.connections) == 1
+        llm.connections.clear()
+        result = run(str(tmp_path / "r.duckdb"), days=3, models=[model(llm)])
+        assert result.as_json()["trials"][0]["status"] == "completed"
+        assert llm.served >= 6 and len(llm.connections) == 1
