@@ -1,14 +1,21 @@
 """The arena's speed (SPEC 23.7) and a picture of a match.
 
     python benchmarks/bench_arena.py [--repeat 5] [--picture docs/images/arena-match.png]
+                                     [--llm-matches 20] [--llm-days 15]
 
 Through the real command path (``execute``: the scheduler, the results file), in this
-process, alternating: a 30-day network match of four reference operators against the
-same four operators' single-agent episodes run side by side as one run (the same
-seed, the same workers). Two lineups: four identical order-up-to operators (``--mirror``)
-and a mixed one (oracle, order-up-to, undercutter, colluder; alone, the arena's own
-policies are played by order-up-to, which they extend). Prints each repeat's wall
-times and the median ratio; SPEC 23.7 asks for under 2x. Also each world's arena
+process, alternating: a 30-day match of four reference operators against the same four
+operators' single-agent episodes run side by side as one run (the same seed, the same
+workers), in each world. Two lineups a world: four identical order-up-to operators
+(``--mirror``) and a mixed one (network: oracle, order-up-to, undercutter, colluder;
+alone, the arena's own policies are played by order-up-to, which they extend;
+AutoVend: two oracles and two order-up-to). Prints each repeat's wall times and the
+median ratio; SPEC 23.7 asks for under 2x.
+
+SPEC 25.2: many LLM matches at once, since a match's operators run in the scheduler's
+process: ``--llm-matches`` 4-operator AutoVend matches of the tests' scripted agent on
+a zero-latency local server, all in flight: exchanges/s, CPU an exchange and peak
+memory. Also each world's arena
 exploit families against order-up-to as ratios to the oracle against order-up-to (seeds
 1-5, seat 0). With ``--picture``, draws each operator's bank balance day by day in the mixed
 match of seed 1, with the day each e-mail between operators was sent. Not run by CI
@@ -19,11 +26,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from vendbench._heap import settle
 from vendbench.orchestrator import build_config, execute
@@ -43,40 +56,90 @@ def timed(config: dict, folder: str) -> float:
     return wall
 
 
-def arena(lineup: list[str], seed: int) -> dict:
+LINEUPS = {"network": MIXED,
+           "autovend": ["baseline/oracle", "baseline/order-up-to"] * 2}
+
+
+def arena(lineup: list[str], seed: int, world: str = "network") -> dict:
     """Four matches of ``lineup`` (seeds ``seed`` to ``seed`` + 3: each model in each
     seat once), four operators in flight."""
-    return {"scenario": "network", "days": 30, "seeds": list(range(seed, seed + 4)),
+    return {"scenario": world, "days": 30, "seeds": list(range(seed, seed + 4)),
             "models": [{"id": m} for m in dict.fromkeys(lineup)], "seats": lineup,
             "mirror": len(set(lineup)) < len(lineup), "workers": 4}
 
 
 def speed(repeat: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        timed(arena(MIXED, 1), folder)                              # imports, caches
-        settle()
-        for name, lineup in (("mirror", ["baseline/order-up-to"] * 4), ("mixed", MIXED)):
-            ratios = []
-            for r in range(repeat):
-                match = timed(arena(lineup, 1), folder) / 4         # four matches
-                alone = single_four(lineup, folder)
-                ratios.append(match / alone)
-                print(f"{name} repeat {r + 1}: a match {match:.2f} s, its four operators' "
-                      f"episodes alone {alone:.2f} s, ratio {match / alone:.2f}")
-            print(f"{name}: median ratio {statistics.median(ratios):.2f} (SPEC 23.7: < 2)")
+        for world, mixed in LINEUPS.items():
+            timed(arena(mixed, 1, world), folder)                   # imports, caches
+            settle()
+            for name, lineup in (("mirror", ["baseline/order-up-to"] * 4), ("mixed", mixed)):
+                ratios = []
+                for r in range(repeat):
+                    match = timed(arena(lineup, 1, world), folder) / 4     # four matches
+                    alone = single_four(lineup, folder, world)
+                    ratios.append(match / alone)
+                    print(f"{world} {name} repeat {r + 1}: a match {match:.2f} s, its four "
+                          f"operators' episodes alone {alone:.2f} s, ratio "
+                          f"{match / alone:.2f}")
+                print(f"{world} {name}: median ratio {statistics.median(ratios):.2f} "
+                      "(SPEC 23.7: < 2)")
 
 
-def single_four(lineup: list[str], folder: str) -> float:
+def single_four(lineup: list[str], folder: str, world: str = "network") -> float:
     """The lineup's operators alone on seeds 1-4 (each seed: one episode per seat, four
     in flight as in the arena), per seed: the wall time of one match's four operators
     played as single-agent episodes."""
     models = [ALONE.get(m, m) for m in lineup]
     total = 0.0
     for model in dict.fromkeys(models):
-        total += timed({"scenario": "network", "days": 30, "seeds": [1, 2, 3, 4],
+        total += timed({"scenario": world, "days": 30, "seeds": [1, 2, 3, 4],
                         "repeats": models.count(model), "workers": 4,
                         "models": [{"id": model}]}, folder)
     return total / 4
+
+
+def llm_matches(matches: int, days: int) -> None:
+    """``matches`` 4-operator AutoVend matches of fake LLM operators, all in flight, on a
+    zero-latency local server (SPEC 25.2)."""
+    import resource
+
+    from bench_orchestrator import MODEL, TreeMemory, serve
+
+    proc, url = serve(0.0)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            db = str(Path(folder) / "llm.duckdb")
+            config = build_config({
+                "scenario": "autovend", "days": days, "seeds": list(range(1, matches + 1)),
+                "models": [{"id": MODEL, "api_base": url, "max_output_tokens": 256,
+                            "max_concurrency": 4 * matches}],
+                "seats": [MODEL] * 4, "mirror": True, "workers": 4 * matches})
+
+            def cpu() -> float:
+                return sum(r.ru_utime + r.ru_stime for r in (
+                    resource.getrusage(resource.RUSAGE_SELF),
+                    resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+            before = cpu()
+            with TreeMemory() as memory:
+                start = time.perf_counter()
+                result = asyncio.run(execute(config, db))
+                wall = time.perf_counter() - start
+            spent = cpu() - before
+            assert result.status == "completed", result.as_json()
+            from vendbench.results import Store
+
+            with Store(db, read_only=True) as store:
+                n, span = store.con.execute(
+                    "SELECT count(*), epoch(max(sent_at)) - epoch(min(sent_at)) FROM "
+                    "exchanges").fetchone()
+    finally:
+        proc.terminate()
+    print(f"{matches} AutoVend matches of four fake LLM operators ({days} days), all in "
+          f"flight: {n} exchanges, {(n - 1) / span:.1f} exchanges/s (first request to "
+          f"last; {wall:.1f} s with start-up), {spent / n * 1000:.1f} ms of CPU an exchange, "
+          f"peak {memory.peak_pss_mb:.0f} MB PSS")
 
 
 def exploits() -> None:
@@ -146,9 +209,16 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--picture", metavar="PNG")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--llm-matches", type=int, default=20)
+    ap.add_argument("--llm-days", type=int, default=15)
+    ap.add_argument("--llm-only", action="store_true", help="only the LLM matches")
     args = ap.parse_args()
+    if args.llm_only:
+        llm_matches(args.llm_matches, args.llm_days)
+        return
     if not args.no_speed:
         speed(args.repeat)
+        llm_matches(args.llm_matches, args.llm_days)
         exploits()
     if args.picture:
         picture(args.picture)

@@ -23,6 +23,13 @@
    functions, a SELECT of everything), alternating; the run must exit 0 and lose at
    most 5 % of its throughput.
 
+5. An A/B against another commit (SPEC 25.2), ``--against COMMIT [--rounds N]``: the
+   commit is checked out in a temporary clone and its ``src/`` run through this very
+   harness (same server, same requests, same measurements), alternating rounds in one
+   sitting: this tree, the other, bare litellm (the order turned each round). It prints
+   both commits' exchanges/s, their ratios to bare litellm and to each other, CPU an
+   exchange, the 1 s-latency share of the ideal and peak memory.
+
 Both run with the automatic ``--processes`` (LLM trials in worker processes), and once
 more in one process for comparison. Each run also reports the CPU it spent an exchange
 (the scheduler and its workers, the workers' start-up included): on a host whose speed
@@ -171,14 +178,97 @@ class TreeMemory:
             self.peak_rss_mb = max(self.peak_rss_mb, rss / 1024)
 
 
-def fresh(url: str, trials: int, days: int, db: str, processes: int | None = None) -> dict:
+def fresh(url: str, trials: int, days: int, db: str, processes: int | None = None,
+          src: Path | None = None) -> dict:
     """``ours`` in a fresh interpreter, as ``vendbench run`` would be: its peak memory
-    is then that of one run, not of everything this script did before."""
+    is then that of one run, not of everything this script did before. ``src``: run
+    the vendbench of that source tree (another commit's) instead of this one's."""
     spec = json.dumps({"url": url, "trials": trials, "days": days, "db": db,
                        "processes": processes})
+    env = {**os.environ, **({"PYTHONPATH": str(src)} if src else {})}
     out = subprocess.run([sys.executable, __file__, "--one", spec], cwd=ROOT, check=True,
-                         stdout=subprocess.PIPE, text=True).stdout
+                         stdout=subprocess.PIPE, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def checkout(commit: str, into: str) -> Path:
+    """``commit`` of this repository in a temporary clone; its ``src/``."""
+    tree = Path(into) / f"at-{commit}"
+    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(tree)],
+                   check=True)
+    subprocess.run(["git", "-C", str(tree), "checkout", "--quiet", commit], check=True)
+    return tree / "src"
+
+
+def against(commit: str, trials: int, days: int, requests: int, rounds: int,
+            slow_trials: int, slow_days: int) -> None:
+    """This tree against ``commit``, alternating rounds in one sitting (SPEC 25.2)."""
+    import statistics
+
+    tmp = tempfile.mkdtemp()
+    other = checkout(commit, tmp)
+    here = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                          check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "src"],
+                           stdout=subprocess.PIPE, text=True).stdout.strip()
+    name = here + ("+changes" if dirty else "")
+    runs: dict[str, list[dict]] = {name: [], commit: []}
+    bare: list[float] = []
+    proc, url = serve(0.0)
+    try:
+        replay: list[dict] = []
+        for r in range(rounds):
+            order = [(name, None), (commit, other)]
+            order = order if r % 2 == 0 else order[::-1]
+            for who, src in order:
+                runs[who].append(fresh(url, trials, days, f"{tmp}/{who}-{r}.duckdb",
+                                       src=src))
+            if not replay:
+                replay = logged_requests(f"{tmp}/{name}-0.duckdb", requests)
+            bare.append(asyncio.run(bare_litellm(url, trials, replay)))
+            print(f"round {r + 1}: " + ", ".join(
+                f"{who} {runs[who][-1]['rate']:.1f}/s ({runs[who][-1]['cpu_ms']:.1f} ms CPU)"
+                for who in runs) + f", bare litellm {bare[-1]:.1f}/s", flush=True)
+    finally:
+        proc.terminate()
+    slow: dict[str, dict] = {}
+    proc, url = serve(1.0)
+    try:
+        for who, src in ((name, None), (commit, other)):
+            slow[who] = fresh(url, slow_trials, slow_days, f"{tmp}/{who}-slow.duckdb",
+                              src=src)
+    finally:
+        proc.terminate()
+    base = statistics.median(bare)
+    rate = {who: statistics.median(r["rate"] for r in rs) for who, rs in runs.items()}
+    oracle = oracle_cpu(trials, days) / runs[name][0]["exchanges"] * 1000
+    print(f"zero latency, {trials} in flight, {rounds} alternating rounds; bare litellm "
+          f"median {base:.1f} req/s")
+    for who, rs in runs.items():
+        cpu = sorted(r["cpu_ms"] for r in rs)
+        print(f"  {who}: median {rate[who]:.1f} exchanges/s = {rate[who] / base:.2f}x bare "
+              f"litellm; CPU an exchange {cpu[0]:.1f}-{cpu[-1]:.1f} ms; 1 s latency, "
+              f"{slow_trials} in flight: {slow[who]['all_in_flight'] / slow_trials:.0%} of "
+              f"the ideal; peak {slow[who]['pss_mb']:.0f} MB PSS")
+    print(f"  {name} / {commit}: {rate[name] / rate[commit]:.2f}x; {name}'s CPU includes "
+          f"about {oracle:.1f} ms an exchange for the oracle's scores of its {trials} seeds "
+          "(SPEC 18.1: a fixed cost a seed, in a process of its own at the lowest priority)")
+
+
+def oracle_cpu(trials: int, days: int) -> float:
+    """CPU seconds this tree spends on the oracle's scores of a run's seeds (its
+    ``ceilings``), measured alone in a fresh process."""
+    code = ("import resource, sys; from vendbench.results import ceiling_rows; "
+            f"ceiling_rows('autovend', {days}, [(2026, s) for s in range(1, {trials} + 1)], "
+            "None); r = resource.getrusage(resource.RUSAGE_SELF); "
+            "print(r.ru_utime + r.ru_stime)")
+    before = subprocess.run([sys.executable, "-c", "import resource, vendbench.results; "
+                             "r = resource.getrusage(resource.RUSAGE_SELF); "
+                             "print(r.ru_utime + r.ru_stime)"], check=True,
+                            stdout=subprocess.PIPE, text=True).stdout
+    after = subprocess.run([sys.executable, "-c", code], check=True, stdout=subprocess.PIPE,
+                           text=True).stdout
+    return float(after) - float(before)
 
 
 READER = """
@@ -400,10 +490,17 @@ def main() -> None:
     ap.add_argument("--live-only", action="store_true", help="only the live-reads part")
     ap.add_argument("--hostile-only", action="store_true",
                     help="only runs with and without a hostile reader of the file")
+    ap.add_argument("--against", metavar="COMMIT",
+                    help="A/B this tree against COMMIT, alternating rounds (SPEC 25.2)")
+    ap.add_argument("--rounds", type=int, default=3, help="--against: alternating rounds")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         one(json.loads(args.one))
+        return
+    if args.against:
+        against(args.against, args.trials, args.days, args.requests, args.rounds,
+                args.slow_trials, args.slow_days)
         return
     only = hostile if args.hostile_only else live_reads if args.live_only else None
     if only is not None:
