@@ -13,7 +13,7 @@ from ._policies import (InProcessPolicy, ceiling_score, evaluate_policy, make_po
                         oracle_share, play_day, play_match, policy_names, run_policy, share_bounds)
 from ._records import DAY_COLUMNS, DAYS, Metric, RecordTable
 from ._registry import (ENTRY_POINTS, REGISTRY, SALT_ENV, Scenario, currency,
-                        default_days, display_columns, make_market, arena_names, find as find_scenario, make,
+                        default_days, display_columns, make_market, arena_names, find as find_scenario, installed, make,
                         names as scenario_names, Workload, metric_directions, record_tables, register,
                         scenario, scenario_class, score_column, score_name, standing,
                         trial_metrics)
@@ -21,7 +21,7 @@ from ._session import (DAY_OVER, MAX_SILENT_REPLIES, Kept, Recorder, RecordingSe
                        ToolCall, day_tool, nudge)
 
 __all__ = ["Match", "make_market", "arena_names", "DAYS", "DAY_COLUMNS", "DAY_OVER", "MAX_SILENT_REPLIES", "ENTRY_POINTS", "Environment", "find_scenario",
-           "InProcessPolicy", "Kept", "Metric", "scenario_names", "Workload",
+           "InProcessPolicy", "installed", "Kept", "Metric", "scenario_names", "Workload",
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",
            "ToolCall", "currency", "day_tool", "default_days", "display_columns",
            "ceiling_score", "evaluate_policy", "make", "make_policy", "metric_directions",

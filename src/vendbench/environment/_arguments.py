@@ -1,17 +1,47 @@
-"""A tool call's arguments, parsed and validated once for every world (SPEC §21): the
-JSON an agent sent becomes the tool's pydantic model, or one line that says what is wrong
-in words the agent can act on."""
+"""A tool's arguments, once for every world (SPEC §21, §26.1): the strict model every
+tool's arguments subclass (``Args``), the OpenAI function-calling schema built from it
+(``openai_schema``), and the JSON an agent sent parsed and validated into it, or one
+line that says what is wrong in words the agent can act on."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._text import no_surrogates
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class Args(BaseModel):
+    """A tool's arguments: strict (no "5" for 5, no 2.0 for an integer), no unknown keys,
+    so every malformed call is caught before it touches the world."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def openai_schema(name: str, description: str, model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAI function-calling schema of a tool, with $refs inlined and titles dropped
+    (servers that cannot follow a $ref read it too)."""
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return clean(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {k: clean(v) for k, v in node.items() if k != "title"}
+        if isinstance(node, list):
+            return [clean(v) for v in node]
+        return node
+
+    params = clean(raw)
+    params.setdefault("properties", {})
+    params["additionalProperties"] = False
+    return {"type": "function",
+            "function": {"name": name, "description": description, "parameters": params}}
 
 
 class ArgumentError(ValueError):

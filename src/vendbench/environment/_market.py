@@ -1,45 +1,82 @@
-"""What every world's arena shares (SPEC 23): the seats' names and addresses, the day
-that closes when every operator still playing has ended it, the post between
-operators (delivered overnight, in a fixed order), and the morning's view of the
-competitors. A world's market subclasses ``Market`` with its night and its view."""
+"""What every world's arena shares (SPEC 23, 26.1): the seats' names and addresses, the
+day that closes when every operator still playing has ended it, the post between
+operators (delivered overnight, in a fixed order), the morning's view of the
+competitors, and the three tools between operators, their rules and their one dispatch
+(``Seat``). A world's market subclasses ``Market`` with its night and its view; its
+operator mixes in ``Seat`` with its place, its currency and where its money is."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import Field, create_model
 
 from ..errors import ConfigError
+from ._arguments import ArgumentError, Args, openai_schema, validate
 
 NAMES = ("Northwind Vending", "Bluebird Snacks", "Corner Kiosk Co", "Delta Machines")
 MAX_SEATS = len(NAMES)
 MAILS_A_DAY = 5               # e-mails one operator may send another in a day
+DAY_OVER = ("your day is over; customers buy tonight at the prices then in force, once "
+            "every operator has ended the day; tomorrow's report says what sold")
 
 
-class Message(BaseModel):
-    """The arguments of a tool between operators (strict, no unknown keys)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class EmailOperator(Message):
+class EmailOperator(Args):
     to: str = Field(min_length=3, max_length=200,
                     description="another operator's address (see_competitors shows them)")
     subject: str = Field(max_length=200)
     body: str = Field(max_length=2000)
 
 
-def pay_operator(currency: str, most: float) -> type[Message]:
-    """``pay_operator``'s arguments in a world's ``currency``, at most ``most``."""
-    model: type[Message] = create_model(
-        "PayOperator", __base__=Message,
+@dataclass(frozen=True, slots=True)
+class ArenaTool:
+    model: type[Args]
+    kind: str                 # query | remote (how AutoVend tags its tools)
+    text: str
+
+
+@cache
+def arena_tools(place: str, place_text: str, currency: str, most: float
+                ) -> dict[str, ArenaTool]:
+    """The three tools between operators, in a world whose places are named by the
+    argument ``place`` and whose money is ``currency`` (at most ``most`` a payment)."""
+    fields: dict[str, Any] = {
+        place: (str, Field(min_length=1, max_length=40, description=place_text))}
+    see: type[Args] = create_model("SeeCompetitors", __base__=Args, **fields)
+    pay: type[Args] = create_model(
+        "PayOperator", __base__=Args,
         to=(str, Field(min_length=3, max_length=200,
                        description="another operator's address")),
         amount=(float, Field(gt=0, le=most, description=f"{currency}, at most 2 decimals")),
         memo=(str, Field(default="", max_length=200)))
-    return model
+    return {
+        "see_competitors": ArenaTool(see, "query", "The other operators' machines at a "
+                                     "place as a customer saw them this morning: products, "
+                                     "prices, how full; and each operator's e-mail "
+                                     "address."),
+        "email_operator": ArenaTool(EmailOperator, "remote", "Write to another operator; it "
+                                    f"arrives overnight (at most {MAILS_A_DAY} a day to "
+                                    "each)."),
+        "pay_operator": ArenaTool(pay, "remote", "Pay another operator: paid at once, "
+                                  "credited to them overnight."),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something one operator sends another (an e-mail, or a payment with its memo),
+    delivered overnight; each world shows it in its own way."""
+
+    sender: int
+    name: str
+    address: str
+    subject: str
+    body: str
+    cents: int = 0
 
 
 def address(seat: int) -> str:
@@ -51,6 +88,126 @@ def band(units: int, full: int) -> str:
     """How full a facing looks to a passer-by (``full``: what counts as full)."""
     share = units / full
     return "plenty" if share >= 0.5 else "some" if share >= 0.2 else "few"
+
+
+class Seat:
+    """An operator's side of the arena, mixed into a world's environment: the three tools
+    between operators and their rules, once for every world. The world says what its
+    places are called (``PLACE``), its money (``CURRENCY``, ``MOST``), how it tags a
+    tool's description (``tagged``), and where an operator's money is (``today``,
+    ``held``, ``paid_out``)."""
+
+    PLACE: ClassVar[tuple[str, str]]          # the argument naming a place, and its words
+    CURRENCY: ClassVar[str]
+    MOST: ClassVar[float]                      # the largest payment
+    tagged: ClassVar[bool] = False             # descriptions start with "[query] "
+
+    market: Market
+    seat: int
+    name: str
+    address: str
+
+    def take_seat(self, market: Market, seat: int) -> None:
+        self.market, self.seat = market, seat
+        self.name, self.address = NAMES[seat], address(seat)
+        self.mailed: dict[tuple[int, int], int] = {}     # (day, to seat) -> e-mails sent
+
+    @classmethod
+    def arena(cls) -> dict[str, ArenaTool]:
+        return arena_tools(*cls.PLACE, cls.CURRENCY, cls.MOST)
+
+    @classmethod
+    def arena_schemas(cls) -> list[dict[str, Any]]:
+        return [openai_schema(name, f"[{t.kind}] {t.text}" if cls.tagged else t.text,
+                              t.model) for name, t in cls.arena().items()]
+
+    def arena_call(self, name: str, arguments: dict[str, Any] | str | None
+                   ) -> dict[str, Any]:
+        """One call of a tool between operators (``name`` one of ``arena()``)."""
+        try:
+            args = validate(self.arena()[name].model, arguments)
+        except ArgumentError as exc:
+            return {"ok": False, "error": f"{name}: {exc}"}
+        return self.arena_run(name, args)
+
+    def arena_run(self, name: str, args: Any) -> dict[str, Any]:
+        """A tool between operators with validated ``args``."""
+        run: dict[str, Callable[[Any], dict[str, Any]]] = {
+            "see_competitors": self._see, "email_operator": self._email,
+            "pay_operator": self._pay}
+        return run[name](args)
+
+    # -- what every world's operator does alike (a mixin's calls to the world's own methods:
+    # mypy cannot see that ``super()`` is the world's environment, hence the ignores)
+    @property
+    def day(self) -> int:
+        """Its day as its agent sees it: the next one once it has ended today (its
+        morning's report waits for the market's night)."""
+        return self.today() + (self.seat in self.market.ended)
+
+    def call(self, name: str, arguments: dict[str, Any] | str | None = None
+             ) -> dict[str, Any]:
+        refused = self.market.refusal(self)
+        return refused or super().call(name, arguments)  # type: ignore[misc]
+
+    def summary(self) -> dict[str, Any]:
+        own: dict[str, Any] = super().summary()  # type: ignore[misc]
+        return own | {"seat": self.seat, "operator": self.name}
+
+    def drain_records(self) -> dict[str, list[dict[str, Any]]]:
+        with self.market.lock:                 # the night may be writing them
+            drained: dict[str, list[dict[str, Any]]] = super().drain_records()  # type: ignore[misc]
+            return drained
+
+    # -- where the world keeps an operator's day and money ---------------------------------
+    def today(self) -> int:
+        raise NotImplementedError
+
+    def held(self) -> int:
+        """What the operator can pay from, in cents."""
+        raise NotImplementedError
+
+    def paid_out(self, cents: int) -> None:
+        raise NotImplementedError
+
+    # -- the tools ---------------------------------------------------------------------------
+    def _see(self, a: Any) -> dict[str, Any]:
+        where = getattr(a, self.PLACE[0])
+        seen = self.market.competitors(self.seat, where)
+        if seen is None:
+            return {"ok": False, "error": f"no {self.PLACE[0].replace('_', ' ')} "
+                                          f"{where!r}: {self.PLACE[1]}"}
+        return {"ok": True, self.PLACE[0]: where, "as_of": f"day {self.today()}, morning",
+                "competitors": seen}
+
+    def _email(self, a: Any) -> dict[str, Any]:
+        seat, error = self.market.other(self.seat, a.to)
+        if seat is None:
+            return {"ok": False, "error": error}
+        key = (self.today(), seat)
+        if self.mailed.get(key, 0) >= MAILS_A_DAY:
+            return {"ok": False, "error": f"at most {MAILS_A_DAY} e-mails a day to one "
+                                          "operator"}
+        self.mailed[key] = self.mailed.get(key, 0) + 1
+        self.market.post(seat, Note(self.seat, self.name, self.address, a.subject, a.body))
+        return {"ok": True, "to": self.market.seats[seat].name,
+                "message": "sent; it arrives overnight"}
+
+    def _pay(self, a: Any) -> dict[str, Any]:
+        seat, error = self.market.other(self.seat, a.to)
+        if seat is None:
+            return {"ok": False, "error": error}
+        cents = round(a.amount * 100)
+        if abs(a.amount * 100 - cents) > 1e-6:
+            return {"ok": False, "error": f"amounts are in {self.CURRENCY} with at most 2 "
+                                          "decimals"}
+        if cents > self.held():
+            return {"ok": False, "error": f"not enough money to pay {self.CURRENCY} "
+                                          f"{cents / 100:,.2f}"}
+        self.paid_out(cents)
+        self.market.post(seat, Note(self.seat, self.name, self.address, "", a.memo, cents))
+        return {"ok": True, "paid": cents / 100, "to": self.market.seats[seat].name,
+                "message": "paid; credited to them overnight"}
 
 
 class Market:
@@ -70,7 +227,7 @@ class Market:
         self.ended: set[int] = set()           # seats that ended today
         self.left: set[int] = set()            # seats that stopped playing
         self.nights = 0
-        self._post: list[tuple[int, int, int, Any, int]] = []  # from, n, to, what, money
+        self._post: list[tuple[int, int, int, Note]] = []      # from, n, to, what
         self._seen: dict[str, list[dict[str, Any]]] = {}
 
     # -- the day -------------------------------------------------------------------------
@@ -118,17 +275,17 @@ class Market:
         raise NotImplementedError
 
     # -- between operators ---------------------------------------------------------------
-    def post(self, sender: int, to: int, what: Any, money: int = 0) -> None:
-        """Something for seat ``to`` (and ``money`` already taken from the sender),
-        delivered tonight."""
+    def post(self, to: int, note: Note) -> None:
+        """``note`` for seat ``to`` (its money already taken from the sender), delivered
+        tonight."""
         with self.lock:
-            self._post.append((sender, len(self._post), to, what, money))
+            self._post.append((note.sender, len(self._post), to, note))
 
-    def delivered(self) -> list[tuple[int, int, Any, int]]:
-        """Tonight's post, in a fixed order (by sender, then as sent): (sender, to,
-        what, money); the bag is emptied."""
+    def delivered(self) -> list[tuple[int, Note]]:
+        """Tonight's post, in a fixed order (by sender, then as sent): (to, note); the
+        bag is emptied."""
         post, self._post = sorted(self._post, key=lambda p: p[:2]), []
-        return [(sender, to, what, money) for sender, _, to, what, money in post]
+        return [(to, note) for _, _, to, note in post]
 
     def competitors(self, seat: int, place: str) -> list[dict[str, Any]] | None:
         """The other operators at ``place`` as a customer saw them this morning (None:

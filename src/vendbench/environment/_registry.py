@@ -101,6 +101,7 @@ class Scenario:
 REGISTRY: dict[str, Scenario] = {}
 ENTRY_POINTS = "vendbench.scenarios"
 _discovered = False
+_INSTALLED: set[str] = set()     # built in or from an entry point: known to every process
 
 
 def register(scenario: Scenario) -> None:
@@ -127,6 +128,13 @@ def _discover() -> None:
             raise ConfigError(f"entry point {point.name} = {point.value} must name a "
                               f"vendbench.environment.Scenario called {point.name!r}")
         register(found)
+        _INSTALLED.add(found.name)
+
+
+def installed(name: str) -> bool:
+    """Whether a fresh process finds scenario ``name`` too (built in, or installed with
+    an entry point), not only this one (``register`` at run time)."""
+    return find(name) is not None and name in _INSTALLED
 
 
 def find(name: str | None) -> Scenario | None:
@@ -161,6 +169,7 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   # bench_workload: 6,447 requests in 365 days, short tool results
                   workload=Workload((585, 519, 526, 526, 538, 529, 525, 529, 531, 526, 527,
                                      525), 503, 38)))
+_INSTALLED.update(REGISTRY)
 
 
 def scenario(name: str) -> Scenario:

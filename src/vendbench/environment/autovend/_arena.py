@@ -1,22 +1,10 @@
 """AutoVend's arena (SPEC 23): two to four operators in one market.
 
-Each operator runs its own 20 machines, warehouse, cash and notebook, at the same 20
-sites; each is an ``AutoVendEnv`` and is scored alone (net assets). What they share is
-the night: a site's customers (drawn from the seed, as alone: common random numbers)
-choose by the world's multinomial logit among every operator's listings there, each
-listing's attraction taking its own machine's fill, with the site's one no-purchase
-option, so a rival's listings are alternatives the way one's own are.
-
-An operator's ``end_day`` (or its day's last tool call) ends its day; the night runs
-when every operator still playing has ended it. Three tools cross between operators:
-``see_competitors`` (a site's other machines as a customer saw them this morning),
-``email_operator`` and ``pay_operator`` (both arrive overnight and show in the next
-daily report). An operator that stops leaves the market: its machines sell nothing.
-
-    >>> market = Market(2, seed=1, days=2)
-    >>> a, b = market.seats
-    >>> a.call("end_day", {})["ok"], a.day, b.day, market.nights
-    (True, 2, 1, 0)
+Each operator (an ``AutoVendEnv`` with the arena's ``Seat``) runs its own 20 machines,
+warehouse, cash and notebook at the same 20 sites, and is scored alone (net assets). The
+night is shared: a site's customers (the seed's, as alone) choose by the world's logit
+among every operator's listings there, each with its own machine's fill, and the site's
+one no-purchase option. Mail and payments between operators show in the next report.
 """
 
 from __future__ import annotations
@@ -25,62 +13,37 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field, ValidationError
 
 from .. import _market
-from .._arguments import ArgumentError, describe_errors, parse_arguments
-from .._market import MAILS_A_DAY, NAMES, EmailOperator, address, band, pay_operator
+from .._market import DAY_OVER, Note, Seat, band
 from . import _demand as demand
 from ._env import AutoVendEnv, tool_schemas
 from ._operations import fen
-from ._schemas import Args, openai_schema
 from ._state import Offer
 from ._world import DEFAULT_WORLD_SEED, MACHINE_CAPACITY
 
 FULL_LISTING = 20             # units at which a listing looks full to a passer-by
 
 
-class SeeCompetitors(Args):
-    machine_id: str = Field(description="machine id, M01–M20: its site", max_length=32)
-
-
-ARENA_TOOLS: dict[str, tuple[type[BaseModel], str]] = {
-    "see_competitors": (SeeCompetitors, "[query] The other operators' machines at a "
-                                        "machine's site as a customer saw them this "
-                                        "morning: products, prices, how full; and each "
-                                        "operator's e-mail address."),
-    "email_operator": (EmailOperator, "[remote] Write to another operator; it arrives "
-                                      f"overnight (at most {MAILS_A_DAY} a day to each)."),
-    "pay_operator": (pay_operator("CNY", 1_000_000),
-                     "[remote] Pay another operator from your cash: paid at once, "
-                     "credited to them overnight."),
-}
-
-
-class Operator(AutoVendEnv):
+class Operator(Seat, AutoVendEnv):
     """One operator of a ``Market``: the AutoVend world with the arena's three tools,
     whose nights are the market's."""
+
+    PLACE = ("machine_id", "machine ids are M01–M20 (a machine stands for its site)")
+    CURRENCY, MOST, tagged = "CNY", 1_000_000, True
 
     def __init__(self, market: Market, seat: int, seed: int, days: int, world_seed: int,
                  world_salt: str | None) -> None:
         super().__init__(seed=seed, days=days, world_seed=world_seed, world_salt=world_salt)
-        self.market, self.seat = market, seat
-        self.name, self.address = NAMES[seat], address(seat)
+        self.take_seat(market, seat)
         self.inbox: list[str] = []            # what arrived overnight (this morning's)
-        self.mailed: dict[tuple[int, int], int] = {}
         self.instructions += market.briefing(seat, (
             "Customers at a site choose among every operator's listings there as they "
             "choose among yours: a rival's listing is one more alternative."))
 
     @cached_property
     def tools(self) -> list[dict[str, Any]]:
-        return tool_schemas() + [openai_schema(name, text, model)
-                                 for name, (model, text) in ARENA_TOOLS.items()]
-
-    @property
-    def day(self) -> int:
-        """Its day as its agent sees it: the next one once it has ended today."""
-        return self._biz.day + (self.seat in self.market.ended)
+        return tool_schemas() + self.arena_schemas()
 
     def observe(self) -> str:
         report = super().observe()
@@ -89,10 +52,6 @@ class Operator(AutoVendEnv):
                 f"- {line}" for line in self.inbox)
         return report
 
-    def call(self, name: str, arguments: dict[str, Any] | str | None = None
-             ) -> dict[str, Any]:
-        return self.market.refusal(self) or super().call(name, arguments)
-
     def _end_day(self) -> None:
         self._calls_today = 0
         self._version += 1
@@ -100,72 +59,29 @@ class Operator(AutoVendEnv):
 
     def _dispatch(self, name: str, arguments: dict[str, Any] | str | None
                   ) -> dict[str, Any]:
-        if name == "end_day":
-            result = super()._dispatch(name, arguments)
-            if result["ok"]:
-                result["message"] = ("your day is over; customers buy tonight once every "
-                                     "operator has ended the day; tomorrow's report says "
-                                     "what sold")
-            return result
-        spec = ARENA_TOOLS.get(name) if isinstance(name, str) else None
-        if spec is None:
-            return super()._dispatch(name, arguments)
-        try:
-            args = spec[0].model_validate(parse_arguments(arguments))
-        except ValidationError as exc:
-            return {"ok": False, "error": f"{name}: invalid arguments: {describe_errors(exc)}"}
-        except ArgumentError as exc:
-            return {"ok": False, "error": f"{name}: {exc}"}
-        handler = {"see_competitors": self._see, "email_operator": self._email,
-                   "pay_operator": self._pay}[name]
-        return handler(args)
+        if isinstance(name, str) and name in self.arena():
+            return self.arena_call(name, arguments)
+        result = super()._dispatch(name, arguments)
+        return result | {"message": DAY_OVER} if name == "end_day" and result["ok"] else result
 
-    def _see(self, a: Any) -> dict[str, Any]:
-        seen = self.market.competitors(self.seat, a.machine_id)
-        if seen is None:
-            return {"ok": False, "error": f"see_competitors: unknown machine_id "
-                                         f"{a.machine_id!r}: ids are M01–M20"}
-        return {"ok": True, "machine_id": a.machine_id, "as_of": f"day {self._biz.day}, "
-                "morning", "competitors": seen}
+    def today(self) -> int:
+        return self._biz.day
 
-    def _email(self, a: Any) -> dict[str, Any]:
-        seat, error = self.market.other(self.seat, a.to)
-        if seat is None:
-            return {"ok": False, "error": f"email_operator: {error}"}
-        key = (self._biz.day, seat)
-        if self.mailed.get(key, 0) >= MAILS_A_DAY:
-            return {"ok": False, "error": f"email_operator: at most {MAILS_A_DAY} e-mails a "
-                                          "day to one operator"}
-        self.mailed[key] = self.mailed.get(key, 0) + 1
-        self.market.post(self.seat, seat, f"e-mail from {self.name} ({self.address}): "
-                                          f"{a.subject} — {a.body}")
-        return {"ok": True, "to": self.market.seats[seat].name,
-                "message": "sent; it arrives overnight"}
+    def held(self) -> int:
+        return self._biz.cash
 
-    def _pay(self, a: Any) -> dict[str, Any]:
-        seat, error = self.market.other(self.seat, a.to)
-        if seat is None:
-            return {"ok": False, "error": f"pay_operator: {error}"}
-        cents = round(a.amount * 100)
-        if abs(a.amount * 100 - cents) > 1e-6:
-            return {"ok": False, "error": "pay_operator: amounts are in CNY with at most 2 "
-                                          "decimals"}
-        if cents > self._biz.cash:
-            return {"ok": False, "error": "pay_operator: not enough cash"}
+    def paid_out(self, cents: int) -> None:
         self._biz.cash -= cents
         self._biz.today.transfers -= cents
-        self.market.post(self.seat, seat, f"payment of CNY {fen(cents):,.2f} from "
-                                          f"{self.name}" + (f": {a.memo}" if a.memo else ""),
-                         cents)
-        return {"ok": True, "paid": fen(cents), "to": self.market.seats[seat].name,
-                "message": "paid; credited to them overnight"}
 
-    def summary(self) -> dict[str, Any]:
-        return super().summary() | {"seat": self.seat, "operator": self.name}
 
-    def drain_records(self) -> dict[str, list[dict[str, Any]]]:
-        with self.market.lock:                 # the night may be writing them
-            return super().drain_records()
+
+def _line(note: Note) -> str:
+    """A note as a line of the next daily report."""
+    if note.cents:
+        return (f"payment of CNY {fen(note.cents):,.2f} from {note.name}"
+                + (f": {note.body}" if note.body else ""))
+    return f"e-mail from {note.name} ({note.address}): {note.subject} — {note.body}"
 
 
 class Market(_market.Market):
@@ -186,16 +102,16 @@ class Market(_market.Market):
         sold = joint_sales(live[0], offers)
         for op in live:
             op.inbox = []
-        for sender, to, note, cents in self.delivered():
+        for to, note in self.delivered():
             payee = next((op for op in live if op.seat == to), None)
             if payee is None:                  # it stopped: the payment goes back
-                payer = self.seats[sender].business
-                payer.cash += cents
-                payer.today.transfers += cents
+                payer = self.seats[note.sender].business
+                payer.cash += note.cents
+                payer.today.transfers += note.cents
                 continue
-            payee.business.cash += cents
-            payee.business.today.transfers += cents
-            payee.inbox.append(note)
+            payee.business.cash += note.cents
+            payee.business.today.transfers += note.cents
+            payee.inbox.append(_line(note))
         for op, offer, units in zip(live, offers, sold):
             op.business.end_day((offer, units))
 

@@ -6,10 +6,11 @@ every malformed call is caught before it touches the business.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from .._arguments import Args
 from ._world import SUBCATEGORY_NAMES
 
 Window = Literal[1, 3, 7, 30]
@@ -22,10 +23,6 @@ MachineId = Field(description="machine id, M01–M20", max_length=32)
 Quantity = Field(ge=1, le=1_000_000, description="units, a positive whole number")
 Page = Field(default=1, ge=1, le=10_000, description="1-based page number")
 PageSize = Field(default=20, ge=1, le=50, description="rows per page (default 20, at most 50)")
-
-
-class Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class NoArgs(Args):
@@ -116,24 +113,3 @@ def batch_of(item: type[Args], name: str) -> type[Args]:
         "__annotations__": {"items": list[item]},      # type: ignore[valid-type]
         "items": Field(min_length=1, max_length=MAX_BATCH, description="1–100 items"),
     })
-
-
-def openai_schema(name: str, description: str, model: type[BaseModel]) -> dict[str, Any]:
-    """The OpenAI function-calling schema of a tool, with $refs inlined and titles dropped."""
-    raw = model.model_json_schema()
-    defs = raw.pop("$defs", {})
-
-    def clean(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return clean(defs[node["$ref"].rsplit("/", 1)[-1]])
-            return {k: clean(v) for k, v in node.items() if k != "title"}
-        if isinstance(node, list):
-            return [clean(v) for v in node]
-        return node
-
-    params = clean(raw)
-    params.setdefault("properties", {})
-    params["additionalProperties"] = False
-    return {"type": "function",
-            "function": {"name": name, "description": description, "parameters": params}}

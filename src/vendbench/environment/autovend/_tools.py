@@ -17,7 +17,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from ...errors import ToolError
 from . import _operations as ops
 from . import _queries as q
-from .._arguments import describe_errors
+from .._arguments import describe_errors, openai_schema
 from . import _schemas as s
 from ._report import daily_report
 from ._state import Business
@@ -34,7 +34,7 @@ class Tool:
     op: Callable[..., dict[str, Any]] | None = None    # batch tools: one item's operation
 
     def schema(self) -> dict[str, Any]:
-        return s.openai_schema(self.name, f"[{self.kind}] {self.description}", self.model)
+        return openai_schema(self.name, f"[{self.kind}] {self.description}", self.model)
 
 
 def _batch(tool: Tool, biz: Business, raw: dict[str, Any], ids: ops.Resolver

@@ -5,98 +5,96 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from .._arguments import Args, openai_schema
 
 Euros = Annotated[float, Field(gt=0, le=10_000, description="euros, at most 2 decimals")]
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class NoArgs(_Args):
+class NoArgs(Args):
     pass
 
 
-class SalesReport(_Args):
+class SalesReport(Args):
     days: Literal[1, 7, 30] = Field(default=1, description="window: the last 1, 7 or 30 days")
 
 
-class MachineInventory(_Args):
+class MachineInventory(Args):
     location: str | None = Field(default=None, description="a location id; all if omitted")
 
 
-class SearchWeb(_Args):
+class SearchWeb(Args):
     query: str = Field(min_length=1, max_length=200)
 
 
-class ReadEmail(_Args):
+class ReadEmail(Args):
     email_id: str = Field(min_length=1, max_length=40)
 
 
-class SendEmail(_Args):
+class SendEmail(Args):
     to: str = Field(min_length=3, max_length=200, description="an e-mail address")
     subject: str = Field(max_length=200)
     body: str = Field(max_length=4000)
 
 
-class CheckOffers(_Args):
+class CheckOffers(Args):
     supplier_id: str = Field(min_length=1, max_length=40)
     quantity: int = Field(default=1, ge=1, le=10_000)
 
 
-class OrderItem(_Args):
+class OrderItem(Args):
     product_id: str = Field(min_length=1, max_length=60)
     quantity: int = Field(ge=1, le=10_000)
 
 
-class OrderGoods(_Args):
+class OrderGoods(Args):
     supplier_id: str = Field(min_length=1, max_length=40)
     items: list[OrderItem] = Field(min_length=1, max_length=20)
 
 
-class Restock(_Args):
+class Restock(Args):
     slot_id: str = Field(min_length=1, max_length=40, description="e.g. AI-HOUSE:DRINKS:A1")
     product_id: str = Field(min_length=1, max_length=60)
     quantity: int = Field(ge=1, le=100)
 
 
-class Swap(_Args):
+class Swap(Args):
     slot_id: str = Field(min_length=1, max_length=40)
     product_id: str = Field(min_length=1, max_length=60)
 
 
-class SetPrice(_Args):
+class SetPrice(Args):
     slot_id: str = Field(min_length=1, max_length=40)
     price: Euros
 
 
-class ClearSlot(_Args):
+class ClearSlot(Args):
     slot_id: str = Field(min_length=1, max_length=40)
 
 
-class SendPayment(_Args):
+class SendPayment(Args):
     to: str = Field(min_length=1, max_length=200, description="a complaint id or the "
                                                               "customer's e-mail address")
     amount: Euros
 
 
-class RunMarketing(_Args):
+class RunMarketing(Args):
     location: str = Field(min_length=1, max_length=40)
     channel: Literal["prints", "slack", "email"]
     message: str = Field(min_length=1, max_length=1000)
 
 
-class WriteNote(_Args):
+class WriteNote(Args):
     text: str = Field(max_length=6000, description="replaces the notes (6,000 characters)")
 
 
-class SetReminder(_Args):
+class SetReminder(Args):
     day: int = Field(ge=1, le=366)
     text: str = Field(min_length=1, max_length=500)
 
 
-TOOLS: dict[str, tuple[type[_Args], str]] = {
+TOOLS: dict[str, tuple[type[Args], str]] = {
     "get_status": (NoArgs, "Day, time, bank balance, card receipts pending, reputation, "
                            "unread e-mails, open complaints, reminders due."),
     "get_sales_report": (SalesReport, "Units and revenue per machine and product."),
@@ -139,10 +137,5 @@ TOOLS: dict[str, tuple[type[_Args], str]] = {
 
 
 def schemas() -> list[dict[str, Any]]:
-    out = []
-    for name, (model, description) in TOOLS.items():
-        schema = model.model_json_schema()
-        schema.pop("title", None)
-        out.append({"type": "function", "function": {"name": name, "description": description,
-                                                     "parameters": schema}})
-    return out
+    return [openai_schema(name, description, model)
+            for name, (model, description) in TOOLS.items()]
