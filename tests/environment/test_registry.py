@@ -81,3 +81,26 @@ def test_each_metric_is_declared_once_with_its_direction_and_display():
     assert set(computed) == {m.name for m in metrics("network")}
     with pytest.raises(ValueError, match="direction"):
         Metric("speed", "faster")
+
+
+def test_a_worlds_facts_are_its_descriptors(toy):
+    """SPEC 26.3: the default world, the tool that ends a day, the Inspect task and the
+    default scenario are each said once, in the descriptor, and read from there."""
+    from dataclasses import replace
+
+    from vendbench.environment import (DEFAULT_SCENARIO, REGISTRY, make, nudge,
+                                       register, scenario)
+    from vendbench.inspect._logs import tasks
+    from vendbench.orchestrator import build_config
+
+    assert scenario("network").day_tool == "wait_for_next_day"
+    assert "wait_for_next_day" in nudge(make("network", seed=1, days=2))
+    assert "end_day" in nudge(make("toy", seed=1))
+    assert tasks() == {"vendbench/autovend": "autovend", "vendbench/network": "network"}
+    assert build_config({"models": [{"id": "baseline/order-up-to"}]}).scenario == \
+        DEFAULT_SCENARIO == "autovend"
+    register(replace(REGISTRY["toy"], world_seed=7, day_tool="close_stand", inspect=True))
+    config = build_config({"scenario": "toy", "models": [{"id": "baseline/fixed-price"}]})
+    assert config.world_seeds == [7] and not config.names_worlds
+    assert "close_stand" in nudge(make("toy", seed=1))
+    assert tasks()["vendbench/toy"] == "toy"

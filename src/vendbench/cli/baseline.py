@@ -9,6 +9,7 @@ import statistics
 from typing import Any
 
 from .._text import days as days_text
+from ..environment import DEFAULT_SCENARIO
 from ._args import HelpFormatter, days, seed
 
 
@@ -41,7 +42,7 @@ def add(sub: Any) -> None:
     base.add_argument("--days", type=days, default=None, metavar="D",
                       help="horizon in simulated days, 1-365 (default: the scenario's, 180 "
                            "for autovend, 30 for network)")
-    base.add_argument("--scenario", default="autovend", metavar="S",
+    base.add_argument("--scenario", default=DEFAULT_SCENARIO, metavar="S",
                       help="autovend (default) or network (Prosus-style)")
     worlds = base.add_mutually_exclusive_group()
     worlds.add_argument("--world-seed", type=seed, default=None, metavar="W",

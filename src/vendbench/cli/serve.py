@@ -6,6 +6,7 @@ import argparse
 import logging
 from typing import Any
 
+from ..environment import DEFAULT_SCENARIO
 from ._args import HelpFormatter, days, db_flag, port, seed, wrap
 
 SERVE_EPILOG = """\
@@ -37,7 +38,7 @@ def add(sub: Any) -> None:
                           "daily report as a resource, and the system prompt's briefing as "
                           "the server's instructions."),
         formatter_class=HelpFormatter, epilog=SERVE_EPILOG)
-    serve.add_argument("--scenario", default="autovend", metavar="S",
+    serve.add_argument("--scenario", default=DEFAULT_SCENARIO, metavar="S",
                        help="autovend (default) or network (Prosus-style)")
     serve.add_argument("--seed", type=seed, default=1, metavar="N",
                        help="trial seed of every session's world (default 1)")

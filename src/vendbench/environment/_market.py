@@ -21,7 +21,7 @@ from ._arguments import ArgumentError, Args, openai_schema, validate
 NAMES = ("Northwind Vending", "Bluebird Snacks", "Corner Kiosk Co", "Delta Machines")
 MAX_SEATS = len(NAMES)
 MAILS_A_DAY = 5               # e-mails one operator may send another in a day
-DAY_OVER = ("your day is over; customers buy tonight at the prices then in force, once "
+DAY_OVER_MESSAGE = ("your day is over; customers buy tonight at the prices then in force, once "
             "every operator has ended the day; tomorrow's report says what sold")
 
 

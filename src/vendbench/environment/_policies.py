@@ -10,7 +10,7 @@ from typing import Any, Callable, Protocol
 
 from ..errors import ConfigError, unknown_name
 from ._protocol import Environment, Match
-from ._registry import make, scenario_class, score_name
+from ._registry import DEFAULT_SCENARIO, make, scenario_class, score_name
 from ._registry import scenario as registered
 from ._session import RecordingSession
 
@@ -93,7 +93,7 @@ def play_day(session: RecordingSession, policy: InProcessPolicy) -> None:
 
 
 def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
-                    scenario: str = "autovend", world_seed: int | None = None,
+                    scenario: str = DEFAULT_SCENARIO, world_seed: int | None = None,
                     world_salt: str | None = None,
                     on_day: Callable[[Environment], None] | None = None) -> dict[str, Any]:
     """Run one reference-policy episode and return the ``baseline --json`` record (a

@@ -22,6 +22,8 @@ from ._records import Metric, RecordTable
 
 # where a private world's secret salt is read from by default (never stored; see _world)
 SALT_ENV = "VENDBENCH_WORLD_SALT"
+DEFAULT_SCENARIO = "autovend"       # what every command plays unless told otherwise
+DEFAULT_WORLD_SEED = 2026           # the paper's protocol: one frozen world, seeds vary demand
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,14 @@ class Scenario:
     # Environment per operator, ``waiting(seat)``, ``leave(seat)`` and ``nights``
     arena: str | None = None
     messages: tuple[str, ...] = ()   # an arena's tools that reach another operator
+    day_tool: str = "end_day"        # the tool that ends the agent's day
+    world_seed: int = DEFAULT_WORLD_SEED   # its world when none is named
+    inspect: bool = False            # an Inspect AI task of its own: vendbench/<name>
+
+    @property
+    def inspect_task(self) -> str | None:
+        """Its Inspect AI task's name (SPEC 22), if it has one."""
+        return f"vendbench/{self.name}" if self.inspect else None
 
     def __post_init__(self) -> None:
         if self.score_floor < 0 or self.share_cap <= 1:
@@ -153,10 +163,10 @@ def names() -> tuple[str, ...]:
     return tuple(REGISTRY)
 
 
-register(Scenario("autovend", ".autovend", "AutoVendEnv", "_metrics",
+register(Scenario(DEFAULT_SCENARIO, ".autovend", "AutoVendEnv", "_metrics",
                   "AutoVend: 20 machines of five site types, one warehouse, 180 days",
                   notes_tool="write_notes", adversarial="_adversarial", arena="Market",
-                  messages=("email_operator", "pay_operator"),
+                  messages=("email_operator", "pay_operator"), inspect=True,
                   # bench_workload: 2,639 requests in 180 days; bench_cost's LLM path
                   # measured 2,239 and 390 (5.91M new, 1.03M output tokens)
                   workload=Workload((301, 380, 425, 477, 511, 545), 2_239, 390)))
@@ -165,7 +175,8 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   "search and e-mail, marketing, a working day; 30 days", "EUR",
                   "final bank balance", 30, "cash", notes_tool="write_note",
                   adversarial="_adversarial", arena="Market",
-                  messages=("email_operator", "pay_operator"),
+                  messages=("email_operator", "pay_operator"), inspect=True,
+                  day_tool="wait_for_next_day",
                   # bench_workload: 6,447 requests in 365 days, short tool results
                   workload=Workload((585, 519, 526, 526, 538, 529, 525, 529, 531, 526, 527,
                                      525), 503, 38)))

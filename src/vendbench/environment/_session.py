@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ._protocol import Environment
+from ._registry import find
 
 DAY_OVER = {"ok": False, "error": "the day had already ended before this call; it was not run"}
 # replies in a row without a tool call after which an agent loop stops the trial
@@ -26,8 +27,9 @@ MAX_SILENT_REPLIES = 3
 
 
 def day_tool(env: Environment) -> str:
-    """The tool that ends a simulated day in ``env`` (``end_day`` unless it says)."""
-    return getattr(env, "day_tool", "end_day")
+    """The tool that ends a simulated day in ``env`` (its scenario's descriptor says)."""
+    found = find(env.scenario)
+    return found.day_tool if found is not None else "end_day"
 
 
 def nudge(env: Environment) -> str:

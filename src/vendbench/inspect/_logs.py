@@ -28,7 +28,7 @@ from inspect_ai.event import ModelEvent, ToolEvent
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 
 from .._secrets import redact
-from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
+from ..environment import (SALT_ENV, find_scenario, scenario_names, Environment, Kept, RecordingSession, make,
                            record_tables)
 from ..errors import ConfigError
 from ..results import (DirectWriter, ExchangeRow, MessageRow, RunEnded, SegmentEnded, SegmentStarted, Store, Tokens,
@@ -37,7 +37,10 @@ from ..results import (DirectWriter, ExchangeRow, MessageRow, RunEnded, SegmentE
 from ._conversation import Conversation, stored_time
 from ._worlds import refused
 
-TASKS = {"vendbench/autovend": "autovend", "vendbench/network": "network"}
+def tasks() -> dict[str, str]:
+    """Each scenario's Inspect task (``vendbench/<name>``), to the scenario."""
+    return {s.inspect_task: s.name for s in map(find_scenario, scenario_names())
+            if s is not None and s.inspect_task}
 SCORER = "world_score"
 HARNESS = "inspect"
 # how a sample that did not finish its world ended, by the limit Inspect stopped it at
@@ -115,13 +118,14 @@ def read_log(path: str) -> ImportedRun:
         raise ConfigError(f"{name}: not a readable Inspect log ({type(exc).__name__}: "
                           f"{_first_line(exc)}); a truncated or unfinished file?") from None
     task = log.eval.task
-    if task not in TASKS:
+    known = tasks()
+    if task not in known:
         raise ConfigError(f"{name}: a log of task {task!r}, not of vendbench's "
-                          f"({', '.join(TASKS)})")
+                          f"({', '.join(known)})")
     if not log.samples:
         raise ConfigError(f"{name}: no samples (status {log.status}): nothing to import")
     try:
-        scenario = TASKS[task]
+        scenario = known[task]
         first = _meta(log.samples[0], name)
         salt = _salt(log, name, first.get("world_salt_sha256"))
         days = int(first["days"])

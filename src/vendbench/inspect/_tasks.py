@@ -26,7 +26,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.solver._task_state import sample_state
 
-from ..environment import SALT_ENV, ceiling_score, default_days, make, oracle_share
+from ..environment import DEFAULT_SCENARIO, SALT_ENV, ceiling_score, default_days, make, oracle_share
 from ._worlds import close_world, inspect_tools, open_world, world_of
 
 DEFAULT_WORLD_SEED = None          # the scenario's own (AutoVend's paper world, 2026)
@@ -115,7 +115,7 @@ def open_sample(scenario: str, days: int, salt_env: str = SALT_ENV) -> Solver:
 
 
 @solver
-def world_agent(scenario: str = "autovend") -> Solver:
+def world_agent(scenario: str = DEFAULT_SCENARIO) -> Solver:
     """Inspect's ReAct agent with the world's tools, run as vendbench's own loop runs:
     each new day's report as a user message, the nudge after a reply without a tool call,
     calls made after the day they were made in ended refused, and a stop after three

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..results import (ResultsWriter, Store, ceiling_rows_apart, missing_ceilings,
-                       no_core_spare)
+from ..environment import installed
+from ..results import (ResultsWriter, Store, ceiling_rows, ceiling_rows_apart,
+                       missing_ceilings, no_core_spare)
 from ._clients import Clients
 from ._config import RunConfig
 
@@ -31,7 +32,11 @@ def keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
         if todo:
             while no_core_spare() and not trials_ended.is_set():
                 await asyncio.sleep(IDLE_POLL_S)
-            rows = await ceiling_rows_apart(config.scenario, config.days, todo, salt)
+            if installed(config.scenario):
+                rows = await ceiling_rows_apart(config.scenario, config.days, todo, salt)
+            else:       # registered in this process only: a fresh one would not find it
+                rows = await asyncio.to_thread(ceiling_rows, config.scenario, config.days,
+                                               todo, salt)
             for row in rows:
                 writer.put_row(row)
 

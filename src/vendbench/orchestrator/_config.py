@@ -16,14 +16,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .._secrets import mask_url
-from ..environment import (SALT_ENV, arena_names, find_scenario, policy_names,
-                           scenario_names)
+from ..environment import (DEFAULT_SCENARIO, DEFAULT_WORLD_SEED, SALT_ENV, arena_names,
+                           find_scenario, policy_names, scenario_names)
 from ..errors import ConfigError
 from ..providers import CompletionRequest, ServerProfile, profile_for, wire_profile
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
 MAX_PANEL_BYTES = 1 << 20     # a panel file of a thousand models is ~200 KB
-DEFAULT_WORLD_SEED = 2026     # the paper's protocol: one frozen world, seeds vary demand
 MAX_SEATS = 4                 # an arena's operators in one match (SPEC 23)
 PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
 NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
@@ -211,7 +210,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(default="adhoc", min_length=1, max_length=200)
-    scenario: str = "autovend"
+    scenario: str = DEFAULT_SCENARIO
     days: int = Field(default=180, ge=1, le=365)
     seeds: list[int] = Field(default_factory=lambda: [1], min_length=1)
     repeats: int = Field(default=1, ge=1, le=100)
@@ -244,12 +243,17 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _scenario_days(cls, data: Any) -> Any:
-        """No horizon given: the scenario's own (180 days for autovend, 30 for network)."""
-        if isinstance(data, dict) and data.get("days") is None:
-            name = data.get("scenario") or "autovend"
-            if (entry := find_scenario(name)) is not None:
-                data = {**data, "days": entry.default_days}
+    def _scenario_defaults(cls, data: Any) -> Any:
+        """No horizon or world given: the scenario's own (180 days for autovend, 30 for
+        network; the paper's frozen world)."""
+        if not isinstance(data, dict):
+            return data
+        entry = find_scenario(data.get("scenario") or DEFAULT_SCENARIO)
+        if entry is not None and data.get("days") is None:
+            data = {**data, "days": entry.default_days}
+        if entry is not None and data.get("world_seeds") is None and \
+                data.get("world_seed") is None:
+            data = {**data, "world_seeds": [entry.world_seed]}
         return data
 
     @model_validator(mode="before")
@@ -285,8 +289,10 @@ class RunConfig(BaseModel):
 
     @property
     def names_worlds(self) -> bool:
-        """Whether trials say which world they play (anything but the paper's one world)."""
-        return self.world_seeds != [DEFAULT_WORLD_SEED]
+        """Whether trials say which world they play (anything but the scenario's one
+        world)."""
+        entry = find_scenario(self.scenario)
+        return self.world_seeds != [entry.world_seed if entry else DEFAULT_WORLD_SEED]
 
     def salt_env(self) -> str:
         """The environment variable a private world's salt is read from."""

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..budgets import Forecast, forecast
-from ..environment import Workload, scenario
+from ..environment import DEFAULT_SCENARIO, Workload, scenario
 from ..errors import ConfigError
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
@@ -105,7 +105,7 @@ def _workload(name: str) -> tuple[Workload, str]:
     entry = scenario(name)
     if entry.workload is not None:
         return entry.workload, f"{name}'s {entry.reference_model or 'reference operator'}"
-    fallback = scenario("autovend")
+    fallback = scenario(DEFAULT_SCENARIO)
     assert fallback.workload is not None
     return fallback.workload, (f"autovend's {fallback.reference_model} ({name} has no "
                                "measured workload of its own)")

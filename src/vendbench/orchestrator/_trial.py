@@ -17,14 +17,14 @@ from typing import Any
 
 from .._secrets import mask_url, redact
 from ..budgets import Budget
-from ..environment import Environment, Kept, RecordingSession, RecordTable
+from ..environment import DEFAULT_WORLD_SEED, Environment, Kept, RecordingSession, RecordTable
 from ..errors import BudgetExceeded, OverBilled, ProviderError, ResultsError
 from ..providers import (Attempt, Completion, CompletionRequest, ContextLengthExceeded,
                          ModelClient)
 from ..results import (LoggedRequest, ResultsWriter, Tokens, TrialHistory, TrialRecord,
                        TrialStatus)
 from ._calibration import Calibration
-from ._config import DEFAULT_WORLD_SEED, ModelConfig
+from ._config import ModelConfig
 from ._context import Carried, ContextOverflow, RollingContext, Window
 from ._log import ExchangeLog
 from ._replay import ReplayMismatch, replay, replay_in_turns

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..environment import (SALT_ENV, Environment, Kept, RecordingSession, make,
+from ..environment import (DEFAULT_SCENARIO, SALT_ENV, Environment, Kept, RecordingSession, make,
                            record_tables, score_name)
 from .._localhttp import foreign, local_name, loopback, reply
 from ..errors import ConfigError
@@ -33,7 +33,7 @@ MAX_SESSIONS = 32            # HTTP sessions at once; more are refused until one
 
 @dataclass
 class ServeConfig:
-    scenario: str = "autovend"
+    scenario: str = DEFAULT_SCENARIO
     seed: int = 1
     world_seed: int | None = None
     days: int = 180

@@ -2,7 +2,8 @@
 
 from ._arena import Market, Operator
 from ._env import DAILY_TOOL_CALLS, AutoVendEnv
-from ._world import DEFAULT_WORLD_SEED, World, build_world
+from .._registry import DEFAULT_WORLD_SEED
+from ._world import World, build_world
 
 __all__ = ["AutoVendEnv", "DAILY_TOOL_CALLS", "DEFAULT_WORLD_SEED", "Market", "Operator",
            "World", "build_world"]

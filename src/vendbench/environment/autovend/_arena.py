@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 
 from .. import _market
-from .._market import DAY_OVER, Note, Seat, band
+from .._market import DAY_OVER_MESSAGE, Note, Seat, band
 from . import _demand as demand
 from ._env import AutoVendEnv, tool_schemas
 from ._operations import fen
 from ._state import Offer
-from ._world import DEFAULT_WORLD_SEED, MACHINE_CAPACITY
+from .._registry import DEFAULT_WORLD_SEED
+from ._world import MACHINE_CAPACITY
 
 FULL_LISTING = 20             # units at which a listing looks full to a passer-by
 
@@ -62,7 +63,7 @@ class Operator(Seat, AutoVendEnv):
         if isinstance(name, str) and name in self.arena():
             return self.arena_call(name, arguments)
         result = super()._dispatch(name, arguments)
-        return result | {"message": DAY_OVER} if name == "end_day" and result["ok"] else result
+        return result | {"message": DAY_OVER_MESSAGE} if name == "end_day" and result["ok"] else result
 
     def today(self) -> int:
         return self._biz.day

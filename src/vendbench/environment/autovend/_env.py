@@ -21,7 +21,8 @@ from ._sql import SqlSandbox
 from ._state import Business
 from .._arguments import ArgumentError, describe_errors, parse_arguments
 from ._tools import MUTATING, TOOLS, _batch
-from ._world import DEFAULT_WORLD_SEED, HiddenDemand, build_world
+from .._registry import DEFAULT_WORLD_SEED
+from ._world import HiddenDemand, build_world
 
 DAILY_TOOL_CALLS = 40
 

@@ -19,7 +19,8 @@ from functools import lru_cache
 
 import numpy as np
 
-DEFAULT_WORLD_SEED = 2026
+from .._registry import DEFAULT_WORLD_SEED
+
 _SALT_DOMAIN = b"vendbench world salt\0"
 MACHINE_CAPACITY = 200
 MAX_LISTINGS = 40

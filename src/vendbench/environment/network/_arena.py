@@ -18,7 +18,7 @@ from ._handlers import HANDLERS
 from ._state import Email, _euros
 from ._tools import TOOLS, schemas
 from .. import _market
-from .._market import DAY_OVER, Note, Seat, band
+from .._market import DAY_OVER_MESSAGE, Note, Seat, band
 
 
 class Operator(Seat, NetworkEnv):
@@ -143,4 +143,4 @@ class Market(_market.Market):
 def _end_day(env: Any, a: Any) -> dict[str, Any]:
     d = env._day
     env.market.end_day(env.seat)
-    return {"ok": True, "ended_day": d, "message": DAY_OVER}
+    return {"ok": True, "ended_day": d, "message": DAY_OVER_MESSAGE}

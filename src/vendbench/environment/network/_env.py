@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from .._registry import DEFAULT_WORLD_SEED
 from . import _demand
 from ._config import Economy, load
 from ._handlers import HANDLERS, status_report
@@ -27,14 +28,13 @@ from .._arguments import ArgumentError, validate
 from ._tools import TOOLS, schemas
 
 START = dt.date(2026, 3, 2)          # a Monday
-WORLD = 2026                         # its one world: the economy file
+WORLD = DEFAULT_WORLD_SEED           # its one world: the economy file
 
 
 class NetworkEnv:
     """The network scenario behind the Environment protocol."""
 
     scenario = "network"
-    day_tool = "wait_for_next_day"
     tool_specs: dict[str, tuple[type[BaseModel], str]] = dict(TOOLS)
     handlers = HANDLERS
     crosses_midnight = True          # a call that does not fit the day runs the night
