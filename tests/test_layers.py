@@ -68,7 +68,7 @@ LAYERS = {
                      "_heap"},
     "leaderboard": {"errors", "environment", "results", "_text", "_betting"},
     "compare": {"errors", "environment", "results", "orchestrator", "leaderboard", "_text",
-                "_betting"},
+                "_betting", "budgets"},
     "serve": {"errors", "environment", "results", "", "_localhttp"},
     "view": {"errors", "environment", "results", "_localhttp", "_text"},
     "inspect": {"errors", "_secrets", "environment", "results"},
@@ -191,8 +191,8 @@ def test_no_module_is_over_500_lines():
 
 
 @pytest.mark.parametrize("package", ["environment", "results", "budgets", "providers",
-                                     "orchestrator", "leaderboard", "serve", "view",
-                                     "inspect", "cli"])
+                                     "orchestrator", "leaderboard", "compare", "serve",
+                                     "view", "inspect", "cli"])
 def test_each_package_exports_what_its_all_says(package):
     """A package's ``__all__`` names exactly its public vendbench objects (as httpx's
     test_exported_members does), so what it offers is written in one place."""
@@ -210,3 +210,100 @@ def test_each_package_exports_what_its_all_says(package):
 
     module = importlib.import_module(f"vendbench.{package}")
     assert set(module.__all__) == {n for n, v in vars(module).items() if offered(n, v)}
+
+
+def _imports_from(path: Path, src: Path = SRC) -> list[tuple[list[str], str]]:
+    """Each ``from X import name`` of a module: X as its parts (vendbench.…), the name."""
+    parts = ["vendbench", *path.relative_to(src).with_suffix("").parts]
+    package = parts[:-1]                 # a module's own package (an __init__'s too)
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package[:len(package) - node.level + 1]
+            target = base + (node.module.split(".") if node.module else [])
+        elif (node.module or "").startswith("vendbench"):
+            target = (node.module or "").split(".")
+        else:
+            continue
+        out += [(target, a.name) for a in node.names]
+    return out
+
+
+def fence_breaches(src: Path = SRC) -> list[str]:
+    """Imports across packages of what is not a package's public face (SPEC 26.4): a
+    private module of another package, or an underscore name. The project's own shared
+    internals (``_secrets``, ``_text``…, layers of their own) and dunders are not."""
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        here = path.relative_to(src).parts[0].removesuffix(".py")
+        for target, name in _imports_from(path, src):
+            there = target[1] if len(target) > 1 else ""
+            if there == here:
+                continue
+            inner = [p for p in target[2:] if p.startswith("_")]
+            private = name.startswith("_") and not name.startswith("__") and \
+                not (len(target) == 1 and name in LAYERS)
+            if inner or private:
+                found.append(f"{path.relative_to(src)}: from {'.'.join(target)} import {name}")
+    return found
+
+
+def test_no_package_imports_what_another_keeps_to_itself():
+    assert fence_breaches() == []
+
+
+def test_no_package_hands_on_another_packages_names():
+    """A package's ``__all__`` offers its own names only: a name is imported from its
+    home, never through a package that re-exports it."""
+    found = []
+    for init in sorted(SRC.rglob("__init__.py")):
+        here = init.relative_to(SRC).parts[0] if init.parent != SRC else ""
+        offered = set()
+        for node in ast.parse(init.read_text()).body:
+            if isinstance(node, ast.Assign) and any(
+                    getattr(t, "id", "") == "__all__" for t in node.targets):
+                offered = {e.value for e in node.value.elts}
+        for target, name in _imports_from(init):
+            there = target[1] if len(target) > 1 else ""
+            if there != here and name in offered:
+                found.append(f"{init.relative_to(SRC)} offers {'.'.join(target)}.{name}")
+    assert found == []
+
+
+def test_the_fence_check_finds_a_breach(tmp_path):
+    import shutil
+
+    copy = tmp_path / "vendbench"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "view" / "_probe.py").write_text(
+        "from ..results._transcripts import Transcripts\nfrom ..results import _trials\n")
+    assert fence_breaches(copy) == [
+        "view/_probe.py: from vendbench.results._transcripts import Transcripts",
+        "view/_probe.py: from vendbench.results import _trials"]
+
+
+def floors() -> list[list[str]]:
+    """The packages by floor, from what ``LAYERS`` lets each import: a package stands one
+    floor above the highest it may import."""
+    level: dict[str, int] = {}
+
+    def floor(name: str) -> int:
+        if name not in level:
+            below = [floor(d) for d in LAYERS[name] if d in LAYERS]
+            level[name] = 1 + max(below, default=0)
+        return level[name]
+
+    for name in LAYERS:
+        floor(name)
+    return [sorted(n for n in LAYERS if level[n] == f) for f in range(1, max(level.values()) + 1)]
+
+
+def test_the_docs_draw_the_layers_this_test_enforces():
+    """docs/development.md's picture of the layers is the one ``LAYERS`` holds."""
+    drawn = "\n".join(f"floor {i}: {', '.join(names)}"
+                      for i, names in reversed(list(enumerate(floors(), 1))))
+    text = (SRC.parent.parent / "docs" / "development.md").read_text()
+    block = text.split("<!-- layers -->")[1].split("```")[1].strip()
+    assert block == drawn, f"docs/development.md should show:\n{drawn}"

@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if not _is_duckdb_error(exc):
             raise
-        from ..results._store import open_error
+        from ..results import open_error
 
         # a damaged page can surface only when a query first reads it
         print(f"vendbench: error: {open_error(getattr(args, 'db', '?'), exc)}",

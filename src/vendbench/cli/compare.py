@@ -166,7 +166,7 @@ def _spec(args: argparse.Namespace) -> Any:
 
 def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
     from ..compare import compare
-    from ..compare._show import method
+    from ..compare import method
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if args.json:

@@ -12,8 +12,8 @@ from ._confseq import PRIOR_PRECISION, Interval, half_width, interval, ratio
 from ._race import (EQUIVALENT, INCONCLUSIVE, METHODS, WIN_RATE, WINNER, Assessment, Pairwise,
                     assess)
 from ._run import CompareSpec, Outcome, compare
-from ._show import as_json, lines, write_chart
+from ._show import as_json, lines, method, write_chart
 
 __all__ = ["Assessment", "CompareSpec", "EQUIVALENT", "INCONCLUSIVE", "Interval", "Outcome",
            "METHODS", "Pairwise", "PRIOR_PRECISION", "WIN_RATE", "WINNER", "as_json", "assess", "compare", "half_width",
-           "interval", "lines", "ratio", "write_chart"]
+           "interval", "lines", "method", "ratio", "write_chart"]

@@ -32,7 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..environment import find_scenario, share_bounds
 from ..errors import ConfigError, ResultsError
-from ..orchestrator import POOL_SCOPE, RunConfig, execute, forecast_run
+from ..budgets import POOL_SCOPE
+from ..orchestrator import RunConfig, execute, forecast_run
 from ..results import (SET_APART, ComparisonRow, PairKey, ComparisonStep, Store, ceilings_for,
                        comparison, comparison_steps, latest_attempts, new_run_id, run_named,
                        shares)

@@ -1,7 +1,5 @@
 """The orchestrator: concurrent model × seed trials, budgets, context, logging."""
 
-from ..budgets import POOL_SCOPE
-from ..results import FINISHED
 from ._check import check
 from ._config import (ModelConfig, RunConfig, arena_problem, build_config, load_panel,
                       model_entry)
@@ -9,6 +7,6 @@ from ._forecast import ModelForecast, PanelForecast, forecast_run
 from ._scheduler import RunResult, Scheduler, execute
 from ._trial import TrialOutcome, TrialSpec
 
-__all__ = ["arena_problem", "FINISHED", "POOL_SCOPE", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",
+__all__ = ["arena_problem", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",
            "Scheduler", "TrialOutcome", "TrialSpec", "build_config", "check", "execute",
            "forecast_run", "load_panel", "model_entry"]

@@ -20,7 +20,7 @@ from markupsafe import Markup
 from ..environment import SALT_ENV, find_scenario
 from ..errors import ResultsError
 from ..results import PairKey, Store, TrialStatus, cached_share, ceilings_for, shares
-from ..results._transcripts import SEARCH_LIMIT, Transcripts, path_id
+from ..results import SEARCH_LIMIT, Transcripts, path_id
 from ._templates import CSP, SCRIPT, TEMPLATES
 
 ID = r"[A-Za-z0-9._@+~-]+"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, ResultsError
 from ..results import Store
-from ..results._transcripts import Transcripts, path_id
+from ..results import Transcripts, path_id
 from ._pages import Pages, _pairs
 
 
