@@ -142,12 +142,13 @@ def test_the_pages_run_their_one_script_by_its_hash_and_no_other(results, server
     assert re.findall(r"<script>(.*?)</script>", day, re.S) == scripts
 
 
-def test_hidden_characters_are_shown_not_obeyed(tmp_path):
+def test_hidden_characters_are_shown_not_obeyed(tmp_path, monkeypatch):
     """A reply that carries a right-to-left override or a control character cannot
     reorder or hide what a page shows: they are written out."""
     import asyncio
     import json
 
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)      # not left to another test's fixture
     from vendbench.orchestrator import build_config, execute
 
     from ..fakellm import FakeLLM, Reply
