@@ -1,4 +1,4 @@
-"""The arena's speed (SPEC 23.7) and a picture of a match.
+"""The arena's speed (design §23.7) and a picture of a match.
 
     python benchmarks/bench_arena.py [--repeat 5] [--picture docs/images/arena-match.png]
                                      [--llm-matches 20] [--llm-days 15]
@@ -10,9 +10,9 @@ workers), in each world. Two lineups a world: four identical order-up-to operato
 (``--mirror``) and a mixed one (network: oracle, order-up-to, undercutter, colluder;
 alone, the arena's own policies are played by order-up-to, which they extend;
 AutoVend: two oracles and two order-up-to). Prints each repeat's wall times and the
-median ratio; SPEC 23.7 asks for under 2x.
+median ratio; design §23.7 asks for under 2x.
 
-SPEC 25.2: many LLM matches at once, since a match's operators run in the scheduler's
+design §25.2: many LLM matches at once, since a match's operators run in the scheduler's
 process: ``--llm-matches`` 4-operator AutoVend matches of the tests' scripted agent on
 a zero-latency local server, all in flight: exchanges/s, CPU an exchange and peak
 memory. Also each world's arena
@@ -83,7 +83,7 @@ def speed(repeat: int) -> None:
                           f"operators' episodes alone {alone:.2f} s, ratio "
                           f"{match / alone:.2f}")
                 print(f"{world} {name}: median ratio {statistics.median(ratios):.2f} "
-                      "(SPEC 23.7: < 2)")
+                      "(design §23.7: < 2)")
 
 
 def single_four(lineup: list[str], folder: str, world: str = "network") -> float:
@@ -101,7 +101,7 @@ def single_four(lineup: list[str], folder: str, world: str = "network") -> float
 
 def llm_matches(matches: int, days: int) -> None:
     """``matches`` 4-operator AutoVend matches of fake LLM operators, all in flight, on a
-    zero-latency local server (SPEC 25.2)."""
+    zero-latency local server (design §25.2)."""
     import resource
 
     from bench_orchestrator import MODEL, TreeMemory, serve

@@ -1,5 +1,5 @@
 """`vendbench compare`'s verdicts, the leaderboard's interval and the trend's test, by
-simulation over the shapes real scores have (SPEC §18.6).
+simulation over the shapes real scores have (design §18.6).
 
     python benchmarks/bench_compare.py [--reps 2000] [--seed 1] [--quick]
 

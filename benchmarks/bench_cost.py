@@ -1,4 +1,4 @@
-"""What a 180-day trial costs, measured through the real LLM path (SPEC §6.4).
+"""What a 180-day trial costs, measured through the real LLM path (design §6.4).
 
     python benchmarks/bench_cost.py [--days 180] [--seed 1] [--windows 60000 120000]
 

@@ -1,4 +1,4 @@
-"""The cost forecast (SPEC §16) against what the local test server bills.
+"""The cost forecast (design §16) against what the local test server bills.
 
     python benchmarks/bench_forecast.py [--days 30] [--seeds 1 2 3] [--windows 60000]
 

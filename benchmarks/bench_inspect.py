@@ -1,4 +1,4 @@
-"""A trial through Inspect AI against vendbench's own runner (SPEC §22), on the same
+"""A trial through Inspect AI against vendbench's own runner (design §22), on the same
 local server.
 
     python benchmarks/bench_inspect.py [--days 30] [--repeats 3] [--latency 0]

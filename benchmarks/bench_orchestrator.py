@@ -12,18 +12,18 @@
    request to the last, ramps included, is printed beside it), and peak memory of the scheduler and its worker
    processes together, as PSS (target: under 1.5 GB) and as summed RSS.
 
-3. Live reads (SPEC §9): the zero-latency run again, with and without two reader
+3. Live reads (design §9): the zero-latency run again, with and without two reader
    processes that read it the way `vendbench runs --run latest` does, every 0.5 s,
    through the writing process (interleaved without, with, without, with). The cost to
    write throughput (target: at most 5 % lost), the readers' query time, and the
    staleness of what they saw: how long before the read the newest reply they saw had
    arrived (``--live-only`` runs just this part).
-4. A hostile reader (SPEC §13), ``--hostile-only``: the zero-latency run with and
+4. A hostile reader (design §13), ``--hostile-only``: the zero-latency run with and
    without one process attacking its file back to back (a four-way cross join, table
    functions, a SELECT of everything), alternating; the run must exit 0 and lose at
    most 5 % of its throughput.
 
-5. An A/B against another commit (SPEC 25.2), ``--against COMMIT [--rounds N]``: the
+5. An A/B against another commit (design §25.2), ``--against COMMIT [--rounds N]``: the
    commit is checked out in a temporary clone and its ``src/`` run through this very
    harness (same server, same requests, same measurements), alternating rounds in one
    sitting: this tree, the other, bare litellm (the order turned each round). It prints
@@ -202,7 +202,7 @@ def checkout(commit: str, into: str) -> Path:
 
 def against(commit: str, trials: int, days: int, requests: int, rounds: int,
             slow_trials: int, slow_days: int) -> None:
-    """This tree against ``commit``, alternating rounds in one sitting (SPEC 25.2)."""
+    """This tree against ``commit``, alternating rounds in one sitting (design §25.2)."""
     import statistics
 
     tmp = tempfile.mkdtemp()
@@ -252,7 +252,7 @@ def against(commit: str, trials: int, days: int, requests: int, rounds: int,
               f"the ideal; peak {slow[who]['pss_mb']:.0f} MB PSS")
     print(f"  {name} / {commit}: {rate[name] / rate[commit]:.2f}x; {name}'s CPU includes "
           f"about {oracle:.1f} ms an exchange for the oracle's scores of its {trials} seeds "
-          "(SPEC 18.1: a fixed cost a seed, in a process of its own at the lowest priority)")
+          "(design §18.1: a fixed cost a seed, in a process of its own at the lowest priority)")
 
 
 def oracle_cpu(trials: int, days: int) -> float:
@@ -491,7 +491,7 @@ def main() -> None:
     ap.add_argument("--hostile-only", action="store_true",
                     help="only runs with and without a hostile reader of the file")
     ap.add_argument("--against", metavar="COMMIT",
-                    help="A/B this tree against COMMIT, alternating rounds (SPEC 25.2)")
+                    help="A/B this tree against COMMIT, alternating rounds (design §25.2)")
     ap.add_argument("--rounds", type=int, default=3, help="--against: alternating rounds")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args()

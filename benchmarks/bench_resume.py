@@ -1,4 +1,4 @@
-"""How long a mid-trial resume takes to catch up (SPEC §7: replaying 179 days ≤ 2 s).
+"""How long a mid-trial resume takes to catch up (design §7: replaying 179 days ≤ 2 s).
 
     python benchmarks/bench_resume.py [--days 180] [--seed 1] [--cut-day 180]
 

@@ -1,4 +1,4 @@
-"""How fast the transcript viewer opens the biggest trial (SPEC §15).
+"""How fast the transcript viewer opens the biggest trial (design §15).
 
     python benchmarks/bench_view.py [--days 180] [--keep DIR]
 

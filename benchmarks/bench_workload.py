@@ -1,4 +1,4 @@
-"""A scenario's workload for the cost forecast (SPEC §16, §21): what a busy operator asks
+"""A scenario's workload for the cost forecast (design §16, §21): what a busy operator asks
 of a model, measured on the scenario's own reference episode.
 
     python benchmarks/bench_workload.py [--scenario autovend network] [--seed 1]

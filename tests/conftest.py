@@ -42,7 +42,7 @@ def stock_machine(env: AutoVendEnv, machine: str = "M01", product: str = "P0001"
 
 
 class Ledger:
-    """Checks SPEC §5's accounting invariants at the end of every simulated day."""
+    """Checks design §5's accounting invariants at the end of every simulated day."""
 
     def __init__(self, env: AutoVendEnv) -> None:
         self.env = env

@@ -1,4 +1,4 @@
-"""The ``vendbench`` command line (SPEC §3.1, the ``baseline`` line)."""
+"""The ``vendbench`` command line (design §3.1, the ``baseline`` line)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Where things live (SPEC §14): SQL against the results schema only in ``results/``;
+"""Where things live (design §14): SQL against the results schema only in ``results/``;
 packages import only the layers below them, and no modules import each other in a loop."""
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def test_no_modules_import_each_other_in_a_loop():
 
 def test_no_modules_import_each_other_even_for_annotations():
     """A loop hidden behind ``TYPE_CHECKING`` still ties two modules into one: neither
-    reads without the other (SPEC §21)."""
+    reads without the other (design §21)."""
     assert cycles(import_graph(annotations=True)) == []
 
 
@@ -232,7 +232,7 @@ def _imports_from(path: Path, src: Path = SRC) -> list[tuple[list[str], str]]:
 
 
 def fence_breaches(src: Path = SRC) -> list[str]:
-    """Imports across packages of what is not a package's public face (SPEC 26.4): a
+    """Imports across packages of what is not a package's public face (design §26.4): a
     private module of another package, or an underscore name. The project's own shared
     internals (``_secrets``, ``_text``…, layers of their own) and dunders are not."""
     found = []

@@ -1,4 +1,4 @@
-"""Live reads under attack (SPEC §13): the socket's directory and the process that
+"""Live reads under attack (design §13): the socket's directory and the process that
 answers are checked, a hostile reader cannot slow, bloat or break the writing run, and a
 reader that meets the run's end reads the file directly."""
 
@@ -212,7 +212,7 @@ def test_readers_together_get_a_bounded_share_of_the_runs_time(writer, monkeypat
     assert writer._server.refused >= 1
 
 
-# -- what a reader may not build (SPEC 19.2) --------------------------------------------
+# -- what a reader may not build (design §19.2) --------------------------------------------
 @pytest.mark.parametrize("sql,why", [
     ("SELECT len(range(200000000))", "range: its size must be a number written out"),
     ("SELECT repeat('x', 240000000)", "repeat: its size must be"),

@@ -1,5 +1,5 @@
 """The budget pool, driven directly: earmarks hold what their trials have in flight, and
-no sequence of reservations, settlements and closes spends past a cap (SPEC §3
+no sequence of reservations, settlements and closes spends past a cap (design §3
 "Budgets"). Scripted, then at random against a model of what must hold."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Prices and what they make of a reply's usage, and of a reservation (SPEC §3
+"""Prices and what they make of a reply's usage, and of a reservation (design §3
 "Budgets", §6.2): every rate on a case where it, and only it, changes the answer."""
 
 from __future__ import annotations

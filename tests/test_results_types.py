@@ -48,7 +48,7 @@ class _Direct:
 
 
 def test_a_trial_record_writes_every_column_of_its_table_and_reads_back(tmp_path):
-    """One shape (SPEC §21): the record's upsert is built from its fields and names every
+    """One shape (design §21): the record's upsert is built from its fields and names every
     column of ``trials``; what ``Store.trials`` reads back is the same record; its reason
     is redacted on the way in; ``as_json`` prints what ``run --json`` promises."""
     t0 = dt.datetime(2026, 12, 3, 6, 0, 0)
@@ -109,7 +109,7 @@ def test_a_killed_runs_cost_is_what_its_trials_were_charged(tmp_path):
 
 
 def test_a_logged_request_is_written_and_read_in_one_type():
-    """``request_json`` has one type (SPEC §21): what a request logs reads back the same,
+    """``request_json`` has one type (design §21): what a request logs reads back the same,
     byte for byte as files have always held it, and a file of an older vendbench (fewer
     keys, lists) reads too."""
     from vendbench.results import LoggedRequest

@@ -1,4 +1,4 @@
-"""A trial's statuses, key and latest attempt, defined once (SPEC §14) and used by
+"""A trial's statuses, key and latest attempt, defined once (design §14) and used by
 resume, the leaderboard and trends."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_trials_of_two_models_pair_on_world_seed_and_repeat():
 
 def test_the_pair_key_is_written_once():
     """The key that decides which trials are compared is built in ``results/_trials.py``
-    only: no other module picks a trial's world, seed and repeat out by hand (SPEC §21)."""
+    only: no other module picks a trial's world, seed and repeat out by hand (design §21)."""
     by_hand = re.compile(r"""[({]\s*\w+(\.get\(|\[)["']world_seed["']\)?\]?,\s*\w+\[["']seed["']\]""")
     found = [f"{p.relative_to(SRC)}: {m.group(0)}" for p in sorted(SRC.rglob("*.py"))
              if p.name != "_trials.py" for m in by_hand.finditer(p.read_text())]
@@ -64,7 +64,7 @@ def test_the_pair_key_is_written_once():
 
 def test_the_oracles_scores_are_played_in_a_process_of_their_own(monkeypatch):
     """A run computes the oracle's scores beside its trials in a low-priority process
-    (played in a thread, they held the scheduler's GIL: SPEC 25.1); the rows are the
+    (played in a thread, they held the scheduler's GIL: design §25.1); the rows are the
     ones computed in-process, a private world's salt included, and a cancelled job
     leaves no process behind."""
     import asyncio

@@ -1,4 +1,4 @@
-"""The type checker (SPEC §21): mypy, strict, on all of ``src/``, with the configuration
+"""The type checker (design §21): mypy, strict, on all of ``src/``, with the configuration
 in pyproject.toml. It runs as a test so that the README's test command (and so CI) runs
 it too. A first run on a fresh clone takes ~40 s; later ones read ``.mypy_cache``."""
 

@@ -1,4 +1,4 @@
-"""AutoVend's arena (SPEC 23.1's second step): its choice model takes the competitors'
+"""AutoVend's arena (design §23.1's second step): its choice model takes the competitors'
 listings at a site as alternatives; the shared night, the tools between operators, the
 accounts every day, and the verdicts' validity (the oracle beats order-up-to, identical
 operators score equally by seat)."""

@@ -1,4 +1,4 @@
-"""The network world's arena (SPEC 23.1-23.3, 23.6): K operators in one market, their
+"""The network world's arena (design §23.1-23.3, 23.6): K operators in one market, their
 tools between each other, the shared night, accounting every day, and the validity of
 its verdicts (the oracle beats order-up-to, identical operators score equally by seat,
 the arena's exploit families stay below the oracle)."""
@@ -221,7 +221,7 @@ def test_a_scenario_without_an_arena_says_which_have_one(toy):
         make_market("toy", 2)
 
 
-# -- validity (SPEC 23.6) --------------------------------------------------------------
+# -- validity (design §23.6) --------------------------------------------------------------
 def test_the_oracle_beats_order_up_to_on_at_least_four_of_five_seeds():
     wins = 0
     for seed in range(1, 6):

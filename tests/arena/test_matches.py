@@ -1,4 +1,4 @@
-"""Arena matches through the orchestrator and the CLI (SPEC 23.1, 23.3-23.6): fake LLM
+"""Arena matches through the orchestrator and the CLI (design §23.1, 23.3-23.6): fake LLM
 operators on the tests' local server (litellm's real HTTP path) beside reference
 policies, budgets per operator and in total, kill -9 and --resume, the records and the
 arena leaderboard, and bad input refused in one line with nothing written."""

@@ -171,7 +171,7 @@ def _status(db: str) -> str:
 
 
 def test_the_cli_runs_shows_and_charts_a_comparison(tmp_path, capsys):
-    """(SPEC 18.6's first power target, the oracle against order-up-to at 30 days within
+    """(design §18.6's first power target, the oracle against order-up-to at 30 days within
     20 pairs, is the example docs/compare.md shows, run by tests/test_docs.py.)"""
     db = str(tmp_path / "c.duckdb")
     assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "5",

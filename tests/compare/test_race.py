@@ -1,4 +1,4 @@
-"""Deciding from paired oracle shares (SPEC 18.2-18.3): ``vendbench.compare.assess`` is
+"""Deciding from paired oracle shares (design §18.2-18.3): ``vendbench.compare.assess`` is
 pure, valid for any shape of scores within their bounds, and splits its error budget
 over every pair of models the race began with."""
 
@@ -46,7 +46,7 @@ def test_identical_play_is_equivalent_within_a_wide_margin_and_never_a_winner():
 
 
 def test_a_model_that_usually_scores_more_but_sometimes_fails_is_no_winner():
-    """SPEC 18: equal means, b +11 % on nine worlds in ten and 0 on the tenth. The
+    """design §18: equal means, b +11 % on nine worlds in ten and 0 on the tenth. The
     Gaussian sequence named b the winner in 40 % of such comparisons; the betting
     sequence, in none of these 200 (its guarantee: at most 5 %)."""
     rng = np.random.default_rng(7)

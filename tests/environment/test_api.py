@@ -1,4 +1,4 @@
-"""The public Python API of SPEC §2.2, exactly as the README shows it."""
+"""The public Python API of design §2.2, exactly as the README shows it."""
 
 from __future__ import annotations
 

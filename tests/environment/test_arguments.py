@@ -1,4 +1,4 @@
-"""A tool call's arguments are parsed and validated once, for every world (SPEC §21): the
+"""A tool call's arguments are parsed and validated once, for every world (design §21): the
 same mistake reads the same in AutoVend and the network, and changes nothing."""
 
 from __future__ import annotations

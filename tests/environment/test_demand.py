@@ -1,4 +1,4 @@
-"""Hidden demand (SPEC §2): arrivals, gamma shocks, multinomial logit, multipliers."""
+"""Hidden demand (design §2): arrivals, gamma shocks, multinomial logit, multipliers."""
 
 from __future__ import annotations
 

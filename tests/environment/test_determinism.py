@@ -1,4 +1,4 @@
-"""Same seeds and calls give the same outcome to the cent, in any process (SPEC §2)."""
+"""Same seeds and calls give the same outcome to the cent, in any process (design §2)."""
 
 from __future__ import annotations
 

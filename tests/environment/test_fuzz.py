@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every tool's arguments (SPEC §2.1).
+"""Property-based fuzzing of every tool's arguments (design §2.1).
 
 No input escapes as an exception; a rejected call changes nothing; in a partly
 rejected batch, the rejected items change nothing either (the outcome equals running

@@ -1,4 +1,4 @@
-"""Accounting invariants every simulated day of full episodes (SPEC §5)."""
+"""Accounting invariants every simulated day of full episodes (design §5)."""
 
 from __future__ import annotations
 

@@ -222,7 +222,7 @@ def test_the_working_day_is_eight_hours_and_about_ten_fills():
 
 
 def test_a_call_that_does_not_fit_the_day_crosses_midnight():
-    """SPEC 20.3: it spends what is left of today, the night passes at the prices in
+    """design §20.3: it spends what is left of today, the night passes at the prices in
     force, and it finishes tomorrow with the rest (its result says so)."""
     env = NetworkEnv(seed=1, days=3)
     deliver(env, {"cola": 100})
@@ -344,7 +344,7 @@ def test_notes_reminders_and_reward():
 
 
 def test_the_score_is_the_bank_and_net_assets_count_the_stock():
-    """The trial record keeps both (SPEC §21): the score is the final bank balance, and
+    """The trial record keeps both (design §21): the score is the final bank balance, and
     ``final_net_assets`` is what the business holds, cash, card receipts and stock."""
     env = NetworkEnv(seed=1, days=2)
     env.call("search_web", {"query": "wholesale vending snacks"})
@@ -437,7 +437,7 @@ def test_the_reference_policies_land_where_prosus_does(days, reference, low, hig
 # The network's reference episodes (30 days), pinned: the final bank balance to the cent,
 # tool calls, units sold and units expired. A change to the world, its demand or a
 # reference policy must update these pins and docs/scenarios.md's calibration table
-# together, in the same commit, saying why they moved (last: SPEC 20, expiring stock,
+# together, in the same commit, saying why they moved (last: design §20, expiring stock,
 # swaps as fills, calls that cross midnight, the oracle's fresh ordering and day's end).
 PINS = {
     ("order-up-to", 1): (1_902.43, 559, 1449, 344),

@@ -1,4 +1,4 @@
-"""The network world's rules that keep it from being gamed (SPEC §12.1, 12.2, 12.6):
+"""The network world's rules that keep it from being gamed (design §12.1, 12.2, 12.6):
 the price a customer sees is the price they pay, demand answers price the way shoppers
 do, and the smaller rules as the seed means them."""
 
@@ -143,7 +143,7 @@ def test_swapping_a_slot_to_the_product_it_holds_is_a_fill():
 
 
 def test_a_swap_that_puts_units_in_spends_a_fills_minutes():
-    """SPEC 20.1: filling an empty slot by a swap, or swapping another product's units
+    """design §20.1: filling an empty slot by a swap, or swapping another product's units
     out, is not cheaper than clear + fill (the 30-minute swap filled for two thirds)."""
     env = stocked(NetworkEnv(seed=1), cola=25, **{"iced-tea": 30, "latte-can": 10})
     fill, swap = COST["restock_machine"], COST["swap_item"]

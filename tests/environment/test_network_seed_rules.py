@@ -1,4 +1,4 @@
-"""The seed's rules that SPEC §20.2-20.3 added to the network world, each played with the
+"""The seed's rules that design §20.2-20.3 added to the network world, each played with the
 agent's tools: an e-mail naming quantities buys at once, stock expires, the prices in
 force at the day's end are the prices customers pay. (A call crossing midnight and the
 day a quote is valid for: ``test_network.py``.)"""

@@ -44,7 +44,7 @@ def test_choosing_a_scenario_imports_only_it():
 
 def test_a_built_in_scenario_never_scans_the_installed_packages():
     """The entry points of out-of-tree scenarios are read only for a name that is not
-    built in, or when every scenario is listed (SPEC §21)."""
+    built in, or when every scenario is listed (design §21)."""
     code = ("from vendbench.environment import make, _registry; "
             "make('network', seed=1, days=1); print(_registry._discovered); "
             "_registry.names(); print(_registry._discovered)")
@@ -66,7 +66,7 @@ def test_each_scenario_has_its_own_default_horizon(capsys):
 
 
 def test_each_metric_is_declared_once_with_its_direction_and_display():
-    """A metric spec per metric (SPEC §21): every metric a scenario computes has one
+    """A metric spec per metric (design §21): every metric a scenario computes has one
     ``Metric``, which gives both its direction and its column; a wrong direction is
     refused where it is written."""
     from vendbench.environment import Metric, display_columns
@@ -84,7 +84,7 @@ def test_each_metric_is_declared_once_with_its_direction_and_display():
 
 
 def test_a_worlds_facts_are_its_descriptors(toy):
-    """SPEC 26.3: the default world, the tool that ends a day, the Inspect task and the
+    """design §26.3: the default world, the tool that ends a day, the Inspect task and the
     default scenario are each said once, in the descriptor, and read from there."""
     from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""``query_sql``'s sandbox against hostile queries (SPEC §2.1)."""
+"""``query_sql``'s sandbox against hostile queries (design §2.1)."""
 
 from __future__ import annotations
 

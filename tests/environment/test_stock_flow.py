@@ -1,4 +1,4 @@
-"""Stock flow, visit fees, expiry, fines and bankruptcy (SPEC §2 "Stock flow", "Costs")."""
+"""Stock flow, visit fees, expiry, fines and bankruptcy (design §2 "Stock flow", "Costs")."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from vendbench.environment.autovend import _demand as demand
 
 from ..conftest import next_day, stock_machine
 
-# The documented costs (SPEC §2 "Costs", README "The world"), written here from the rules
+# The documented costs (design §2 "Costs", README "The world"), written here from the rules
 # rather than imported from the code, in fen (1 CNY = 100 fen): a changed constant in the
 # simulator must fail these tests, not move them along with it.
 FIXED_FEE = 80_00            # 80 CNY a day

@@ -1,4 +1,4 @@
-"""A third scenario from its own package plus one registration line (SPEC §14, §21): it
+"""A third scenario from its own package plus one registration line (design §14, §21): it
 runs, ranks, trends, compares, is viewed and serves, with its own record tables, metrics,
 policies (by role, not by name) and currency; installed, it is found through its entry
 point."""
@@ -124,7 +124,7 @@ def installed_toy(folder: Path) -> tuple[dict[str, str], Path]:
 
 def test_an_installed_scenario_is_found_through_its_entry_point(tmp_path):
     """A package plus one line of its distribution's metadata: a fresh process that never
-    registered the toy finds it by name, runs it and ranks it (SPEC §21)."""
+    registered the toy finds it by name, runs it and ranks it (design §21)."""
     env, dist = installed_toy(tmp_path)
     db = str(tmp_path / "toy.duckdb")
     done = subprocess.run(

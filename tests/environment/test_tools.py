@@ -1,4 +1,4 @@
-"""The 18 tools of SPEC §2.1: each one's happy path and each of its rejections."""
+"""The 18 tools of design §2.1: each one's happy path and each of its rejections."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The frozen world of SPEC §2: catalog, machines, calendar, hidden demand."""
+"""The frozen world of design §2: catalog, machines, calendar, hidden demand."""
 
 from __future__ import annotations
 

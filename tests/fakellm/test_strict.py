@@ -1,4 +1,4 @@
-"""The tests' server refuses what the real APIs refuse about reasoning (SPEC 24.3), so a
+"""The tests' server refuses what the real APIs refuse about reasoning (design §24.3), so a
 harness that drops, edits or reorders what a provider asked back fails here as it would
 there. Each refusal is checked on a raw HTTP body, without litellm in between."""
 

@@ -1,4 +1,4 @@
-"""The worlds inside Inspect AI (SPEC §22): `inspect eval vendbench/autovend` through
+"""The worlds inside Inspect AI (design §22): `inspect eval vendbench/autovend` through
 Inspect's own CLI and entry point, its logs imported and ranked beside vendbench's own
 runs; a trial through Inspect's agent plays as vendbench's loop plays it; any solver can
 replace the agent; bad logs are refused in one line with nothing written."""

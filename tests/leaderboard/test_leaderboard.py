@@ -1,4 +1,4 @@
-"""The leaderboard's metrics on small hand-built results with known answers (SPEC §4)."""
+"""The leaderboard's metrics on small hand-built results with known answers (design §4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One score, one name (SPEC §12.7): each scenario names its score once, and the baseline
+"""One score, one name (design §12.7): each scenario names its score once, and the baseline
 command, run summaries, the leaderboard, its charts and report use that name and that
 quantity (the network: the final bank balance, plotted day by day as the bank)."""
 

@@ -1,4 +1,4 @@
-"""Trends across nights and regressions (SPEC §9), on hand-built nights with known
+"""Trends across nights and regressions (design §9), on hand-built nights with known
 answers; cohort selection with --days and --scenario; the trend's outputs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""USD budgets: reservations, settlement, pools, prices (SPEC §3, "Budgets")."""
+"""USD budgets: reservations, settlement, pools, prices (design §3, "Budgets")."""
 
 from __future__ import annotations
 

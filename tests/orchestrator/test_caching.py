@@ -1,5 +1,5 @@
 """Cache-aware context and provider prompt caching through litellm's real provider
-paths: OpenAI chat completions and Anthropic Messages (SPEC §6.1, §6.2)."""
+paths: OpenAI chat completions and Anthropic Messages (design §6.1, §6.2)."""
 
 from __future__ import annotations
 

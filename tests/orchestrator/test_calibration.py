@@ -1,4 +1,4 @@
-"""The per-model token calibration, driven directly (SPEC §6.1, §6.3): what it learns from
+"""The per-model token calibration, driven directly (design §6.1, §6.3): what it learns from
 replies and context-length errors, and what it tells the run."""
 
 from __future__ import annotations

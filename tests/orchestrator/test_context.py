@@ -1,4 +1,4 @@
-"""The rolling context window (SPEC §3, "Rolling context")."""
+"""The rolling context window (design §3, "Rolling context")."""
 
 from __future__ import annotations
 
@@ -374,7 +374,7 @@ def test_counts_match_litellms_token_counter_on_long_and_odd_texts():
 
 @pytest.mark.parametrize("turn_only", [True, False])
 def test_what_replies_carry_back_counts_as_the_provider_counts_it(turn_only):
-    """SPEC 24.1: a reply's thinking is sent back with it and counted apart: Anthropic
+    """design §24.1: a reply's thinking is sent back with it and counted apart: Anthropic
     counts only the current turn's (since the last user message), others wherever sent."""
     async def carried(messages: list[dict]) -> list[int]:
         return [100 if m.get("thinking_blocks") else 0 for m in messages]

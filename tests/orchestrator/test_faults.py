@@ -1,4 +1,4 @@
-"""Retries, billing of failed attempts, and the agent loop's error paths (SPEC §3)."""
+"""Retries, billing of failed attempts, and the agent loop's error paths (design §3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cost forecast before a run (SPEC §16): the measured operator's trial at the model's
+"""The cost forecast before a run (design §16): the measured operator's trial at the model's
 prices, strategy and window; checked against what the local test server bills for the
 same operator's 30-day trial; printed before the file exists; --max-forecast refuses."""
 
@@ -57,7 +57,7 @@ def test_no_caching_no_price_and_a_turn_cap_each_change_the_forecast():
 
 
 def test_thinking_is_forecast_as_output_and_as_input_where_the_provider_counts_it():
-    """SPEC 24.1: a reasoning model's budget as output on every request (a ceiling), and
+    """design §24.1: a reasoning model's budget as output on every request (a ceiling), and
     as input where its provider counts it back: Anthropic's current turn (the k-th
     request of a day carries the k before it), DeepSeek's everywhere, Gemini's never."""
     plain = forecast(SONNET_CLASS, days=30, **SHAPE)
@@ -152,7 +152,7 @@ def test_resume_takes_no_max_forecast(tmp_path, capsys):
 
 def test_each_scenario_forecasts_its_own_operator(llm, capsys):
     """A network trial is forecast from the network's measured workload, not AutoVend's
-    (SPEC §21): its own requests a month and its short tool results."""
+    (design §21): its own requests a month and its short tool results."""
     network = scenario("network").workload
     assert network is not None and network != AUTOVEND
     assert requests_for(30, network) == 585

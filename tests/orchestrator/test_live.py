@@ -1,4 +1,4 @@
-"""Reading a results file while a run writes it (SPEC §9): `runs`, `leaderboard` and
+"""Reading a results file while a run writes it (design §9): `runs`, `leaderboard` and
 `trend` against a live run in another process, a second writer refused, and the
 read-only door of the writing process."""
 

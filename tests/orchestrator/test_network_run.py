@@ -45,7 +45,7 @@ def test_an_llm_trial_plays_the_network_world(tmp_path):
     assert run_row[0] == "network" and "wait_for_next_day" in json.loads(run_row[1])["nudge"]
     # the reward: the final bank balance (an LLM that sells one slot loses rent money)
     assert 0 < llm_trial["score"] < 1500
-    # the score is the bank; its net assets count the stock it holds too (SPEC §21)
+    # the score is the bank; its net assets count the stock it holds too (design §21)
     score, bank, net = query(db, "SELECT score, final_cash, final_net_assets FROM trials "
                                  "WHERE trial_id = ?", [llm_trial["trial_id"]])[0]
     assert score == bank and net >= bank

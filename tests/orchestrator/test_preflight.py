@@ -1,5 +1,5 @@
 """Mistakes in a model string or endpoint are one line before a run creates its file
-(SPEC §16): no request is sent, so no retries (about 4 s, litellm's import; not timed
+(design §16): no request is sent, so no retries (about 4 s, litellm's import; not timed
 here, as the suite runs on loaded machines)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What real servers do that our fakes did not: count tokens their own way, hold a
-smaller context, ignore tools without tool_choice (SPEC §6.1, §6.3)."""
+smaller context, ignore tools without tool_choice (design §6.1, §6.3)."""
 
 from __future__ import annotations
 
@@ -239,7 +239,7 @@ def test_a_server_on_this_machine_gets_time_for_a_cold_prompt():
 
 
 def test_a_run_reuses_its_connections_as_a_keep_alive_server_allows(tmp_path):
-    """SPEC 25.3: the tests' server answers HTTP/1.1 with keep-alive, as providers do, and
+    """design §25.3: the tests' server answers HTTP/1.1 with keep-alive, as providers do, and
     a trial's requests reuse one connection rather than opening one each."""
     import http.client
 

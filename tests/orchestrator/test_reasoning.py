@@ -1,4 +1,4 @@
-"""Reasoning models as they are served (SPEC 24), through litellm's real HTTP path to the
+"""Reasoning models as they are served (design §24), through litellm's real HTTP path to the
 tests' server, which refuses what Anthropic's, Gemini's and OpenAI's APIs refuse: what a
 reply asks back (signed thinking, thought signatures) goes back untouched, also after a
 kill -9 and --resume; settings are part of a model's identity; what a provider would
@@ -171,7 +171,7 @@ def test_openai_reasoning_tokens_are_counted_and_priced_as_output(tmp_path):
 
 def test_settings_are_part_of_a_models_identity(tmp_path, capsys):
     """Two entries of one model with other settings are two models everywhere: their
-    trials, the leaderboard, trend, compare and the arena (SPEC 24.2)."""
+    trials, the leaderboard, trend, compare and the arena (design §24.2)."""
     from vendbench.cli import main
 
     db, compared_db, arena_db = (str(tmp_path / f"{n}.duckdb") for n in ("r", "c", "a"))

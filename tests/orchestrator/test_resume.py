@@ -1,4 +1,4 @@
-"""Resume mid-trial (SPEC §7) and spend that survives a crash: kill -9 at random points,
+"""Resume mid-trial (design §7) and spend that survives a crash: kill -9 at random points,
 resume, and compare with an uninterrupted run of the same scripted provider."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Held-out worlds (SPEC §8): models × worlds × seeds, private worlds from a secret salt,
+"""Held-out worlds (design §8): models × worlds × seeds, private worlds from a secret salt,
 and a leaderboard that never pairs or ranks across worlds."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Flow control on a controllable clock: Retry-After waits, the shared pause after a 429,
-and AIMD's decrease and increase (SPEC §3 "Retries", "Adaptive concurrency").
+and AIMD's decrease and increase (design §3 "Retries", "Adaptive concurrency").
 
 The waits are measured, not slept: the retry loop and the limit get a clock and a sleep
 that only advance a counter, so a 7.5 s Retry-After costs the test nothing and its
@@ -180,7 +180,7 @@ def test_a_cancelled_litellm_call_leaves_no_never_awaited_warning():
 
 
 def test_make_provider_serves_the_model_it_is_given():
-    """``make_provider`` uses its argument (SPEC §21): the provider knows its model, and a
+    """``make_provider`` uses its argument (design §21): the provider knows its model, and a
     string no provider serves is one clear error."""
     from vendbench.errors import ConfigError
 
@@ -195,7 +195,7 @@ def test_make_provider_serves_the_model_it_is_given():
 
 
 def test_a_servers_quirks_come_from_its_profile():
-    """One home for a server's quirks (SPEC §21): the endpoint and model string pick the
+    """One home for a server's quirks (design §21): the endpoint and model string pick the
     profile, and the profile decides the cache marks, the default time limit, how its
     context error reads and what the advice names."""
     from vendbench.orchestrator import build_config

@@ -118,7 +118,7 @@ def test_bad_input_is_one_clear_line(results, capsys):
 
 
 def test_the_pages_run_their_one_script_by_its_hash_and_no_other(results, server, tmp_path):
-    """SPEC 19.3: no inline script is allowed as such (no 'unsafe-inline'); the pages'
+    """design §19.3: no inline script is allowed as such (no 'unsafe-inline'); the pages'
     own script is allowed by its hash, served and written alike, and a static page
     carries the policy in a meta tag (no header goes with a file)."""
     import base64
@@ -251,7 +251,7 @@ def test_tool_results_read_as_utf8_in_the_viewer():
 
 
 def test_a_trial_above_the_oracle_is_flagged_where_a_user_looks(tmp_path):
-    """SPEC 18.1: a trial that beats the privileged oracle has found an exploit or a bug.
+    """design §18.1: a trial that beats the privileged oracle has found an exploit or a bug.
     (Here the kept oracle score is lowered by hand, as an exploit would raise a trial.)"""
     import asyncio
 
@@ -275,7 +275,7 @@ def test_a_trial_above_the_oracle_is_flagged_where_a_user_looks(tmp_path):
 
 def test_a_day_page_shows_the_reasoning_the_provider_returned(tmp_path, monkeypatch):
     """The viewer reads vendbench's own reply (``reply_json``), never the provider's raw
-    JSON (SPEC §21): a server that returns its model's reasoning (``reasoning_content``,
+    JSON (design §21): a server that returns its model's reasoning (``reasoning_content``,
     as DeepSeek's and vLLM's do) has it kept and shown."""
     import asyncio
     import json

@@ -1,4 +1,4 @@
-"""What a trial will cost, forecast before a run from a measured operator (SPEC §16).
+"""What a trial will cost, forecast before a run from a measured operator (design §16).
 
 The operator is the scenario's reference policy, one tool call per request: its
 workload (``environment.Workload``, measured by ``benchmarks/bench_workload.py``; for
@@ -12,7 +12,7 @@ it sends, the prefix a provider's cache can read (the whole previous prompt when
 request only extends it; the system prompt and tools after an eviction) and what it
 writes to the cache, all priced as the run will price them.
 
-A reasoning model thinks on top of that (SPEC 24): ``thinking`` output tokens a request
+A reasoning model thinks on top of that (design §24): ``thinking`` output tokens a request
 (its budget: a ceiling, as if every request thought its fill), and where the provider
 counts that thinking back as input (``thinking_input``): Anthropic's the current turn's
 (a day's requests after its report: the k-th carries the k before), DeepSeek's

@@ -1,4 +1,4 @@
-"""USD budgets: reserve before a request, settle after it (SPEC §3, "Budgets").
+"""USD budgets: reserve before a request, settle after it (design §3, "Budgets").
 
 A run has one pool; a trial with a per-trial budget takes that much from the pool as an
 earmark when it starts (so a started trial can always use its whole budget), and each

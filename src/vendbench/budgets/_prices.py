@@ -1,4 +1,4 @@
-"""Prices per model, resolved once per run and stored with it (SPEC §3, "Budgets").
+"""Prices per model, resolved once per run and stored with it (design §3, "Budgets").
 
 Prices come from, field by field: ``--price MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]``,
 the panel file, litellm's price map. A model with no price anywhere does not run: a

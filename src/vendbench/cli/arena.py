@@ -1,4 +1,4 @@
-"""``vendbench arena``: two to four models compete for the same customers (SPEC 23).
+"""``vendbench arena``: two to four models compete for the same customers (design §23).
 Flags to a run config with seats, the run, and the matches printed; the library does
 the work."""
 

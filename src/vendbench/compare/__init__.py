@@ -1,4 +1,4 @@
-"""Cost-capped comparisons (SPEC §17, §18): paired batches of trials, an anytime-valid
+"""Cost-capped comparisons (design §17, §18): paired batches of trials, an anytime-valid
 confidence sequence per pair of models on oracle shares (by betting: valid for any
 shape of scores within their bounds), a stop at a winner, an equivalence, or the budget;
 racing for more than two models. ``assess`` is the decision, pure, for checks from

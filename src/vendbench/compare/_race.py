@@ -1,5 +1,5 @@
 """Deciding between models from paired scores: every pairwise confidence sequence,
-eliminations, and the verdict (SPEC §17, §18).
+eliminations, and the verdict (design §17, §18).
 
 Scores are normalised (each trial's score as a share of the scenario's oracle on the
 same world, seed and horizon, floored and capped), so they lie in known ``bounds``.

@@ -8,7 +8,7 @@ batch that would pass the budget is not started: the comparison ends inconclusiv
 a guess at what deciding would take, and a budget that cannot pay for the first batch
 is refused before anything runs.
 
-Scores are oracle shares (SPEC 18.1: a trial's score over the oracle's on the same
+Scores are oracle shares (design §18.1: a trial's score over the oracle's on the same
 world, seed and horizon, an unfinished trial's 0 included, floored and capped), so they
 lie in known bounds and the sequence holds for any shape of scores. A pair with a harness
 error or an interrupted trial is dropped, never scored, and so is a pair one of whose

@@ -26,7 +26,7 @@ def method(spec: CompareSpec) -> str:
 def _band(p: dict[str, Any], spec: CompareSpec) -> str:
     """One pairwise interval: a difference in points of the oracle's score, or a share
     of worlds won."""
-    if "scale" in p:          # stored before oracle shares (SPEC 18): relative to a's mean
+    if "scale" in p:          # stored before oracle shares (design §18): relative to a's mean
         rel = {k: (_finite(p[k]) / p["scale"] if p["scale"] and _finite(p[k]) is not None
                    else None) for k in ("mean", "low", "high")}
         if rel["low"] is None or rel["high"] is None:

@@ -1,4 +1,4 @@
-"""A tool's arguments, once for every world (SPEC §21, §26.1): the strict model every
+"""A tool's arguments, once for every world (design §21, §26.1): the strict model every
 tool's arguments subclass (``Args``), the OpenAI function-calling schema built from it
 (``openai_schema``), and the JSON an agent sent parsed and validated into it, or one
 line that says what is wrong in words the agent can act on."""

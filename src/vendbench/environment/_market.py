@@ -1,4 +1,4 @@
-"""What every world's arena shares (SPEC 23, 26.1): the seats' names and addresses, the
+"""What every world's arena shares (design §23, 26.1): the seats' names and addresses, the
 day that closes when every operator still playing has ended it, the post between
 operators (delivered overnight, in a fixed order), the morning's view of the
 competitors, and the three tools between operators, their rules and their one dispatch

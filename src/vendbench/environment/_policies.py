@@ -24,7 +24,7 @@ class InProcessPolicy(Protocol):
 
 def policy_names(scenario: str, arena: bool = False) -> tuple[str, ...]:
     """The reference policies scenario ``scenario`` declares (without ``baseline/``);
-    ``arena``: with those that play only against other operators (SPEC 23)."""
+    ``arena``: with those that play only against other operators (design §23)."""
     return tuple(_declared(scenario, arena))
 
 
@@ -71,7 +71,7 @@ def run_policy(env: Environment, policy: InProcessPolicy,
 def play_match(match: Match, policies: Sequence[InProcessPolicy],
                on_day: Callable[[], None] | None = None,
                order: Sequence[int] | None = None) -> list[float]:
-    """Play an arena match (SPEC 23) with one in-process policy per seat, day by day,
+    """Play an arena match (design §23) with one in-process policy per seat, day by day,
     seat by seat (in ``order``: moves are simultaneous, so it changes nothing), until
     every operator's trial has ended; each operator's score. ``on_day``: called after
     each day every operator played."""

@@ -45,7 +45,7 @@ class Environment(Protocol):
 
 @runtime_checkable
 class Match(Protocol):
-    """Several operators in one world (an arena, SPEC 23): one Environment per seat,
+    """Several operators in one world (an arena, design §23): one Environment per seat,
     whose days close together. The orchestrator runs each seat as a trial; a seat that
     has ended its day waits until ``nights`` moves on."""
 

@@ -49,7 +49,7 @@ DIRECTIONS = ("higher", "lower", "neither")
 
 @dataclass(frozen=True, slots=True)
 class Metric:
-    """One operational metric of a scenario, declared once (SPEC §21): the key its
+    """One operational metric of a scenario, declared once (design §21): the key its
     ``trial_metrics`` returns, which way is better ("neither": a description, not a
     merit), and how the leaderboard shows it (``header`` None: kept in the JSON output and
     the charts, not a table column; the value times ``scale``, to ``decimals``)."""

@@ -29,7 +29,7 @@ DEFAULT_WORLD_SEED = 2026           # the paper's protocol: one frozen world, se
 @dataclass(frozen=True)
 class Workload:
     """What a busy operator asks of a model in a scenario, one tool call per request: the
-    cost forecast replays it (SPEC §16, §21). Measured by ``benchmarks/bench_workload.py``
+    cost forecast replays it (design §16, §21). Measured by ``benchmarks/bench_workload.py``
     on the scenario's reference episode (seed 1, its long horizon)."""
 
     requests_by_month: tuple[int, ...]    # requests in each 30 days
@@ -58,7 +58,7 @@ class Scenario:
                                       # (and ``summary()`` key) whose last value it is
     policies: str = "policies"       # its module with ``POLICIES``: name -> builder(env)
     notes_tool: str | None = None    # the tool that writes the agent's notes (its memory)
-    # scores on a known scale (SPEC 18.1): each trial's score as a share of what this
+    # scores on a known scale (design §18.1): each trial's score as a share of what this
     # policy (privileged, deterministic) scores on the same world, seed and horizon; a
     # score below ``score_floor`` counts as the floor (what the worst operator ends
     # with: a bankrupt or unfinished trial's 0), and a share above ``share_cap`` as the
@@ -70,12 +70,12 @@ class Scenario:
     # "vs base" column pairs every model's trials with its trials (None: no such column)
     reference: str | None = "order-up-to"
     # its module with the adversarial suite's ``families(draws)`` and ``NOT_APPLICABLE``
-    # (SPEC §12.4; None: no suite)
+    # (design §12.4; None: no suite)
     adversarial: str | None = None
     # what its cost forecast replays (None: the forecast says it has no workload of its
     # own and replays AutoVend's)
     workload: Workload | None = None
-    # its class in ``package`` that holds 2-4 operators in one market (SPEC 23; None:
+    # its class in ``package`` that holds 2-4 operators in one market (design §23; None:
     # no arena): ``Class(seats, seed=, days=, world_seed=)`` with ``seats``, one
     # Environment per operator, ``waiting(seat)``, ``leave(seat)`` and ``nights``
     arena: str | None = None
@@ -86,7 +86,7 @@ class Scenario:
 
     @property
     def inspect_task(self) -> str | None:
-        """Its Inspect AI task's name (SPEC 22), if it has one."""
+        """Its Inspect AI task's name (design §22), if it has one."""
         return f"vendbench/{self.name}" if self.inspect else None
 
     def __post_init__(self) -> None:
@@ -241,7 +241,7 @@ def make(scenario: str = "autovend", **kwargs: Any) -> Environment:
 
 
 def make_market(scenario_name: str, seats: int, **kwargs: Any) -> Match:
-    """A fresh market of ``seats`` operators of ``scenario_name`` (SPEC 23)."""
+    """A fresh market of ``seats`` operators of ``scenario_name`` (design §23)."""
     entry = scenario(scenario_name)
     if entry.arena is None:
         raise ConfigError(f"scenario {scenario_name} has no arena; these have one: "

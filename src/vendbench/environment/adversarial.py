@@ -1,4 +1,4 @@
-"""The adversarial suite's families (SPEC §12.4): scripted operators that try to score
+"""The adversarial suite's families (design §12.4): scripted operators that try to score
 well without running the business well, through the agent's tools only.
 
 Each family is a set of variants, and each variant a policy built for one episode.

@@ -1,4 +1,4 @@
-"""The worlds inside Inspect AI (SPEC §22), behind the optional extra ``vendbench[inspect]``.
+"""The worlds inside Inspect AI (design §22), behind the optional extra ``vendbench[inspect]``.
 
 Both directions:
 

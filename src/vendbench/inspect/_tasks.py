@@ -7,7 +7,7 @@ Inspect's ReAct agent with the world's tools, told each new day's report and nud
 a reply without a tool call, exactly as vendbench's loop; any Inspect solver or agent can
 replace it (``--solver``), and then reads the reports with the world's own tools. The
 score is the scenario's (0 for a trial that did not finish, as vendbench counts it), with
-its share of the oracle's on the same world (SPEC 18.1) in its metadata.
+its share of the oracle's on the same world (design §18.1) in its metadata.
 """
 
 from __future__ import annotations

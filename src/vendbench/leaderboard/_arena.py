@@ -1,5 +1,5 @@
-"""The arena's leaderboard (SPEC 23.5): models that met in matches, ranked by mean
-score and by head-to-head wins, with valid intervals (SPEC 18) paired by match.
+"""The arena's leaderboard (design §23.5): models that met in matches, ranked by mean
+score and by head-to-head wins, with valid intervals (design §18) paired by match.
 
 Arena trials are their own cohort: they are read here and nowhere else. A trial counts
 as in the single-agent leaderboard (its score if it completed, else 0), and as a share

@@ -1,4 +1,4 @@
-"""The leaderboard's numbers: per model, over its latest attempts (SPEC §4, §18).
+"""The leaderboard's numbers: per model, over its latest attempts (design §4, §18).
 
 Scores: terminal net assets of a completed trial; every unfinished trial (budget
 exhausted, timeout, max turns, agent stopped, bankrupt) scores 0. Harness errors and
@@ -90,7 +90,7 @@ class ModelRow:
     completed: int
     mean_net_assets: float
     sd_net_assets: float
-    oracle_share: float | None          # mean share of the oracle's score (SPEC 18.1)
+    oracle_share: float | None          # mean share of the oracle's score (design §18.1)
     ci_oracle_share: tuple[float, float] | None     # its 95 % interval (mean_interval)
     above_oracle: int                   # trials whose score beat the oracle's: look!
     growth: float

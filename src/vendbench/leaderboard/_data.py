@@ -45,7 +45,7 @@ class Filters:
     scenario: str | None = None
 
     def admits(self, run: Mapping[str, Any]) -> bool:
-        """Whether ``run`` may be ranked here: never an arena run (SPEC 23.5: those
+        """Whether ``run`` may be ranked here: never an arena run (design §23.5: those
         are ranked by ``leaderboard --arena`` only)."""
         from ._arena import arena_seats
 

@@ -1,4 +1,4 @@
-"""How a model's server counts tokens, learned from what it reports (SPEC §6.1, §6.3).
+"""How a model's server counts tokens, learned from what it reports (design §6.1, §6.3).
 
 We count tokens with litellm's counter; a server counts with its own tokenizer and its
 own chat template. A local llama.cpp server counted 1.3–1.5× more prompt tokens than we

@@ -1,4 +1,4 @@
-"""The oracle's scores of a run's worlds and seeds (SPEC 18.1), kept beside its trials."""
+"""The oracle's scores of a run's worlds and seeds (design §18.1), kept beside its trials."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ def keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
                   clients: Clients, trials_ended: asyncio.Event) -> asyncio.Task[Any]:
     """Compute, beside the trials, what the scenario's oracle scores on each of the run's
     worlds and seeds that the file does not keep yet (the denominators of oracle shares,
-    SPEC 18.1), and queue them for the file: in a process of their own at the lowest
+    design §18.1), and queue them for the file: in a process of their own at the lowest
     priority (``results.ceiling_rows_apart``), started once a core's worth of the CPUs
     is idle or the trials have ended, so that a fixed cost a seed never takes CPU the trials want
-    (SPEC 25.1: in a thread of this process it cost a 50-trial zero-latency run a tenth
+    (design §25.1: in a thread of this process it cost a 50-trial zero-latency run a tenth
     of its throughput; started at once in its own process, still 0.92x)."""
     # an arena's scores are not shares of a lone oracle's
     keys = [] if config.seats else [(w, s) for w in config.world_seeds for s in config.seeds]

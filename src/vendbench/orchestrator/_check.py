@@ -23,7 +23,7 @@ from ._forecast import panel_forecast
 from ._preflight import run_prices
 
 PROBE_MAX_TOKENS = 256        # the check's one request: enough for a tool call
-PROBE_TIMEOUT_S = 10.0        # ... and how long it may take (SPEC 16: check is quick)
+PROBE_TIMEOUT_S = 10.0        # ... and how long it may take (design §16: check is quick)
 
 
 async def check(config: RunConfig, send: bool = True) -> dict[str, Any]:

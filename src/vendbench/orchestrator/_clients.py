@@ -124,7 +124,7 @@ class Clients:
         return make(self.config.scenario, **self._world(seed, world_seed))
 
     def make_match(self, seed: int, world_seed: int) -> Match:
-        """A fresh market of the arena's operators (SPEC 23)."""
+        """A fresh market of the arena's operators (design §23)."""
         assert self.config.seats is not None
         return make_market(self.config.scenario, len(self.config.seats),
                            **self._world(seed, world_seed))

@@ -23,13 +23,13 @@ from ..providers import CompletionRequest, ServerProfile, profile_for, wire_prof
 
 MAX_SEED = 2**31 - 1          # results store seeds as INTEGER
 MAX_PANEL_BYTES = 1 << 20     # a panel file of a thousand models is ~200 KB
-MAX_SEATS = 4                 # an arena's operators in one match (SPEC 23)
+MAX_SEATS = 4                 # an arena's operators in one match (design §23)
 PositiveUSD = Annotated[Decimal, Field(gt=0, max_digits=18, decimal_places=9)]
 NonNegUSD = Annotated[Decimal, Field(ge=0, max_digits=18, decimal_places=9)]
 
 
 class ModelConfig(BaseModel):
-    """One model of a panel (SPEC §3.1)."""
+    """One model of a panel (design §3.1)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -131,7 +131,7 @@ class ModelConfig(BaseModel):
 
     @property
     def label(self) -> str:
-        """The model's identity on every board (SPEC 24.2): its model string, and the
+        """The model's identity on every board (design §24.2): its model string, and the
         settings that change what it does, when set (``openai/o4-mini [effort=high]``).
         Two entries of one model with other settings are two models; ``model_entry``
         reads a label back."""
@@ -235,7 +235,7 @@ class RunConfig(BaseModel):
                     f"private (default {SALT_ENV}, when set); the salt is never stored")
     models: list[ModelConfig] = Field(min_length=1)
     seats: list[str] | None = Field(
-        default=None, description="an arena (SPEC 23): the model id of each operator of a "
+        default=None, description="an arena (design §23): the model id of each operator of a "
                                   "match, in seat order for the first seed; the seats rotate "
                                   "over the seeds")
     mirror: bool = Field(default=False, description="an arena may list a model more than "
@@ -418,7 +418,7 @@ def model_slugs(models: list[str]) -> dict[str, str]:
 
 
 def load_panel(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
-    """Read a panel TOML file (SPEC §3.1); ``overrides`` are CLI flags given with it."""
+    """Read a panel TOML file (design §3.1); ``overrides`` are CLI flags given with it."""
     file = Path(path)
     if file.exists() and not file.is_dir() and not file.is_file():
         # a named pipe or a device (/dev/zero) would be read without end

@@ -1,4 +1,4 @@
-"""The rolling context window (SPEC §3 "Rolling context", §6.1).
+"""The rolling context window (design §3 "Rolling context", §6.1).
 
 The conversation is a list of units, each a whole exchange that must travel together:
 a user message (a daily report, a nudge), or an assistant message with all of its tool
@@ -49,7 +49,7 @@ class Message:
     id: int
     body: dict[str, Any]
     tokens: int
-    carried: int = 0        # tokens of what it carries back to the provider (SPEC 24.1)
+    carried: int = 0        # tokens of what it carries back to the provider (design §24.1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""A run's cost forecast before it starts: per model and for the panel (SPEC §16).
+"""A run's cost forecast before it starts: per model and for the panel (design §16).
 
 Each LLM model's trial is forecast from its scenario's measured operator
 (``environment.Workload``, replayed by ``budgets.forecast``) at the model's prices, strategy, window and horizon; a model's total is its trials'

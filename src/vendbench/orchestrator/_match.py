@@ -1,4 +1,4 @@
-"""A match (SPEC 23): the trials of two to four operators sharing one world.
+"""A match (design §23): the trials of two to four operators sharing one world.
 
 Each seat is an ordinary trial (its agent, budget, log and limits) whose environment is
 the seat's operator in the match's world. The trials run concurrently; a trial that has

@@ -1,4 +1,4 @@
-"""Resume a trial mid-way (SPEC §7): rebuild, from what the results file committed, the
+"""Resume a trial mid-way (design §7): rebuild, from what the results file committed, the
 state the agent loop had reached just before the request that was cut off.
 
 1. The world: a fresh environment (same world, same seed) runs the trial's logged tool

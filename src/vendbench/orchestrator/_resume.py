@@ -1,4 +1,4 @@
-"""Resuming a run (SPEC §7): what a killed process left open is settled, finished
+"""Resuming a run (design §7): what a killed process left open is settled, finished
 trials are kept, the others continue where they stopped (or, with ``--restart``, run
 again from day 1); an arena's unfinished matches go on with all their operators."""
 

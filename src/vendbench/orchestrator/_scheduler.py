@@ -1,4 +1,4 @@
-"""The scheduler: expand a run into trials and run them concurrently (SPEC §3).
+"""The scheduler: expand a run into trials and run them concurrently (design §3).
 
 It knows environments, models and their clients only through ``Clients`` (the
 Environment protocol, ModelClient), money only through Budget, and storage only through
@@ -112,7 +112,7 @@ class Scheduler:
 
     def _match_specs(self, run_id: str, names: dict[str, str]) -> list[TrialSpec]:
         """An arena's trials, match by match: one match per world, seed and repeat, its
-        seats taken by the lineup of the seed's place in the list (SPEC 23.4)."""
+        seats taken by the lineup of the seed's place in the list (design §23.4)."""
         out = []
         for repeat in range(1, self.config.repeats + 1):
             for world in self.config.world_seeds:

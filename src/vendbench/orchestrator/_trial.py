@@ -1,5 +1,5 @@
 """One trial: an agent (an LLM through its client, or an in-process policy) in a fresh
-environment, until the horizon, a limit, or a failure (SPEC §3, "Agent loop", "Limits").
+environment, until the horizon, a limit, or a failure (design §3, "Agent loop", "Limits").
 
 Failures become data: every way a trial can end is a status with a reason. Only
 cancellation (Ctrl-C, SIGTERM) propagates, after the trial is recorded ``interrupted``.
@@ -47,7 +47,7 @@ class TrialSpec:
     resume: bool = False      # continue from the log (LLM trials), see ``_replay``
     spent_before: Decimal = Decimal(0)     # what earlier segments spent
     history: TrialHistory | None = field(default=None, compare=False, repr=False)
-    match_id: str | None = None   # an arena trial: its match (SPEC 23) and seat in it
+    match_id: str | None = None   # an arena trial: its match (design §23) and seat in it
     seat: int = 0
     replay_only: bool = False     # a resumed match's operator that had already finished:
                                   # its logged calls are replayed until it left

@@ -83,7 +83,7 @@ class ContextLengthExceeded(ProviderError):
 
 
 class ModelClient:
-    """Sends one logical request for a trial, retrying as the SPEC says."""
+    """Sends one logical request for a trial, retrying as design §3 says."""
 
     def __init__(self, provider: Provider, price: Price | None, limit: AdaptiveLimit,
                  rates: RateLimits, *, max_attempts: int = 6, backoff_s: float = 1.0,

@@ -209,7 +209,7 @@ def _completion(response: Any, secrets: list[str], profile: ServerProfile) -> Co
     if calls:
         message["tool_calls"] = [_call(i, c, s, keep_fields) for i, (c, s) in
                                  enumerate(zip(calls, signed.get("tool_calls") or calls))]
-    # what the provider needs back on the next turn, exactly as it came (SPEC 24.1)
+    # what the provider needs back on the next turn, exactly as it came (design §24.1)
     for name in profile.sent_back:
         if signed.get(name):
             message[name] = signed[name]

@@ -1,5 +1,5 @@
 """Server profiles: each kind of server vendbench talks to, and its quirks, in one place
-(SPEC §21). A model's profile follows from its model string and its endpoint
+(design §21). A model's profile follows from its model string and its endpoint
 (``profile_for``); the rest of vendbench asks the profile rather than knowing servers.
 
     openai      openai/… on OpenAI's API: prefixes of 1,024+ tokens cached by
@@ -23,7 +23,7 @@ An assistant message's content is a string (``""`` for a reply that only calls t
 llama.cpp's templates need it. Gemini is the exception: an empty text part is a 400
 there, so its tool-call-only messages carry no content.
 
-What a reply carries that the next request must send back untouched (SPEC 24.1) is the
+What a reply carries that the next request must send back untouched (design §24.1) is the
 profile's ``sent_back``: Anthropic's signed ``thinking_blocks`` (thinking and redacted
 thinking), Gemini's thought signatures, DeepSeek's ``reasoning_content``. How the
 server counts it (``turn_only``): Anthropic counts only the current turn's thinking (the

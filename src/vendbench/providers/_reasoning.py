@@ -1,4 +1,4 @@
-"""What a model's reasoning settings do, read off the body litellm would send (SPEC 24).
+"""What a model's reasoning settings do, read off the body litellm would send (design §24).
 
 ``reasoning_effort`` and a thinking budget mean different things to each provider, and
 litellm maps them per model (an effort becomes an Anthropic or Gemini 2.5 thinking

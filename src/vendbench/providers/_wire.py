@@ -1,5 +1,5 @@
 """Wire-format families: how a provider-neutral request becomes litellm's arguments,
-and how a reply's usage reads back (SPEC §6.2).
+and how a reply's usage reads back (design §6.2).
 
 Each family asks for prompt caching the way its API caches:
 

@@ -1,4 +1,4 @@
-"""Oracle shares (SPEC 18.1): each trial's score as a share of its scenario's oracle on
+"""Oracle shares (design §18.1): each trial's score as a share of its scenario's oracle on
 the same world, seed, salt and horizon, floored and capped, so that scores lie in known
 bounds whatever the scenario's currency or scale.
 

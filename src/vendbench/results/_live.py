@@ -28,7 +28,7 @@ Both sides check that directory (this user's, mode 0700, not a link), and a read
 checks who answers (SO_PEERCRED: this user, the pid the writer announces) before it
 trusts an answer.
 
-A performance device, fenced in this module (SPEC §21), with what it costs, measured
+A performance device, fenced in this module (design §21), with what it costs, measured
 (``bench_orchestrator.py --live-only`` and ``--hostile-only``, benchmarks/README.md): one
 reader every 2 s costs a run 1.5 % of its exchanges/s, two every 0.5 s 14.7 %, 18 ms of
 the writer's CPU a read; a hostile reader 1.7 %.

@@ -1,5 +1,5 @@
 """A trial's record in the results file: what a recording session, a trial's
-segments and its outcome become, as rows for the single writer (SPEC §3.2)."""
+segments and its outcome become, as rows for the single writer (design §3.2)."""
 
 from __future__ import annotations
 

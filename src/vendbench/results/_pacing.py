@@ -1,4 +1,4 @@
-"""A performance device, fenced here (SPEC §21): the writer's commits wait a little for
+"""A performance device, fenced here (design §21): the writer's commits wait a little for
 more rows while the machine's CPUs are all busy, read from ``/proc/stat``.
 
 Why it exists, measured (``benchmarks/bench_orchestrator.py``, benchmarks/README.md): 100

@@ -22,7 +22,7 @@ class RunSummary(TypedDict):
     days: int
     status: str
     harness: str | None            # "mcp" for serve's runs
-    arena: int | None              # an arena run: the operators in each match (SPEC 23)
+    arena: int | None              # an arena run: the operators in each match (design §23)
     trials: int
     completed: int
     cost_usd: Decimal | None       # None: no trial of it was priced

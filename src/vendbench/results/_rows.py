@@ -27,12 +27,12 @@ class MessageRow:
     role: str
     content_json: str
     tokens: int
-    carried_tokens: int = 0     # of what it carries back to its provider (SPEC 24.1)
+    carried_tokens: int = 0     # of what it carries back to its provider (design §24.1)
 
 
 @dataclass(frozen=True, slots=True)
 class LoggedRequest:
-    """What the log keeps of a request (SPEC §21), written once as ``request_json`` and
+    """What the log keeps of a request (design §21), written once as ``request_json`` and
     read back here only: its parameters and the ids of the messages it carried (each
     message is stored once); its tools are the run's (``runs.tools_json``).
     ``providers.rebuild_request`` turns it back into the body that was sent."""
@@ -47,7 +47,7 @@ class LoggedRequest:
     cache_key: str | None = None
     counted_tokens: int = 0               # our count of its prompt
     tools: str = "run"
-    thinking_budget: int | None = None    # SPEC 24.2 (stored only when set)
+    thinking_budget: int | None = None    # design §24.2 (stored only when set)
 
     def json(self) -> str:
         """As stored: compact, keys sorted (what every file since schema 1 holds; a
@@ -184,7 +184,7 @@ _TOKEN_COLUMNS = {"input_tokens": "input", "output_tokens": "output",
 
 @dataclass(frozen=True, slots=True)
 class TrialRecord:
-    """A trial as it stands, in one shape (SPEC §21): written when it starts, at each day
+    """A trial as it stands, in one shape (design §21): written when it starts, at each day
     and when it ends, read back by ``Store.trials`` (``TrialInfo``, the same columns),
     printed by ``as_json``. Its upsert is built from its fields: a field added here is a
     column written, read and printed."""
@@ -250,7 +250,7 @@ class TrialRecord:
         return sql, [values[c] for c in columns]
 
     def as_json(self, times: bool = False) -> dict[str, Any]:
-        """The record as ``vendbench run --json`` prints each trial (SPEC §3.1): the
+        """The record as ``vendbench run --json`` prints each trial (design §3.1): the
         columns but the run's, the budget and the cash; the cost as a number; the cached
         share; with ``times``, when it started and ended."""
         values = self._values()
@@ -392,7 +392,7 @@ class CeilingRow:
 
 @dataclass(frozen=True, slots=True)
 class MatchSeat:
-    """One operator of an arena match (SPEC 23): which trial sat in which seat of which
+    """One operator of an arena match (design §23): which trial sat in which seat of which
     match, written when the match's turn comes (before its budgets are earmarked). A match played again from day 1 (``--resume``)
     is a new attempt with new trials."""
 

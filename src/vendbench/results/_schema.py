@@ -1,4 +1,4 @@
-"""The DuckDB schema of a results file (SPEC §3.2).
+"""The DuckDB schema of a results file (design §3.2).
 
 Messages are stored once per trial; an exchange's ``request_json`` lists the ids of the
 messages it sent (plus its parameters), so a long trial's log grows linearly with its

@@ -320,7 +320,7 @@ class Store:
 
     def match_seats(self, run_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The arena matches of ``run_ids``, seat by seat, each match's latest attempt,
-        with its trials' outcomes (SPEC 23.5)."""
+        with its trials' outcomes (design §23.5)."""
         if not run_ids:
             return []
         return self._dicts("""

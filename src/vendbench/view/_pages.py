@@ -296,7 +296,7 @@ def _when(value: Any) -> str:
 
 def _shares(tx: Transcripts, trials: list[dict[str, Any]], run: dict[str, Any]
             ) -> dict[str, float | None]:
-    """Each trial's score as a share of the oracle's on its world and seed (SPEC 18.1):
+    """Each trial's score as a share of the oracle's on its world and seed (design §18.1):
     kept in the file, or computed (a private world's only with its salt set)."""
     if find_scenario(run.get("scenario")) is None or not trials:
         return {}

@@ -1,4 +1,4 @@
-"""The AutoVend world (SPEC §2): 20 machines, 5 site types, one warehouse, 180 days."""
+"""The AutoVend world (design §2): 20 machines, 5 site types, one warehouse, 180 days."""
 
 from ._arena import Market, Operator
 from ._env import DAILY_TOOL_CALLS, AutoVendEnv

@@ -1,4 +1,4 @@
-"""AutoVend's adversarial families (SPEC §12.4): scripted operators that try to score
+"""AutoVend's adversarial families (design §12.4): scripted operators that try to score
 well without running the business well, through the agent's tools only. A family that
 AutoVend cannot express is in ``NOT_APPLICABLE`` with the reason."""
 
@@ -154,7 +154,7 @@ NOT_APPLICABLE = {
 }
 
 
-# -- the arena (SPEC 23.6): plays against another operator, through the arena's tools ----
+# -- the arena (design §23.6): plays against another operator, through the arena's tools ----
 class RivalPlay(OrderUpToPolicy):
     """AutoVend's order-up-to that learns its rivals' addresses each morning
     (``see_competitors``) and does ``to_rivals`` before its day."""

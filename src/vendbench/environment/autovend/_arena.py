@@ -1,4 +1,4 @@
-"""AutoVend's arena (SPEC 23): two to four operators in one market.
+"""AutoVend's arena (design §23): two to four operators in one market.
 
 Each operator (an ``AutoVendEnv`` with the arena's ``Seat``) runs its own 20 machines,
 warehouse, cash and notebook at the same 20 sites, and is scored alone (net assets). The
@@ -86,7 +86,7 @@ def _line(note: Note) -> str:
 
 
 class Market(_market.Market):
-    """``seats`` operators of the AutoVend world, one seed, one night (SPEC 23)."""
+    """``seats`` operators of the AutoVend world, one seed, one night (design §23)."""
 
     scenario = "autovend"
 

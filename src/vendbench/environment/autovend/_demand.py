@@ -1,4 +1,4 @@
-"""Hidden demand: weather, arrivals and multinomial-logit choice (SPEC §2, "Hidden demand").
+"""Hidden demand: weather, arrivals and multinomial-logit choice (design §2, "Hidden demand").
 
     N(m,t) ~ Poisson(λ_m · E(m,t) · G(m,t))
     w(m,k,t) = b(m,k) · F(m,t)^η · min(1, q/φ) · (p/p̄)^(−ε) · E(m,k,t)

@@ -1,4 +1,4 @@
-"""Operational metrics of an AutoVend trial, from its logged rows (SPEC §4).
+"""Operational metrics of an AutoVend trial, from its logged rows (design §4).
 
 The leaderboard hands this module a trial's ``days`` and ``sales`` rows (its ``RECORDS``)
 and its ``tool_calls``;

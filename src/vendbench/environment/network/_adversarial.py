@@ -1,4 +1,4 @@
-"""The network's adversarial families (SPEC §12.4, §20): scripted operators that try to
+"""The network's adversarial families (design §12.4, §20): scripted operators that try to
 score well without running the business well, through the agent's tools only. When a new
 exploit is found, it joins ``families`` before it is fixed."""
 
@@ -21,7 +21,7 @@ RANDOM_MARKUP = (1.2, 4.0)          # the random operator's markups over its uni
 
 
 class RandomPrices(NetworkOrderUpTo):
-    """An honest operator with random prices (SPEC 20.4): the rule-based operator's
+    """An honest operator with random prices (design §20.4): the rule-based operator's
     buying, stocking and refunds, with each slot's price drawn once, uniformly between
     1.2× and 4× the product's cheapest offer: never at a loss, never a considered
     price (the rule-based operator posts 2.5×; the hidden model's best lies at 2-2.8×)."""
@@ -289,7 +289,7 @@ def families(draws: int) -> dict[str, list[Variant]]:
 NOT_APPLICABLE: dict[str, str] = {}      # the network expresses every family
 
 
-# -- the arena (SPEC 23.6): plays against another operator, through the arena's tools ----
+# -- the arena (design §23.6): plays against another operator, through the arena's tools ----
 class RivalDumping(MarketWatcher):
     """Sells below cost for ``days`` days to take every customer from its rivals (and
     starve them), then prices at ``then`` times cost, as if alone."""

@@ -1,4 +1,4 @@
-"""The network world's arena (SPEC 23): two to four operators in one market.
+"""The network world's arena (design §23): two to four operators in one market.
 
 Each operator (a ``NetworkEnv`` with the arena's ``Seat``) has its own bank, depot,
 machines, notes and inbox at the same three locations, and is scored alone. The night is
@@ -78,7 +78,7 @@ def _email(day: int, note: Note) -> Email:
 
 
 class Market(_market.Market):
-    """``seats`` operators of the network world, one seed, one night (SPEC 23)."""
+    """``seats`` operators of the network world, one seed, one night (design §23)."""
 
     scenario = "network"
 

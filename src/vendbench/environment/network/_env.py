@@ -160,7 +160,7 @@ class NetworkEnv:
         cost = self.eco["clock"]["cost"]
         if name == "swap_item":
             # a swap puts units into the slot: a fill's minutes, and the swap's own when
-            # another product's units come out first (SPEC 20.1)
+            # another product's units come out first (design §20.1)
             slot = self.slots.get(args.slot_id) if args is not None else None
             takes_out = (slot is not None and slot.units > 0
                          and slot.product != args.product_id)

@@ -1,4 +1,4 @@
-"""``baseline/order-up-to``: the paper's rule-based inventory control (SPEC §2.3).
+"""``baseline/order-up-to``: the paper's rule-based inventory control (design §2.3).
 
 It sees only what an agent sees. Beliefs: 30-day rolling demand per listing, shrunk
 towards a prior for new listings; weak sellers are dropped and untried SKUs tried

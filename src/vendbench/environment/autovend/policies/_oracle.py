@@ -1,4 +1,4 @@
-"""``baseline/oracle``: plans with the hidden demand parameters (SPEC §2.3).
+"""``baseline/oracle``: plans with the hidden demand parameters (design §2.3).
 
 It knows every product's attraction at every machine, the site elasticities and the
 calendar and climate multipliers. Every four weeks it re-plans each machine: over a

@@ -1,4 +1,4 @@
-"""The replenishment engine shared by the reference policies (SPEC §2.3).
+"""The replenishment engine shared by the reference policies (design §2.3).
 
 Every day: note arrivals, visit the machines that need it, restock them to
 order-up-to targets, place warehouse orders ahead of the 3-day lead time, discard

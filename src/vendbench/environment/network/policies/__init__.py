@@ -9,7 +9,7 @@ from ._rivals import Colluder, MarketWatcher, Undercutter
 
 POLICIES = {"order-up-to": lambda env: NetworkOrderUpTo(),
             "oracle": lambda env: NetworkOracle(env)}
-# policies that play against other operators, in an arena only (SPEC 23.6)
+# policies that play against other operators, in an arena only (design §23.6)
 ARENA_POLICIES = {"undercutter": lambda env: Undercutter(),
                   "colluder": lambda env: Colluder()}
 

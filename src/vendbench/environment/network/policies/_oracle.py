@@ -146,7 +146,7 @@ class NetworkOracle:
         return offer
 
     def _rivals(self, machine: str) -> dict[str, int]:
-        """In an arena (SPEC 23): the lowest price (cents) another operator offered each
+        """In an arena (design §23): the lowest price (cents) another operator offered each
         product at ``machine``'s location this morning, from the market itself (what
         see_competitors shows, read without spending minutes). Alone: nothing."""
         market = getattr(self.env, "market", None)

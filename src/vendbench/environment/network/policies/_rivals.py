@@ -1,4 +1,4 @@
-"""The network arena's rule-based rivals (SPEC 23.6): the order-up-to operator, looking
+"""The network arena's rule-based rivals (design §23.6): the order-up-to operator, looking
 at its competitors each morning through ``see_competitors`` (what a customer walking by
 sees) and pricing against them. They see only what an agent sees.
 
