@@ -307,3 +307,14 @@ def test_the_docs_draw_the_layers_this_test_enforces():
     text = (SRC.parent.parent / "docs" / "development.md").read_text()
     block = text.split("<!-- layers -->")[1].split("```")[1].strip()
     assert block == drawn, f"docs/development.md should show:\n{drawn}"
+
+
+def test_no_function_of_the_orchestrator_is_over_60_lines():
+    """design §26: the orchestrator reads step by step (the agent loop is an object)."""
+    long = []
+    for path in sorted((SRC / "orchestrator").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    node.end_lineno - node.lineno + 1 > 60:
+                long.append(f"{path.name}:{node.name}")
+    assert long == []

@@ -375,7 +375,7 @@ def test_a_progress_report_to_a_scheduler_already_gone_is_a_results_error():
     from vendbench.orchestrator._link import LinkClosed
     from vendbench.environment import make
     from vendbench.orchestrator._shard_main import progress_reporter
-    from vendbench.orchestrator._trial import TrialOutcome
+    from vendbench.orchestrator._spec import TrialOutcome
 
     sent = []
 
@@ -409,7 +409,7 @@ def test_a_progress_report_counts_only_once_the_rows_it_counts_have_arrived():
 
     from vendbench.orchestrator._messages import Ack, Progress, Rows
     from vendbench.orchestrator._shards import Worker, _Running
-    from vendbench.orchestrator._trial import TrialOutcome, TrialSpec
+    from vendbench.orchestrator._spec import TrialOutcome, TrialSpec
     from vendbench.results import Append
 
     class Writer:

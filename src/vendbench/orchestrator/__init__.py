@@ -5,7 +5,7 @@ from ._config import (ModelConfig, RunConfig, arena_problem, build_config, load_
                       model_entry)
 from ._forecast import ModelForecast, PanelForecast, forecast_run
 from ._scheduler import RunResult, Scheduler, execute
-from ._trial import TrialOutcome, TrialSpec
+from ._spec import TrialOutcome, TrialSpec
 
 __all__ = ["arena_problem", "ModelConfig", "ModelForecast", "PanelForecast", "RunConfig", "RunResult",
            "Scheduler", "TrialOutcome", "TrialSpec", "build_config", "check", "execute",

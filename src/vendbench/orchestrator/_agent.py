@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._secrets import mask_url
 from ..environment import Environment, RecordingSession
@@ -24,8 +24,7 @@ from ._log import ExchangeLog
 from ._replay import replay, replay_in_turns
 from ._replies import MAX_SILENT_REPLIES, call_of, nudge, tool_message
 
-if TYPE_CHECKING:
-    from ._trial import TrialContext, TrialOutcome, TrialSpec
+from ._spec import TrialContext, TrialOutcome, TrialSpec
 
 log = logging.getLogger(__name__)
 

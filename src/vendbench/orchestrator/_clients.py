@@ -18,7 +18,7 @@ from ..providers import (AdaptiveLimit, LimitEvent, ModelClient, RateLimits, Rea
 from ._calibration import Calibration
 from ._config import ModelConfig, RunConfig
 from ._context import Carried
-from ._trial import TrialContext, TrialOutcome, TrialSpec
+from ._spec import TrialContext, TrialOutcome, TrialSpec
 
 
 class Clients:

@@ -19,7 +19,8 @@ from dataclasses import replace
 from ..environment import Environment, Match
 from ..results import MatchSeat
 from ._replay import ReplayMismatch, replay_in_turns
-from ._trial import TrialContext, TrialOutcome, TrialSpec, run_trial
+from ._spec import TrialContext, TrialOutcome, TrialSpec
+from ._trial import run_trial
 
 log = logging.getLogger(__name__)
 

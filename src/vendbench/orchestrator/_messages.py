@@ -17,7 +17,7 @@ from ..budgets import Price
 from ..providers import LimitEvent
 from ..results import Append, Row
 from ._config import RunConfig
-from ._trial import TrialOutcome, TrialSpec
+from ._spec import TrialOutcome, TrialSpec
 
 
 @dataclass(frozen=True, slots=True)

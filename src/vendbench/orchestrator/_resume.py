@@ -14,7 +14,7 @@ from ..environment import RecordTable, record_tables
 from ..errors import ConfigError
 from ..results import (FINISHED, RunEnded, Store, TrialKey, TrialRecord, TrialStatus,
                        latest_attempts)
-from ._trial import TrialSpec
+from ._spec import TrialSpec
 
 log = logging.getLogger(__name__)
 
@@ -37,28 +37,57 @@ def check_same_worlds(run: Mapping[str, Any], current: str | None, name: str) ->
 
 def plan_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget, *,
                 restart: bool = False) -> tuple[list[dict[str, Any]], list[TrialSpec]]:
-    """Keep finished trials and continue the others where they stopped, under their own
-    ids (``restart``: run them again from day 1 as new attempts). Whatever a killed
-    process left open is settled first, and the pool is what the run has spent: every
-    attempt's charge, in-flight requests at their reservation."""
+    """Keep what finished and continue the rest where it stopped, table by table (a
+    match's seats together, or a trial alone: a table of one seat). A table whose every
+    seat finished is kept; ``restart`` plays the others again from day 1 as a new attempt
+    of all their seats; otherwise each seat goes on under its own id (an LLM trial from
+    its log, a policy from day 1), a seat that never began as planned, and a match's seat
+    that had finished before the others stopped is replayed until it left. Whatever a
+    killed process left open is settled first, and the pool is what the run has spent."""
     settle_spend(store, run_id, pool)
-    latest = latest_attempts(store.trials(run_id))
-    tables = record_tables(store.run(run_id)["scenario"])
-    kept, rerun = [], []
+    tables: dict[str, list[TrialSpec]] = {}
     for spec in specs:
-        last = latest.get(TrialKey(spec.model.label, spec.world_seed, spec.seed, spec.repeat))
-        if last is not None and last["status"] in FINISHED:
-            kept.append(kept_json(last))
+        tables.setdefault(spec.match_id or spec.trial_id, []).append(spec)
+    last = _last_attempts(store, run_id, specs)
+    trials = {t["trial_id"]: t for t in store.trials(run_id)}
+    records = record_tables(store.run(run_id)["scenario"])
+    kept: list[dict[str, Any]] = []
+    rerun: list[TrialSpec] = []
+    for table in tables.values():
+        rows = [last.get(spec.trial_id) for spec in table]
+        if all(r is not None and r["status"] in FINISHED for r in rows):
+            kept.extend(kept_json(trials[r["trial_id"]]) for r in rows if r is not None)
             continue
-        if last is None:
-            rerun.append(spec)
-        elif restart:
-            attempt = last["attempt"] + 1
-            rerun.append(replace(spec, trial_id=f"{spec.trial_id}-a{attempt}", attempt=attempt))
-        else:
-            rerun.append(_continued(store, spec, last, tables))
+        if restart and any(rows):
+            attempt = max(r["attempt"] for r in rows if r is not None) + 1
+            rerun.extend(replace(spec, trial_id=f"{spec.trial_id}-a{attempt}",
+                                 attempt=attempt) for spec in table)
+            continue
+        for spec, row in zip(table, rows):
+            if row is None or row["status"] == TrialStatus.NOT_STARTED:
+                rerun.append(spec)                  # it never began: as planned
+            elif row["status"] in FINISHED:         # it left before the others stopped
+                kept.append(kept_json(trials[row["trial_id"]]))
+                rerun.append(replace(spec, trial_id=row["trial_id"], attempt=row["attempt"],
+                                     resume=True, replay_only=True))
+            else:
+                rerun.append(_continued(store, spec, row, records))
     store.write(RunEnded(run_id, TrialStatus.RUNNING, None))      # running again
     return kept, rerun
+
+
+def _last_attempts(store: Store, run_id: str, specs: list[TrialSpec]
+                   ) -> dict[str, Mapping[str, Any]]:
+    """Each planned trial's last attempt, by the planned trial id: a match's seat as its
+    match seated it, a trial alone by its key (model, world, seed, repeat)."""
+    if any(spec.match_id for spec in specs):
+        seated = {(r["match_id"], r["seat"]): r for r in store.match_seats([run_id])}
+        return {spec.trial_id: r for spec in specs
+                if (r := seated.get((spec.match_id, spec.seat))) is not None}
+    latest = latest_attempts(store.trials(run_id))
+    return {spec.trial_id: row for spec in specs
+            if (row := latest.get(TrialKey(spec.model.label, spec.world_seed, spec.seed,
+                                           spec.repeat))) is not None}
 
 
 def _continued(store: Store, spec: TrialSpec, last: Mapping[str, Any],
@@ -71,51 +100,6 @@ def _continued(store: Store, spec: TrialSpec, last: Mapping[str, Any],
     return replace(spec, trial_id=trial_id, attempt=last["attempt"],
                    segment=store.segments(trial_id) + 1, resume=not spec.model.in_process,
                    spent_before=store.trial_spent(trial_id))
-
-
-def plan_match_resume(store: Store, run_id: str, specs: list[TrialSpec], pool: Budget, *,
-                      restart: bool = False) -> tuple[list[dict[str, Any]], list[TrialSpec]]:
-    """An arena's resume: a match whose every operator finished is kept; the others go
-    on where they stopped, all their operators in step (the match's scheduler replays
-    each LLM operator's logged calls day by day beside the others, plays each policy
-    again from day 1, and replays an operator that had already finished until it left).
-    ``restart``: play them again from day 1 as a new attempt of all their seats. What
-    every earlier attempt spent stays in the run's total."""
-    settle_spend(store, run_id, pool)
-    seats: dict[str, list[dict[str, Any]]] = {}
-    for row in store.match_seats([run_id]):
-        seats.setdefault(row["match_id"], []).append(row)
-    trials = {t["trial_id"]: t for t in store.trials(run_id)}
-    tables = record_tables(store.run(run_id)["scenario"])
-    matches: dict[str, list[TrialSpec]] = {}
-    for spec in specs:
-        matches.setdefault(spec.match_id or "", []).append(spec)
-    kept: list[dict[str, Any]] = []
-    rerun: list[TrialSpec] = []
-    for match_id, match in matches.items():
-        last = {r["seat"]: r for r in seats.get(match_id, [])}
-        if len(last) == len(match) and all(r["status"] in FINISHED for r in last.values()):
-            kept.extend(kept_json(trials[r["trial_id"]]) for r in last.values())
-            continue
-        if restart and last:
-            attempt = next(iter(last.values()))["attempt"] + 1
-            rerun.extend(replace(spec, trial_id=f"{spec.trial_id}-a{attempt}",
-                                 attempt=attempt) for spec in match)
-            continue
-        for spec in match:
-            seated = last.get(spec.seat)
-            if seated is None or seated["status"] == TrialStatus.NOT_STARTED:
-                rerun.append(spec)                  # it never began: as planned
-                continue
-            trial_id = seated["trial_id"]
-            if seated["status"] in FINISHED:        # it left before the others stopped
-                kept.append(kept_json(trials[trial_id]))
-                rerun.append(replace(spec, trial_id=trial_id, attempt=seated["attempt"],
-                                     resume=True, replay_only=True))
-                continue
-            rerun.append(_continued(store, spec, seated, tables))
-    store.write(RunEnded(run_id, TrialStatus.RUNNING, None))      # running again
-    return kept, rerun
 
 
 def settle_spend(store: Store, run_id: str, pool: Budget) -> None:

@@ -33,8 +33,9 @@ from ._forecast import PanelForecast, panel_forecast, refuse_above
 from ._preflight import preflight, run_prices
 from ._shards import WorkerDied, Workers, plan_processes
 from ._match import run_match, seat_rows
-from ._resume import check_same_worlds, plan_match_resume, plan_resume
-from ._trial import TrialOutcome, TrialSpec, run_trial
+from ._resume import check_same_worlds, plan_resume
+from ._spec import TrialOutcome, TrialSpec
+from ._trial import run_trial
 from ._waiting import Waiting
 
 log = logging.getLogger(__name__)
@@ -143,99 +144,84 @@ class Scheduler:
             self.clients.limits.clear()     # the workers own the provider limits (and their history)
             self.on_event("workers_started", {"processes": processes})
         try:
-            if self.config.seats:
-                return await self._run_matches(specs, writer)
-            return await self._run(specs, writer, workers)
+            return await self._run_tables(specs, writer, workers)
         finally:
             if workers is not None:
                 await asyncio.shield(workers.close())
                 self._worker_events = workers.limit_events()
 
-    async def _run(self, specs: list[TrialSpec], writer: ResultsWriter,
-                   workers: Workers | None) -> list[TrialOutcome]:
-        sem = asyncio.Semaphore(self.config.workers)
+    async def _run_tables(self, specs: list[TrialSpec], writer: ResultsWriter,
+                          workers: Workers | None) -> list[TrialOutcome]:
+        """Every table of the run: a match's seats together, or a trial alone (a table of
+        one seat); ``--workers`` bounds the trials in flight (a match of k takes k)."""
+        tables: dict[str, list[TrialSpec]] = {}
+        for spec in specs:
+            tables.setdefault(spec.match_id or spec.trial_id, []).append(spec)
+        size = max((len(t) for t in tables.values()), default=1)
+        sem = asyncio.Semaphore(max(1, self.config.workers // size))
         outcomes: list[TrialOutcome] = []
 
-        async def one(index: int, spec: TrialSpec) -> None:
+        async def one(index: int, seats: list[TrialSpec]) -> None:
             # the first wave starts spread over a moment, so that the trials' requests do
             # not stay in lockstep (a lockstep wave of replies queues up on one CPU)
             await asyncio.sleep(min(index, self.config.workers) * START_SPREAD_S)
             async with sem:
-                if spec.resume and self._history is not None:
-                    spec = replace(spec, history=self._history(spec.trial_id))
-                earmarked = await self._earmark([spec])
-                if earmarked is None:
-                    self._not_started(writer, [spec], outcomes)
-                    return
-                budget, = earmarked
-                try:
-                    with writer.taking_part():
-                        if workers is not None and not spec.model.in_process:
-                            out = await self._run_in_worker(spec, budget, workers, writer)
-                        else:
-                            self.on_event("trial_started", {"spec": spec})
-                            out = await run_trial(spec, self.clients.trial_context(
-                                spec, budget, writer, self._progress))
-                    out.spec = replace(out.spec, history=None)      # it may be large
-                    outcomes.append(out)
-                    self.waiting.ended(spec.trial_id)
-                    self.on_event("trial_finished", {"outcome": out})
-                finally:
-                    budget.close()
-                    async with self._freed:
-                        self._freed.notify_all()
+                await self._play_table(seats, writer, workers, outcomes)
 
-        await self._gather([one(i, s) for i, s in enumerate(specs)])
+        await self._gather([one(i, t) for i, t in enumerate(tables.values())])
         return outcomes
 
-    async def _run_matches(self, specs: list[TrialSpec], writer: ResultsWriter
-                           ) -> list[TrialOutcome]:
-        """An arena's matches, each one's trials together (``--workers`` bounds the
-        trials in flight, so a match of k operators takes k)."""
-        k = len(self.config.seats or ())
-        sem = asyncio.Semaphore(max(1, self.config.workers // k))
-        outcomes: list[TrialOutcome] = []
-        matches: dict[str, list[TrialSpec]] = {}
-        for spec in specs:
-            matches.setdefault(spec.match_id or "", []).append(spec)
+    async def _play_table(self, seats: list[TrialSpec], writer: ResultsWriter,
+                          workers: Workers | None, outcomes: list[TrialOutcome]) -> None:
+        """One table to its end: every seat's budget earmarked at once (or none starts:
+        two matches each holding part of what both need would wait for ever), then its
+        trial, in a worker process if it has one, or its match."""
+        first = seats[0]
+        match = self.clients.make_match(first.seed, first.world_seed) \
+            if first.match_id is not None else None
+        if match is not None and not any(spec.resume for spec in seats):
+            for row in seat_rows(seats, match):
+                writer.put_row(row)
+        playing = [spec for spec in seats if not spec.replay_only]
+        earmarked = await self._earmark(playing)
+        if earmarked is None:
+            self._not_started(writer, playing, outcomes)
+            return
+        seats = [replace(spec, history=self._history(spec.trial_id))
+                 if spec.resume and self._history is not None else spec for spec in seats]
 
-        async def one(seats: list[TrialSpec]) -> None:
-            async with sem:
-                match = self.clients.make_match(seats[0].seed, seats[0].world_seed)
-                if not any(spec.resume for spec in seats):
-                    for row in seat_rows(seats, match):
-                        writer.put_row(row)
-                playing = [spec for spec in seats if not spec.replay_only]
-                earmarked = await self._earmark(playing)   # every seat's, or none starts
-                if earmarked is None:
-                    self._not_started(writer, playing, outcomes)
-                    return
-                budgets = iter(earmarked)
-                seats = [replace(spec, history=self._history(spec.trial_id))
-                         if spec.resume and self._history is not None else spec
-                         for spec in seats]
-                try:
+        def ended(out: TrialOutcome) -> None:
+            out.spec = replace(out.spec, history=None)      # it may be large
+            outcomes.append(out)
+            self.waiting.ended(out.spec.trial_id)
+            self.on_event("trial_finished", {"outcome": out})
+
+        try:
+            with writer.taking_part():
+                if match is None:
+                    ended(await self._alone(seats[0], earmarked[0], writer, workers))
+                else:
+                    budgets = iter(earmarked)
                     contexts = [self.clients.trial_context(
                         spec, Budget("replayed", Decimal(0)) if spec.replay_only
                         else next(budgets), writer, self._progress) for spec in seats]
                     for spec in playing:
                         self.on_event("trial_started", {"spec": spec})
-                    def ended(out: TrialOutcome) -> None:
-                        out.spec = replace(out.spec, history=None)      # it may be large
-                        outcomes.append(out)
-                        self.waiting.ended(out.spec.trial_id)
-                        self.on_event("trial_finished", {"outcome": out})
+                    await run_match(seats, contexts, match, ended)
+        finally:
+            for budget in earmarked:
+                budget.close()
+            async with self._freed:
+                self._freed.notify_all()
 
-                    with writer.taking_part():
-                        await run_match(seats, contexts, match, ended)
-                finally:
-                    for budget in earmarked:
-                        budget.close()
-                    async with self._freed:
-                        self._freed.notify_all()
-
-        await self._gather([one(seats) for seats in matches.values()])
-        return outcomes
+    async def _alone(self, spec: TrialSpec, budget: Budget, writer: ResultsWriter,
+                     workers: Workers | None) -> TrialOutcome:
+        """A trial alone at its table: in a worker process if the run has them."""
+        if workers is not None and not spec.model.in_process:
+            return await self._run_in_worker(spec, budget, workers, writer)
+        self.on_event("trial_started", {"spec": spec})
+        return await run_trial(spec, self.clients.trial_context(spec, budget, writer,
+                                                                self._progress))
 
     def _progress(self, out: TrialOutcome, env: Environment) -> None:
         self.on_event("trial_progress", {"outcome": out, "day": env.day,
@@ -344,6 +330,39 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     Every check that can fail on the user's input (prices, keys, budgets) runs before
     the results file is touched.
     """
+    scheduler, forecast = _ready(config, resume is None, on_event)
+    store = Store(db, read_only=False) if resume is None else _open_existing(db)
+    try:
+        run_id = store.run(resume)["run_id"] if resume is not None else new_run_id()
+        store.serve_readers({"run_id": run_id})      # `runs`, `leaderboard` meanwhile
+        specs = scheduler.specs(run_id)
+        kept: list[dict[str, Any]] = []
+        async with ResultsWriter(store) as writer:
+            if resume is None:
+                _record_run(store, run_id, config, scheduler, scheduler.prices)
+            else:
+                check_same_worlds(store.run(run_id), scheduler.clients.world_salt_sha256(),
+                                  config.salt_env())
+                kept, specs = plan_resume(store, run_id, specs, scheduler.pool,
+                                          restart=restart)
+            on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
+                                                  "kept": len(kept), "pool": scheduler.pool,
+                                                  "waiting": scheduler.waiting})
+            result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool,
+                               forecast=forecast)
+            settle()            # what the run keeps is loaded: out of the collector's walks
+            await _play(scheduler, store, writer, specs, result, db)
+            result.warnings = store.warnings(run_id)
+        return result
+    finally:
+        store.close()
+
+
+def _ready(config: RunConfig, new: bool, on_event: Events | None
+           ) -> tuple[Scheduler, PanelForecast | None]:
+    """What a run checks before its file is touched: models and endpoints, prices,
+    budgets a price can enforce, clients, the first request, the forecast (a new run's)
+    and the processes asked for."""
     preflight(config)
     prices = run_prices(config)
     unpriced = [m for m, p in prices.items() if p is None]
@@ -354,59 +373,43 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     scheduler = Scheduler(config, prices=prices, on_event=on_event)
     scheduler.clients.prepare()
     _check_first_request(scheduler, config)
-    forecast = panel_forecast(config, scheduler.clients) if resume is None else None
+    forecast = panel_forecast(config, scheduler.clients) if new else None
     if forecast is not None:
         on_event and on_event("forecast", {"forecast": forecast})
         refuse_above(forecast, config.max_forecast_usd)
     plan_processes(config)              # an explicit --processes the run cannot honour
-    store = Store(db, read_only=False) if resume is None else _open_existing(db)
+    return scheduler, forecast
+
+
+async def _play(scheduler: Scheduler, store: Store, writer: ResultsWriter,
+                specs: list[TrialSpec], result: RunResult, db: str) -> None:
+    """The run's trials to their end, the oracle's scores beside them, and the run's end
+    recorded however it ends."""
+    config, run_id = scheduler.config, result.run_id
+    trials_ended = asyncio.Event()
+    ceilings = keep_ceilings(store, writer, config, scheduler.clients, trials_ended)
     try:
-        run_id = store.run(resume)["run_id"] if resume is not None else new_run_id()
-        store.serve_readers({"run_id": run_id})      # `runs`, `leaderboard` meanwhile
-        specs = scheduler.specs(run_id)
-        kept: list[dict[str, Any]] = []
-        async with ResultsWriter(store) as writer:
-            if resume is None:
-                _record_run(store, run_id, config, scheduler, prices)
-            else:
-                check_same_worlds(store.run(run_id), scheduler.clients.world_salt_sha256(),
-                                  config.salt_env())
-                plan = plan_match_resume if config.seats else plan_resume
-                kept, specs = plan(store, run_id, specs, scheduler.pool, restart=restart)
-            on_event and on_event("run_started", {"run_id": run_id, "trials": len(specs),
-                                                  "kept": len(kept), "pool": scheduler.pool,
-                                                  "waiting": scheduler.waiting})
-            result = RunResult(run_id, "running", kept=kept, pool=scheduler.pool,
-                               forecast=forecast)
-            settle()            # what the run keeps is loaded: out of the collector's walks
-            trials_ended = asyncio.Event()
-            ceilings = keep_ceilings(store, writer, config, scheduler.clients, trials_ended)
-            try:
-                result.outcomes = await _unless_writer_fails(
-                    scheduler.run(run_id, specs, writer, store.history), writer)
-                trials_ended.set()
-                await ceilings
-                result.status = finished_status(result)
-            except asyncio.CancelledError:
-                result.status = TrialStatus.INTERRUPTED
-                raise
-            except ResultsError:
-                if writer.failure is None:
-                    raise
-                raise _stopped(writer.failure, run_id, db) from None
-            finally:
-                ceilings.cancel()
-                if writer.failure is None:
-                    writer.add(scheduler.provider_events(run_id))
-                    writer.put_row(RunEnded(
-                        run_id, result.status if result.status != TrialStatus.RUNNING
-                        else TrialStatus.INTERRUPTED,
-                        dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)))
-                    await asyncio.shield(writer.flush())
-            result.warnings = store.warnings(run_id)
-        return result
+        result.outcomes = await _unless_writer_fails(
+            scheduler.run(run_id, specs, writer, store.history), writer)
+        trials_ended.set()
+        await ceilings
+        result.status = finished_status(result)
+    except asyncio.CancelledError:
+        result.status = TrialStatus.INTERRUPTED
+        raise
+    except ResultsError:
+        if writer.failure is None:
+            raise
+        raise _stopped(writer.failure, run_id, db) from None
     finally:
-        store.close()
+        ceilings.cancel()
+        if writer.failure is None:
+            writer.add(scheduler.provider_events(run_id))
+            writer.put_row(RunEnded(
+                run_id, result.status if result.status != TrialStatus.RUNNING
+                else TrialStatus.INTERRUPTED,
+                dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)))
+            await asyncio.shield(writer.flush())
 
 
 async def _unless_writer_fails(run: Awaitable[list[TrialOutcome]], writer: ResultsWriter

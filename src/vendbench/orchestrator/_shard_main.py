@@ -29,7 +29,8 @@ from ._clients import Clients
 from ._link import Link, LinkClosed
 from ._messages import (Ack, Cancel, Close, Finished, Init, LimitEvents, Progress, Ready, Rows,
                         RunTrial, Started)
-from ._trial import TrialOutcome, TrialSpec, run_trial
+from ._spec import TrialOutcome, TrialSpec
+from ._trial import run_trial
 
 log = logging.getLogger("vendbench.worker")
 
@@ -129,24 +130,26 @@ async def _stdio_link() -> Link:
     return Link(reader, asyncio.StreamWriter(transport, protocol, reader, loop))
 
 
-async def serve(link: Link) -> None:
-    init = await link.recv()
-    if not isinstance(init, Init):
-        raise TypeError(f"a worker starts with Init, not {init!r}")
-    prices = init.prices
-    clients = Clients(init.config, prices)
-    clients.warm_up()
-    link.send(Ready())
-    writer = LinkWriter(link)
-    trials: dict[str, asyncio.Task[Any]] = {}
+class Worker:
+    """A worker process's side of the link: the trials the scheduler hands it, run
+    concurrently, each reporting as it goes; the scheduler's Cancel and Close obeyed."""
 
-    async def run_one(spec: TrialSpec, limit: Decimal | None) -> None:
+    def __init__(self, link: Link, init: Init) -> None:
+        self.link, self.prices = link, init.prices
+        self.clients = Clients(init.config, init.prices)
+        self.writer = LinkWriter(link)
+        self.trials: dict[str, asyncio.Task[Any]] = {}
+        self.closing = asyncio.Event()
+        self.abort = False              # SIGTERM, or the scheduler is gone: cancel the trials
+
+    async def run_one(self, spec: TrialSpec, limit: Decimal | None) -> None:
         budget = Budget("trial", limit)
-        out = TrialOutcome(spec, priced=prices.get(spec.model.label) is not None)
-        progress = progress_reporter(link, spec.trial_id)
+        out = TrialOutcome(spec, priced=self.prices.get(spec.model.label) is not None)
+        progress = progress_reporter(self.link, spec.trial_id)
         try:
-            link.send(Started(spec.trial_id))
-            await run_trial(spec, clients.trial_context(spec, budget, writer, progress), out)
+            self.link.send(Started(spec.trial_id))
+            await run_trial(spec, self.clients.trial_context(spec, budget, self.writer,
+                                                             progress), out)
         except asyncio.CancelledError:
             pass                                 # recorded ``interrupted`` by run_trial
         except (LinkClosed, ResultsError):
@@ -156,55 +159,61 @@ async def serve(link: Link) -> None:
             pass
         finally:
             try:
-                await writer.flush()
-                link.send(Finished(spec.trial_id, out))
+                await self.writer.flush()
+                self.link.send(Finished(spec.trial_id, out))
             except (LinkClosed, ResultsError):
                 pass
-            trials.pop(spec.trial_id, None)
+            self.trials.pop(spec.trial_id, None)
 
-    closing = asyncio.Event()
-    abort = False                   # SIGTERM, or the scheduler is gone: cancel the trials
+    def on_sigterm(self) -> None:
+        self.abort = True
+        self.closing.set()
 
-    def on_sigterm() -> None:
-        nonlocal abort
-        abort = True
-        closing.set()
-
-    async def read() -> None:
-        nonlocal abort
+    async def read(self) -> None:
         try:
             while True:
-                match await link.recv():
+                match await self.link.recv():
                     case RunTrial(spec, limit):
-                        trials[spec.trial_id] = asyncio.create_task(run_one(spec, limit))
+                        self.trials[spec.trial_id] = asyncio.create_task(
+                            self.run_one(spec, limit))
                     case Ack(flush_id, failure):
-                        writer.acked(flush_id, failure)
+                        self.writer.acked(flush_id, failure)
                     case Cancel(trial_id):
-                        task = trials.get(trial_id)
+                        task = self.trials.get(trial_id)
                         if task is not None:
                             task.cancel()
                     case Close():
-                        closing.set()
+                        self.closing.set()
                     case other:
                         raise TypeError(f"unknown message {other!r}")
         except LinkClosed:
-            abort = True
-            writer.fail_all("the scheduler has gone")
-            closing.set()
+            self.abort = True
+            self.writer.fail_all("the scheduler has gone")
+            self.closing.set()
 
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, on_sigterm)
-    reader = asyncio.create_task(read())
-    await closing.wait()
-    if abort:
-        for task in trials.values():
-            task.cancel()
-    if trials:
-        await asyncio.wait(list(trials.values()), timeout=30)
-    try:
-        link.send(LimitEvents(clients.limit_events()))
-    except LinkClosed:
-        pass
-    reader.cancel()
+    async def serve(self) -> None:
+        self.clients.warm_up()
+        self.link.send(Ready())
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.on_sigterm)
+        reader = asyncio.create_task(self.read())
+        await self.closing.wait()
+        if self.abort:
+            for task in self.trials.values():
+                task.cancel()
+        if self.trials:
+            await asyncio.wait(list(self.trials.values()), timeout=30)
+        try:
+            self.link.send(LimitEvents(self.clients.limit_events()))
+        except LinkClosed:
+            pass
+        reader.cancel()
+
+
+async def serve(link: Link) -> None:
+    init = await link.recv()
+    if not isinstance(init, Init):
+        raise TypeError(f"a worker starts with Init, not {init!r}")
+    await Worker(link, init).serve()
 
 
 def main() -> None:

@@ -41,7 +41,7 @@ from ._config import ModelConfig, RunConfig
 from ._link import Link, LinkClosed
 from ._messages import (Ack, Cancel, Close, Finished, FromWorker, Init, LimitEvents, Progress,
                         Ready, Rows, RunTrial, Started)
-from ._trial import TrialOutcome, TrialSpec
+from ._spec import TrialOutcome, TrialSpec
 
 log = logging.getLogger(__name__)
 
