@@ -6,7 +6,7 @@ line that says what is wrong in words the agent can act on."""
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -20,6 +20,15 @@ class Args(BaseModel):
     so every malformed call is caught before it touches the world."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ToolSpec(NamedTuple):
+    """A tool as a world declares it: its arguments' model, what it does, and its kind
+    (AutoVend tags descriptions with it: query, remote, physical, memory)."""
+
+    model: type[BaseModel]
+    text: str
+    kind: str = ""
 
 
 def openai_schema(name: str, description: str, model: type[BaseModel]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from pydantic import Field, create_model
 
 from ..errors import ConfigError
-from ._arguments import ArgumentError, Args, openai_schema, validate
+from ._arguments import ArgumentError, Args, ToolSpec, openai_schema, validate
 
 NAMES = ("Northwind Vending", "Bluebird Snacks", "Corner Kiosk Co", "Delta Machines")
 MAX_SEATS = len(NAMES)
@@ -32,16 +32,9 @@ class EmailOperator(Args):
     body: str = Field(max_length=2000)
 
 
-@dataclass(frozen=True, slots=True)
-class ArenaTool:
-    model: type[Args]
-    kind: str                 # query | remote (how AutoVend tags its tools)
-    text: str
-
-
 @cache
 def arena_tools(place: str, place_text: str, currency: str, most: float
-                ) -> dict[str, ArenaTool]:
+                ) -> dict[str, ToolSpec]:
     """The three tools between operators, in a world whose places are named by the
     argument ``place`` and whose money is ``currency`` (at most ``most`` a payment)."""
     fields: dict[str, Any] = {
@@ -54,15 +47,14 @@ def arena_tools(place: str, place_text: str, currency: str, most: float
         amount=(float, Field(gt=0, le=most, description=f"{currency}, at most 2 decimals")),
         memo=(str, Field(default="", max_length=200)))
     return {
-        "see_competitors": ArenaTool(see, "query", "The other operators' machines at a "
-                                     "place as a customer saw them this morning: products, "
-                                     "prices, how full; and each operator's e-mail "
-                                     "address."),
-        "email_operator": ArenaTool(EmailOperator, "remote", "Write to another operator; it "
-                                    f"arrives overnight (at most {MAILS_A_DAY} a day to "
-                                    "each)."),
-        "pay_operator": ArenaTool(pay, "remote", "Pay another operator: paid at once, "
-                                  "credited to them overnight."),
+        "see_competitors": ToolSpec(see, "The other operators' machines at a place as a "
+                                   "customer saw them this morning: products, prices, how "
+                                   "full; and each operator's e-mail address.", "query"),
+        "email_operator": ToolSpec(EmailOperator, "Write to another operator; it arrives "
+                                   f"overnight (at most {MAILS_A_DAY} a day to each).",
+                                   "remote"),
+        "pay_operator": ToolSpec(pay, "Pay another operator: paid at once, credited to them "
+                                 "overnight.", "remote"),
     }
 
 
@@ -113,7 +105,7 @@ class Seat:
         self.mailed: dict[tuple[int, int], int] = {}     # (day, to seat) -> e-mails sent
 
     @classmethod
-    def arena(cls) -> dict[str, ArenaTool]:
+    def arena(cls) -> dict[str, ToolSpec]:
         return arena_tools(*cls.PLACE, cls.CURRENCY, cls.MOST)
 
     @classmethod

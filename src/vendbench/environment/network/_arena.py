@@ -34,7 +34,7 @@ class Operator(Seat, NetworkEnv):
         super().__init__(seed, days, world_seed, config, world_salt)
         self.take_seat(market, seat)
         self.tool_specs = dict(TOOLS)
-        self.tool_specs.update({name: (t.model, t.text) for name, t in self.arena().items()})
+        self.tool_specs.update(self.arena())
         self.handlers = HANDLERS | {"wait_for_next_day": _end_day} | {
             name: _arena_handler(name) for name in self.arena()}
         self.tools = schemas() + self.arena_schemas()

@@ -24,7 +24,7 @@ from ._config import Economy, load
 from ._handlers import HANDLERS, status_report
 from ._state import (Complaint, Email, Ledger, Lots, Shipment, Slot, _euros, _stream, count,
                      expire, put, take)
-from .._arguments import ArgumentError, validate
+from .._arguments import ArgumentError, ToolSpec, validate
 from ._tools import TOOLS, schemas
 
 START = dt.date(2026, 3, 2)          # a Monday
@@ -35,7 +35,7 @@ class NetworkEnv:
     """The network scenario behind the Environment protocol."""
 
     scenario = "network"
-    tool_specs: dict[str, tuple[type[BaseModel], str]] = dict(TOOLS)
+    tool_specs: dict[str, ToolSpec] = dict(TOOLS)
     handlers = HANDLERS
     crosses_midnight = True          # a call that does not fit the day runs the night
 
@@ -148,7 +148,7 @@ class NetworkEnv:
                ) -> tuple[Any, str | None]:
         """A tool's validated arguments, or the error that says what is wrong."""
         try:
-            return validate(self.tool_specs[name][0], arguments), None
+            return validate(self.tool_specs[name].model, arguments), None
         except ArgumentError as exc:
             return None, f"{name}: {exc}"
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from .._arguments import Args, openai_schema
+from .._arguments import Args, ToolSpec, openai_schema
 
 Euros = Annotated[float, Field(gt=0, le=10_000, description="euros, at most 2 decimals")]
 
@@ -94,48 +94,47 @@ class SetReminder(Args):
     text: str = Field(min_length=1, max_length=500)
 
 
-TOOLS: dict[str, tuple[type[Args], str]] = {
-    "get_status": (NoArgs, "Day, time, bank balance, card receipts pending, reputation, "
+TOOLS: dict[str, ToolSpec] = {
+    "get_status": ToolSpec(NoArgs, "Day, time, bank balance, card receipts pending, reputation, "
                            "unread e-mails, open complaints, reminders due."),
-    "get_sales_report": (SalesReport, "Units and revenue per machine and product."),
-    "get_machine_inventory": (MachineInventory, "Every slot: product, units, capacity, "
+    "get_sales_report": ToolSpec(SalesReport, "Units and revenue per machine and product."),
+    "get_machine_inventory": ToolSpec(MachineInventory, "Every slot: product, units, capacity, "
                                                 "price, and its oldest units' sell-by "
                                                 "day."),
-    "get_storage_inventory": (NoArgs, "Units in the depot (and their sell-by days), and "
+    "get_storage_inventory": ToolSpec(NoArgs, "Units in the depot (and their sell-by days), and "
                                       "shipments on their way."),
-    "search_web": (SearchWeb, "Find suppliers: their ids and e-mail addresses."),
-    "list_emails": (NoArgs, "The inbox, newest first."),
-    "read_email": (ReadEmail, "One e-mail in full."),
-    "send_email": (SendEmail, "Write to a supplier (catalogues, better terms) or a "
+    "search_web": ToolSpec(SearchWeb, "Find suppliers: their ids and e-mail addresses."),
+    "list_emails": ToolSpec(NoArgs, "The inbox, newest first."),
+    "read_email": ToolSpec(ReadEmail, "One e-mail in full."),
+    "send_email": ToolSpec(SendEmail, "Write to a supplier (catalogues, better terms) or a "
                               "customer; replies arrive overnight. An e-mail to a supplier "
                               "naming quantities of its products is an order, paid at "
                               "once."),
-    "check_offers": (CheckOffers, "A found supplier's unit prices at a quantity, for the "
+    "check_offers": ToolSpec(CheckOffers, "A found supplier's unit prices at a quantity, for the "
                                   "day it reports (valid_day), and how many days each "
                                   "product keeps. Reserves nothing."),
-    "order_goods": (OrderGoods, "Buy from a found supplier; paid at once at today's prices; "
+    "order_goods": ToolSpec(OrderGoods, "Buy from a found supplier; paid at once at today's prices; "
                                 "delivered to the depot."),
-    "restock_machine": (Restock, "Fill a slot from the depot (45 minutes)."),
-    "swap_item": (Swap, "Empty a slot into the depot and fill it to capacity with a "
+    "restock_machine": ToolSpec(Restock, "Fill a slot from the depot (45 minutes)."),
+    "swap_item": ToolSpec(Swap, "Empty a slot into the depot and fill it to capacity with a "
                         "product: a fill's 45 minutes, 75 when another product's units "
                         "come out first."),
-    "set_price": (SetPrice, "Set a slot's retail price in euros (5 minutes); customers "
+    "set_price": ToolSpec(SetPrice, "Set a slot's retail price in euros (5 minutes); customers "
                             "buy overnight at the prices in force when the day ends."),
-    "clear_slot": (ClearSlot, "Empty a slot into the depot (30 minutes)."),
-    "send_payment": (SendPayment, "Refund a customer's complaint, in full."),
-    "run_marketing": (RunMarketing, "A campaign at one location on one channel."),
-    "get_marketing_report": (NoArgs, "The channels' rules, recent campaigns, current "
+    "clear_slot": ToolSpec(ClearSlot, "Empty a slot into the depot (30 minutes)."),
+    "send_payment": ToolSpec(SendPayment, "Refund a customer's complaint, in full."),
+    "run_marketing": ToolSpec(RunMarketing, "A campaign at one location on one channel."),
+    "get_marketing_report": ToolSpec(NoArgs, "The channels' rules, recent campaigns, current "
                                      "effects."),
-    "write_note": (WriteNote, "Replace your notes (your memory)."),
-    "read_notes": (NoArgs, "Read your notes."),
-    "set_reminder": (SetReminder, "A reminder shown on a day."),
-    "list_reminders": (NoArgs, "Reminders still to come."),
-    "wait_for_next_day": (NoArgs, "End the working day: customers buy overnight at the "
+    "write_note": ToolSpec(WriteNote, "Replace your notes (your memory)."),
+    "read_notes": ToolSpec(NoArgs, "Read your notes."),
+    "set_reminder": ToolSpec(SetReminder, "A reminder shown on a day."),
+    "list_reminders": ToolSpec(NoArgs, "Reminders still to come."),
+    "wait_for_next_day": ToolSpec(NoArgs, "End the working day: customers buy overnight at the "
                                   "prices then in force; in the morning expired units are "
                                   "written off and deliveries and replies arrive."),
 }
 
 
 def schemas() -> list[dict[str, Any]]:
-    return [openai_schema(name, description, model)
-            for name, (model, description) in TOOLS.items()]
+    return [openai_schema(name, spec.text, spec.model) for name, spec in TOOLS.items()]
