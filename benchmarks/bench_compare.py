@@ -371,6 +371,37 @@ def power_targets(rng: np.random.Generator, reps: int) -> list[str]:
     return out
 
 
+def verdict_cost(rng: np.random.Generator, reps: int) -> list[str]:
+    """design §28.1: the pairs a verdict on a 10-point difference (A 0.5, B 0.6 of the
+    oracle) takes at CV 30 % and 60 %, median and 90th percentile, 400 pairs at most:
+    the sequence as it decides, beside variants measured for it (bets truncated at 0.9
+    of the most a factor can lose instead of 0.75; a scenario cap of 1.05 instead of
+    1.25, as the adversarial suite's highest share would allow), and the floor no
+    procedure valid for every bounded distribution can beat (design §28)."""
+    import vendbench._betting as betting
+
+    out = ["| CV | today (c 0.75, cap 1.25) | c 0.9 | cap 1.05 | both | floor, 50 % power |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for cv in (0.3, 0.6):
+        row = [f"{cv:.0%}"]
+        for c, cap in ((0.75, 1.25), (0.9, 1.25), (0.75, 1.05), (0.9, 1.05)):
+            a, b = _normal(cv, mean=0.5)(rng, reps, 400, 0.1)
+            a, b = np.clip(a, 0, cap), np.clip(b, 0, cap)
+            old, betting.TRUNCATION = betting.TRUNCATION, c
+            try:
+                lo, hi = sequences(b - a, bounds=(-cap, cap), alpha=ALPHA)
+            finally:
+                betting.TRUNCATION = old
+            v, n = decide(lo, hi, 400)
+            took = np.where(v != 0, n, 401)
+            row.append(f"{np.median(took):.0f} (90 %: {np.percentile(took, 90):.0f})")
+        floor = math.log(0.5 / (ALPHA / 2)) / math.log(1 + 0.1 / 1.25)
+        row.append(f"{floor:.0f}")
+        out.append("| " + " | ".join(row) + " |")
+        print(out[-1], flush=True)
+    return out
+
+
 def check_against_assess(rng: np.random.Generator) -> None:
     """The vectorised reading decides as ``assess`` does, batch by batch."""
     for name, draw in list(SHAPES.items())[::3]:
@@ -410,6 +441,8 @@ def main() -> None:
     trend_table(rng, max(100, reps // 20))
     print()
     power_targets(rng, reps)
+    print()
+    verdict_cost(rng, max(200, reps // 4))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+import textwrap
 from decimal import Decimal
 from typing import Any
 
@@ -40,7 +41,16 @@ unfinished trials and of trials above the oracle. Every batch is a run of --db (
 whole sequence are stored (tables comparisons, comparison_steps). The method, its
 citation and its measured error rates and power: docs/compare.md.
 
+What will a verdict cost? --plan prints it before anything is spent: the pairs a
+comparison is likely to need (median and 90th percentile, by simulating it) to decide a
+--difference (default 0.10, ten points of the oracle's score) when the paired
+differences spread as --spread (a prior guess, default 0.25) or as a stored
+comparison observed (--pilot ID), and their dollars at the run's forecast a pair. While a
+comparison runs, each batch prints where it stands and the same forecast from what it
+has seen so far.
+
 examples:
+  vendbench compare --plan openai/gpt-4.1-mini anthropic/claude-sonnet-4-5 --days 30
   vendbench compare baseline/order-up-to baseline/oracle --days 30
   vendbench compare openai/gpt-4.1-mini anthropic/claude-sonnet-4-5 --days 30 \\
                     --budget 50 --trial-budget 5 --chart cmp.png
@@ -100,6 +110,17 @@ def add(sub: Any) -> None:
     cmp.add_argument("--resume", metavar="ID", help="continue a stopped comparison "
                                                     "('latest' for the newest)")
     cmp.add_argument("--show", metavar="ID", help="show a stored comparison ('latest')")
+    cmp.add_argument("--plan", action="store_true",
+                     help="print what a verdict is likely to take (pairs, dollars) and stop: "
+                          "nothing is run")
+    cmp.add_argument("--difference", type=number("a difference", -1.25, 1.25), metavar="D",
+                     help="--plan: the difference to decide, a share of the oracle's score "
+                          "(default 0.10)")
+    cmp.add_argument("--spread", type=number("a spread", 0, 2.5, above_low=True),
+                     metavar="SD", help="--plan: the SD of the paired differences of oracle "
+                                        "shares (default 0.25, a prior guess)")
+    cmp.add_argument("--pilot", metavar="ID", help="--plan: the spread a stored comparison "
+                                                   "observed ('latest')")
     cmp.add_argument("--chart", metavar="FILE",
                      help="also draw the sequence (.png or .svg)")
     cmp.add_argument("--json", action="store_true", help="print one JSON object")
@@ -112,6 +133,10 @@ def command(args: argparse.Namespace) -> int:
 
     if args.chart and not args.chart.endswith((".png", ".svg")):
         raise ConfigError(f"--chart {args.chart}: give a .png or .svg file")
+    if args.plan:
+        return _plan(args)
+    if args.difference is not None or args.spread is not None or args.pilot:
+        raise ConfigError("--difference, --spread and --pilot go with --plan")
     if args.show or args.resume:
         if args.models:
             raise ConfigError("--show and --resume take a stored comparison; drop the "
@@ -142,6 +167,64 @@ def command(args: argparse.Namespace) -> int:
     return _run(args, spec, resume)
 
 
+def _plan(args: argparse.Namespace) -> int:
+    """--plan: what a verdict between the models is likely to take, nothing run."""
+    from ..compare import PRIOR_SPREAD, plan_ahead, plan_from, usd_per_pair
+
+    if len(args.models) != 2:
+        raise ConfigError("--plan takes two models: the pairs a verdict between them needs")
+    if args.pilot and args.spread is not None:
+        raise ConfigError("give --spread or --pilot, not both")
+    spec = _spec(args)
+    if spec.estimand != "mean":
+        raise ConfigError("--plan forecasts the mean difference (the default estimand)")
+    difference = 0.10 if args.difference is None else args.difference
+    spread, source = (args.spread, "as given") if args.spread is not None else \
+        (PRIOR_SPREAD, "a prior guess: --spread, or --pilot ID for an observed one")
+    if args.pilot:
+        spread, source = _pilot_spread(args)
+    price = usd_per_pair(spec)
+    planned = plan_ahead(spec, difference, spread, usd=price)
+    if args.json:
+        print(json.dumps(planned.as_json()))
+        return 0
+    a, b = spec.models
+    each = "unknown (a model has no price)" if price is None else f"${price:,.2f}"
+    for text, indent in (
+            (f"plan: {b} against {a}, a difference of {difference:+.0%} of the oracle's "
+             f"score, paired differences spread {spread:.2f} ({source}); alpha "
+             f"{spec.alpha}, batches of {spec.batch}", ""),
+            (planned.line(), "  "),
+            (f"a pair is forecast at {each} (an operator as busy as the reference policy, "
+             f"{spec.base.days} days)", "  ")):
+        print(textwrap.fill(text, 80, initial_indent=indent, subsequent_indent=indent + "  "))
+    return 0
+
+
+def _pilot_spread(args: argparse.Namespace) -> tuple[float, str]:
+    import asyncio as aio
+
+    from ..compare import CompareSpec, compare
+    from ..results import Store, comparison
+
+    with Store(args.db, read_only=True) as store:
+        try:
+            row = comparison(store, args.pilot)
+        except KeyError:
+            raise ConfigError(f"no comparison {args.pilot} in {args.db} to take a spread "
+                              "from") from None
+    pilot = CompareSpec.model_validate_json(row.config_json)
+    outcome = aio.run(compare(pilot, args.db, resume=row.comparison_id, replay_only=True))
+    a, b = (outcome.scores.get(m, []) for m in pilot.models[:2])
+    diffs = [y - x for x, y in zip(a, b)]
+    if len(diffs) < 3:
+        raise ConfigError(f"comparison {row.comparison_id} has {len(diffs)} pair(s): too few "
+                          "to measure a spread (give --spread)")
+    mean = sum(diffs) / len(diffs)
+    sd = (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)) ** 0.5
+    return max(sd, 1e-3), f"observed over {len(diffs)} pairs of {row.comparison_id}"
+
+
 def _spec(args: argparse.Namespace) -> Any:
     from ..compare import CompareSpec
     from .run import config_from_args
@@ -165,8 +248,7 @@ def _spec(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
-    from ..compare import compare
-    from ..compare import method
+    from ..compare import compare, method, standing
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
         if args.json:
@@ -182,6 +264,10 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
             cost = f"; forecast ${data['forecast']:.2f}" if data["forecast"] else ""
             print(f"batch {data['step']}: seeds {data['seeds'][0]}-{data['seeds'][-1]}{cost}",
                   file=sys.stderr, flush=True)
+        elif kind == "step":
+            for line in standing(spec, data["outcome"]):
+                print(textwrap.fill(line, 80, initial_indent="  ", subsequent_indent="    "),
+                      file=sys.stderr, flush=True)
 
     try:
         outcome = run_until_signalled(

@@ -11,9 +11,11 @@ outside.
 from ._confseq import PRIOR_PRECISION, Interval, half_width, interval, ratio
 from ._race import (EQUIVALENT, INCONCLUSIVE, METHODS, WIN_RATE, WINNER, Assessment, Pairwise,
                     assess)
-from ._run import CompareSpec, Outcome, compare
-from ._show import as_json, lines, method, write_chart
+from ._plan import PRIOR_SPREAD, Plan, plan
+from ._run import CompareSpec, Outcome, compare, plan_ahead, plan_from, usd_per_pair
+from ._show import as_json, lines, method, standing, write_chart
 
-__all__ = ["Assessment", "CompareSpec", "EQUIVALENT", "INCONCLUSIVE", "Interval", "Outcome",
+__all__ = ["PRIOR_SPREAD", "Plan", "plan", "plan_ahead", "plan_from", "usd_per_pair",
+           "Assessment", "CompareSpec", "EQUIVALENT", "INCONCLUSIVE", "Interval", "Outcome",
            "METHODS", "Pairwise", "PRIOR_PRECISION", "WIN_RATE", "WINNER", "as_json", "assess", "compare", "half_width",
-           "interval", "lines", "method", "ratio", "write_chart"]
+           "interval", "lines", "method", "ratio", "standing", "write_chart"]

@@ -37,6 +37,7 @@ from ..orchestrator import RunConfig, execute, forecast_run
 from ..results import (SET_APART, ComparisonRow, PairKey, ComparisonStep, Store, ceilings_for,
                        comparison, comparison_steps, latest_attempts, new_run_id, run_named,
                        shares)
+from ._plan import PLAN_REPS, Plan, plan
 from ._race import INCONCLUSIVE, WINNER, Assessment, assess, pairs_to_decide
 
 Events = Callable[[str, dict[str, Any]], None]
@@ -301,7 +302,12 @@ def cut_by_pool(trial: Mapping[str, Any]) -> bool:
 def _finish(db: str, spec: CompareSpec, state: Outcome, verdict: str, reason: str
             ) -> Outcome:
     would_take = None
-    if verdict == INCONCLUSIVE and state.assessment is not None:
+    planned = plan_from(spec, state) if verdict == INCONCLUSIVE else None
+    if planned is not None and planned.median is not None:
+        p90 = f"{planned.p90:,}" if planned.p90 is not None else "more"
+        would_take = (f"about {planned.median:,} pairs in all would likely decide it (90 %: "
+                      f"{p90}; a forecast by simulation from the {state.row.pairs} so far)")
+    elif verdict == INCONCLUSIVE and state.assessment is not None:
         guesses = [g for p in state.assessment.pairwise
                    if p.a in state.assessment.survivors and p.b in state.assessment.survivors
                    and (g := pairs_to_decide(p, spec.margin)) is not None]
@@ -331,3 +337,35 @@ def _with(row: ComparisonRow, **changes: Any) -> ComparisonRow:
 
 
 
+
+
+def usd_per_pair(spec: CompareSpec) -> Decimal | None:
+    """What one pair of the comparison's models is forecast to cost (``run``'s forecast:
+    an operator as busy as the reference policy); None when a model has no price."""
+    one_seed = spec.base.model_copy(update={"seeds": [1]})
+    total = forecast_run(one_seed).total
+    return None if total is None else total / len(spec.base.world_seeds)
+
+
+def plan_ahead(spec: CompareSpec, difference: float, spread: float,
+               observed: list[float] | None = None, usd: Decimal | None = None,
+               reps: int = PLAN_REPS) -> Plan:
+    """The comparison's plan (``_plan.plan``) under its own alpha, bounds, cap and batch."""
+    return plan(difference, spread, alpha=spec.alpha, bounds=share_bounds(spec.base.scenario),
+                max_pairs=spec.max_pairs, batch=spec.batch, observed=observed or [],
+                usd_per_pair=usd, started_with=len(spec.models), reps=reps)
+
+
+def plan_from(spec: CompareSpec, outcome: Outcome, usd: Decimal | None = None,
+              reps: int = PLAN_REPS // 4) -> Plan | None:
+    """The plan from where a two-model comparison stands: its observed mean difference
+    and spread (None before two pairs, or for a race or a win rate)."""
+    if len(spec.models) != 2 or spec.estimand != "mean":
+        return None
+    a, b = (outcome.scores.get(m, []) for m in spec.models)
+    diffs = [y - x for x, y in zip(a, b)]
+    if len(diffs) < 2:
+        return None
+    mean = sum(diffs) / len(diffs)
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
+    return plan_ahead(spec, mean, sd, diffs, usd, reps)

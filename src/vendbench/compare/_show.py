@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 import textwrap
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from .._text import count
 from ._race import EQUIVALENT, METHODS, WIN_RATE, WINNER
-from ._run import CompareSpec, Outcome
+from ._run import CompareSpec, Outcome, plan_from
 
 
 def _finite(value: Any) -> Any:
@@ -40,6 +41,29 @@ def _band(p: dict[str, Any], spec: CompareSpec) -> str:
     if low is None or high is None:
         return f"{p['mean']:+.1%}, unbounded yet"
     return f"{p['mean']:+.1%} [{low:+.1%}, {high:+.1%}]"
+
+
+def standing(spec: CompareSpec, outcome: Outcome) -> list[str]:
+    """Where a running comparison stands after a batch: pairs, dollars, each pair's
+    interval, and (two models, the mean) the forecast to a verdict from what it has seen
+    (design §28.2)."""
+    row = outcome.row
+    dropped = f" ({count(outcome.dropped, 'pair')} dropped)" if outcome.dropped else ""
+    lines = [f"after {count(row.pairs, 'pair')}{dropped}, ${row.spent_usd:,.2f} spent"]
+    a = outcome.assessment
+    for p in (a.pairwise if a is not None else []):
+        lines.append(f"{p.b} - {p.a}: {_band(p.as_json(), spec)}")
+    per_pair = _observed_per_pair(outcome)
+    planned = plan_from(spec, outcome, per_pair)
+    if planned is not None:
+        lines.append(f"forecast: {planned.line()}")
+    return lines
+
+
+def _observed_per_pair(outcome: Outcome) -> Decimal | None:
+    """What a pair has cost so far: each model's mean trial, summed (None before any)."""
+    means = [sum(c, Decimal(0)) / len(c) for c in outcome.costs.values() if c]
+    return sum(means, Decimal(0)) if means and len(means) == len(outcome.costs) else None
 
 
 def model_shares(outcome: Outcome) -> dict[str, dict[str, Any]]:

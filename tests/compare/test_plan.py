@@ -1,0 +1,82 @@
+"""What a verdict will cost, before it is bought (design §28.2): ``compare --plan``'s
+forecast of the pairs a verdict needs, held against the bench's own simulation of the
+comparison (benchmarks/bench_compare.py), and the forecast a running comparison prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vendbench.cli import main
+from vendbench.compare import plan
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bench_compare as bench  # noqa: E402
+
+
+@pytest.mark.parametrize("cv", [0.3, 0.6])
+def test_the_plan_forecasts_what_the_bench_observes(cv):
+    """A 10-point difference (A 0.5, B 0.6 of the oracle) at CV 30 % and 60 %: the plan's
+    median pairs within 25 % of the median the bench's own comparisons took."""
+    rng = np.random.default_rng(7)
+    a, b = bench._normal(cv, mean=0.5)(rng, 200, 400, 0.1)
+    d = b - a
+    lo, hi = bench.betting_bands(d, bench.ALPHA)
+    verdict, took = bench.decide(lo, hi, 400)
+    observed = float(np.median(np.where(verdict != 0, took, 401)))
+    forecast = plan(0.1, float(d.std()), alpha=bench.ALPHA, bounds=bench.BOUNDS,
+                    max_pairs=400, batch=bench.BATCH, reps=200, seed=3)
+    assert forecast.median is not None
+    assert abs(forecast.median - observed) <= 0.25 * observed, (forecast, observed)
+    assert forecast.p90 is None or forecast.p90 >= forecast.median
+    assert 0 < forecast.decided_within <= 1
+
+
+def test_a_plan_keeps_what_was_paired_and_a_clear_difference_decides_soon():
+    clear = plan(0.6, 0.02, alpha=0.05, bounds=(0.0, 1.25), max_pairs=50, batch=2)
+    assert clear.median is not None and clear.median <= 20 and clear.decided_within == 1
+    # pairs already paired count: the plan goes on from them
+    later = plan(0.6, 0.02, alpha=0.05, bounds=(0.0, 1.25), max_pairs=50, batch=2,
+                 observed=[0.6] * 6)
+    assert later.pairs_so_far == 6 and later.median is not None and later.median >= 8
+    hopeless = plan(0.0, 0.3, alpha=0.05, bounds=(0.0, 1.25), max_pairs=50, batch=2,
+                    reps=60)
+    assert hopeless.median is None and "not in sight" in hopeless.line()
+    with pytest.raises(ValueError):
+        plan(float("nan"), 0.2, alpha=0.05, bounds=(0.0, 1.25), max_pairs=50, batch=2)
+
+
+def test_plan_prints_pairs_and_dollars_and_runs_nothing(tmp_path, capsys):
+    db = tmp_path / "p.duckdb"
+    assert main(["compare", "--plan", "baseline/order-up-to", "baseline/oracle",
+                 "--days", "30", "--difference", "0.2", "--spread", "0.1", "--db",
+                 str(db), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["median_pairs"] is not None and got["p90_pairs"] >= got["median_pairs"]
+    assert got["usd_per_pair"] == "0" and got["median_usd"] == "0"
+    assert not db.exists()
+    assert main(["compare", "--plan", "baseline/order-up-to", "baseline/oracle",
+                 "--days", "30", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "a prior guess" in out and "a verdict after about" in out
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--spread", "0.2",
+                 "--db", str(db)]) == 2
+    assert "--difference, --spread and --pilot go with --plan" in capsys.readouterr().err
+
+
+def test_a_running_comparison_says_where_it_stands_after_each_batch(tmp_path, capsys):
+    db = str(tmp_path / "c.duckdb")
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "3",
+                 "--max-pairs", "4", "--db", db]) == 0
+    err = capsys.readouterr().err
+    assert "after 2 pairs, $0.00 spent" in err and "after 4 pairs" in err
+    assert "baseline/oracle - baseline/order-up-to:" in err and "forecast: a verdict" in err
+    # the stored comparison is a pilot: its observed spread plans the next one
+    assert main(["compare", "--plan", "baseline/order-up-to", "baseline/oracle", "--days",
+                 "3", "--pilot", "latest", "--db", db]) == 0
+    assert "observed over 4 pairs" in capsys.readouterr().out
