@@ -34,6 +34,7 @@ sample, that they equal `vendbench.compare.assess`'s. About 15 minutes on 2 core
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import sys
 from collections.abc import Callable
@@ -41,7 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+if importlib.util.find_spec("vendbench") is None:     # run from a checkout, not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from vendbench.compare import EQUIVALENT, WINNER, assess  # noqa: E402
 from vendbench._betting import sequences  # noqa: E402
