@@ -90,6 +90,31 @@ def vending_script(body: dict[str, Any]) -> Reply:
     return Reply(tool_calls=[("get_financials", json.dumps({"window": 1}))])
 
 
+def _no_tools(choice: Any) -> bool:
+    """Whether a request's tool_choice forbids tools (OpenAI "none", Anthropic's
+    {"type": "none"}, Gemini's mode NONE)."""
+    if isinstance(choice, dict):
+        mode = choice.get("type") or (choice.get("function_calling_config") or
+                                      choice.get("functionCallingConfig") or {}).get("mode")
+        return str(mode).lower() == "none"
+    return choice == "none"
+
+
+def summary(chat: dict[str, Any]) -> str:
+    """What a model that summarises tersely writes when asked: the last twelve distinct
+    tool calls it made in the conversation it was shown (its earlier summary's lines
+    first), each cut to 160 characters, one a line."""
+    lines = []
+    for m in chat["messages"]:
+        content = m.get("content")
+        if m["role"] == "user" and isinstance(content, str) and "your summary]" in content:
+            lines += content.split("\n\n", 1)[-1].splitlines()
+        for call in m.get("tool_calls") or []:
+            fn = call["function"]
+            lines.append(f"{fn['name']} {fn['arguments']}"[:160])
+    return "\n".join(list(dict.fromkeys(lines))[-12:]) or "Nothing happened yet."
+
+
 def _chars(text: str) -> int:
     return max(1, len(text) // 4)
 
@@ -135,6 +160,10 @@ class FakeLLM:
         # replies wait while this is clear: a test holds a run in place while it looks
         self.gate = threading.Event()
         self.gate.set()
+        # called with each request's body as it arrives (in the server's thread), before
+        # the gate: a test may clear the gate there to hold exactly that request
+        self.on_arrival: Callable[[dict[str, Any]], None] | None = None
+        self.summarise: Callable[[dict[str, Any]], str] = summary   # asked to compact
         # reasoning: what signs thinking and thought signatures; which OpenAI model names
         # are reasoning models; the 400s refused for reasoning state (for tests to read);
         # the placeholder signatures a Gemini request got through with
@@ -199,6 +228,8 @@ class FakeLLM:
                     self.headers.append(dict(request.headers))
             anthropic = request.path.endswith("/messages")
             gemini = request.path.endswith(":generateContent")
+            if self.on_arrival is not None:
+                self.on_arrival(body)
             while not self.gate.is_set():
                 await asyncio.sleep(0.01)
             fault = self._next_fault()
@@ -229,6 +260,9 @@ class FakeLLM:
     def _reply(self, chat: dict[str, Any], tools_seen: bool) -> Reply:
         if not tools_seen:
             return Reply(content="I would restock the machines, but I have no tools.")
+        if _no_tools(chat.get("tool_choice")):
+            text = self.summarise(chat)               # asked for text: it summarises
+            return Reply(content=text, completion_tokens=_chars(text))
         return self.script(chat)
 
     def _refused(self, payload: dict[str, Any], message: str, status: int = 400

@@ -260,7 +260,7 @@ def test_the_low_water_mark_is_a_share_strictly_between_0_and_1(low_water, ok):
 def test_an_unknown_strategy_is_named():
     with pytest.raises(ValueError) as err:
         asyncio.run(RollingContext.create("s", 1000, exact, strategy="lru"))
-    assert str(err.value) == "unknown context strategy 'lru'; use one of ('block', 'sliding')"
+    assert str(err.value) == "unknown context strategy 'lru'; use one of ('block', 'sliding', 'compact')"
 
 
 def test_the_newest_exchange_is_never_evicted_even_when_the_note_would_fit():

@@ -19,7 +19,7 @@ from vendbench.cli import main
 from vendbench.orchestrator import build_config, execute
 
 from ..operator import record, server
-from .conftest import model
+from .conftest import model, query
 
 GPT5_CLASS = Price(Decimal("1.25"), Decimal("10"), Decimal("0.125"))
 SONNET_CLASS = Price(Decimal("3"), Decimal("15"), Decimal("0.30"), Decimal("3.75"))
@@ -86,7 +86,7 @@ def test_a_budget_lasts_the_days_its_spending_leaves_room_for_a_request():
     assert f.days_within(Decimal("1"), Decimal("0.05")) == 3
 
 
-@pytest.mark.parametrize("strategy", ["block", "sliding"])
+@pytest.mark.parametrize("strategy", ["block", "sliding", "compact"])
 def test_the_forecast_is_within_10_percent_of_the_servers_bill(tmp_path, strategy):
     """The operator's 30-day trial through the real LLM path, billed from the usage the
     test server reports (its prompt cache emulated OpenAI-style), against the forecast
@@ -101,7 +101,13 @@ def test_the_forecast_is_within_10_percent_of_the_servers_bill(tmp_path, strateg
     (outcome,) = result.outcomes
     assert outcome.status == "completed" and outcome.final["final_net_assets"] == net_assets
     predicted = result.forecast.models[0].trial
-    assert predicted.requests == outcome.exchanges == 301
+    if strategy == "compact":      # the operator's 301 requests, and a compaction per eviction
+        compactions = query(str(tmp_path / "f.duckdb"), "SELECT count(*) FROM exchanges "
+                            "WHERE purpose = 'compaction'")[0][0]
+        assert outcome.exchanges - compactions == 301 and compactions >= 10
+        assert abs(predicted.requests - outcome.exchanges) <= 0.05 * outcome.exchanges
+    else:
+        assert predicted.requests == outcome.exchanges == 301
     error = (predicted.usd - outcome.cost) / outcome.cost
     assert Decimal("-0.10") <= error <= Decimal("0.10"), (predicted.usd, outcome.cost)
 

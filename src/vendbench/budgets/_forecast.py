@@ -19,6 +19,13 @@ counts that thinking back as input (``thinking_input``): Anthropic's the current
 everywhere it is sent (it grows the conversation), Gemini's not at all (only its
 signatures come back).
 
+``compact`` is ``block`` with one more request at each eviction: the model reads what is
+to leave (the window above the low-water mark) and writes a summary of it, which then
+stays in the window after the system prompt. The summary is assumed ``SUMMARY_TOKENS``
+long (about 750 words; the tests' server writes 300-600 tokens): a model that writes
+longer ones compacts more often, each compaction costing its summary's output once and
+its length on every request after it (docs/costs.md).
+
 ``block`` extends the previous prompt until an eviction; ``sliding`` drops the oldest
 exchange on nearly every request once full, yet the measured episode still extended the
 previous prompt on 39 % of them (exchanges differ in size), which the forecast takes as
@@ -35,6 +42,7 @@ from typing import Protocol
 from ._prices import Price
 
 CACHE_MIN_TOKENS = 1_024            # the shortest prefix OpenAI-style caches read
+SUMMARY_TOKENS = 1_000              # compact: the summary a compaction writes (assumed)
 
 
 class Workload(Protocol):
@@ -104,7 +112,7 @@ def forecast(price: Price | None, *, workload: Workload, days: int, window: int,
     if max_turns is not None:
         per_day = _capped(per_day, max_turns)
     size, previous, extends, drift = first_prompt, 0, False, 0.0
-    inp = cached = written = 0
+    inp = cached = written = compactions = 0
     usd, by_day = Decimal(0), []
     for today in per_day:
         for k in range(today):
@@ -117,7 +125,17 @@ def forecast(price: Price | None, *, workload: Workload, days: int, window: int,
             if price is not None:
                 usd += price.cost(size + carried, out, read, write)
             previous, size, extends = size, size + new, True
-            if size > limit:
+            if size > limit and strategy == "compact":
+                # the compaction: what leaves, a prefix of the request just sent (so
+                # cached), and a summary
+                leaving = previous - int(low_water * limit) + stable_prefix
+                read = leaving if caching and leaving >= CACHE_MIN_TOKENS else 0
+                inp, cached, compactions = inp + leaving, cached + read, compactions + 1
+                if price is not None:
+                    usd += price.cost(leaving, SUMMARY_TOKENS, read, 0)
+                size, extends = max(int(low_water * limit) + SUMMARY_TOKENS,
+                                    first_prompt), False
+            elif size > limit:
                 if strategy == "block":
                     size, extends = max(int(low_water * limit), first_prompt), False
                 else:
@@ -125,7 +143,7 @@ def forecast(price: Price | None, *, workload: Workload, days: int, window: int,
                     size, extends = limit, drift >= 1
                     drift -= int(drift)
         by_day.append(usd)
-    requests = sum(per_day)
+    requests = sum(per_day) + compactions
     return Forecast(requests, inp, cached, requests * out,
                     usd if price is not None else None, tuple(by_day))
 

@@ -153,11 +153,13 @@ def model_flags(parser: argparse.ArgumentParser) -> None:
                      help="max output tokens per request (default 4096)")
     llm.add_argument("--max-context-tokens", type=positive, metavar="N",
                      help="rolling-context limit in tokens, output included (default 60000)")
-    llm.add_argument("--context-strategy", choices=["block", "sliding"],
+    llm.add_argument("--context-strategy", choices=["block", "sliding", "compact"],
                      help="block (default): when the window is full, drop the oldest "
                           "exchanges down to the low-water mark, then only append, so the "
                           "provider's prompt cache covers all but the newest exchange; "
-                          "sliding: drop the oldest exchange on every request (for comparison)")
+                          "sliding: drop the oldest exchange on every request (for "
+                          "comparison); compact: as block, but first the model writes a "
+                          "summary of what leaves, which takes its place")
     llm.add_argument("--context-low-water", type=share, metavar="SHARE",
                      help="block: share of the limit kept on eviction, 0.1-0.9 (default 0.5)")
     llm.add_argument("--no-prompt-caching", dest="prompt_caching", action="store_const",

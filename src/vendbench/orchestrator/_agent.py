@@ -77,6 +77,8 @@ class AgentLoop:
         resumed, counters = replay(history, self.env, self.context, self.calibration,
                                    self.spec.model.max_output_tokens,
                                    world=self.ctx.turn is None)
+        if resumed.summary is not None:
+            await self.context.compacted_before(resumed.summary)
         self.seen_day, self.silent = self.env.day, resumed.silent
         self.first_attempt = resumed.next_attempt
         self.session.calls = counters.tool_calls
@@ -133,14 +135,16 @@ class AgentLoop:
         long is shortened once (older exchanges evicted, the count recalibrated) and sent
         again; if that fails too, the trial ends ``context_overflow`` (a model-side
         limit, not a harness error)."""
-        m, cal, attempt = self.spec.model, self.calibration, self.first_attempt
-        seq = self.out.exchanges + 1
+        m, cal = self.spec.model, self.calibration
         for recovery in range(2):
             # until a reply has calibrated the model's count, its requests go one at a time
             async with cal.until_calibrated():
+                limit = cal.prompt_limit(m.max_output_tokens)
+                while (cut := self.context.compaction(limit, cal.ratio)) is not None:
+                    await self._compact(cut)
+                seq, attempt = self.out.exchanges + 1, self.first_attempt
                 try:
-                    window = self.context.window(cal.prompt_limit(m.max_output_tokens),
-                                                 cal.ratio)
+                    window = self.context.window(limit, cal.ratio)
                 except ContextOverflow as exc:
                     raise ContextOverflow(f"{exc}; {cal.advice()}") from None
                 try:
@@ -154,15 +158,47 @@ class AgentLoop:
                     dropped = self.context.evict()
                     log.info("%s: context-length error on exchange %d; evicted %d "
                              "exchange(s), %s", self.spec.trial_id, seq, dropped, learned)
-                    attempt = self.tlog.last_attempt + 1
+                    self.first_attempt = self.tlog.last_attempt + 1
         raise AssertionError("unreachable")
 
-    async def _send(self, window: Window, seq: int, attempt: int) -> Completion:
+    async def _compact(self, cut: int) -> None:
+        """``compact`` (design §27): the model summarises the units that are to leave the
+        window, in one request through the same budget, reservation and log (its
+        exchange's purpose ``compaction``); its summary takes their place. A refusal or
+        a failure is a request's (retries, then the trial's usual end), never a silent
+        loss of what it held."""
+        m, cal, seq = self.spec.model, self.calibration, self.out.exchanges + 1
+        for recovery in range(2):
+            window = await self.context.compaction_window(cut)
+            try:
+                completion = await self._send(window, seq, self.first_attempt,
+                                              purpose="compaction")
+                break
+            except ContextLengthExceeded as exc:
+                learned = cal.overflowed(window.tokens, exc.limit, m.max_output_tokens)
+                self.first_attempt = self.tlog.last_attempt + 1
+                shorter = self.context.compaction(cal.prompt_limit(m.max_output_tokens),
+                                                  cal.ratio)
+                if recovery or shorter is None or shorter >= cut:
+                    raise ContextOverflow(f"the server refused the compaction request as "
+                                          f"too long ({learned}); {cal.advice()}") from None
+                cut = shorter           # fewer exchanges summarised, as recalibrated
+        self.first_attempt = 1
+        self.out.exchanges += 1
+        dropped = cut - self.context.start
+        await self.context.compacted(cut, completion.message.get("content") or "")
+        log.info("%s: compacted %d exchange(s) into a summary on exchange %d",
+                 self.spec.trial_id, dropped, seq)
+
+    async def _send(self, window: Window, seq: int, attempt: int, purpose: str = "act"
+                    ) -> Completion:
         """Send ``window`` (with the client's retries) and learn the server's count from
-        the reply; raises ContextLengthExceeded if the server finds it too long."""
+        the reply; raises ContextLengthExceeded if the server finds it too long. A
+        compaction asks for text: no tool is to be called (``tool_choice`` none)."""
         cal, day, out = self.calibration, self.env.day, self.out
         self.tlog.messages(self.context.take_new())
-        request = self.request(window)
+        request = self.request(window, tool_choice="none" if purpose == "compaction"
+                               else None)
         logged = request_log(request, window)
 
         async def on_send(number: int, reserved: Decimal) -> None:
@@ -170,7 +206,7 @@ class AgentLoop:
             await self.ctx.writer.flush()          # durable before the request leaves
 
         async def on_attempt(a: Attempt) -> None:
-            self.tlog.attempt(seq, day, logged, a)  # committed with the next reservation
+            self.tlog.attempt(seq, day, logged, a, purpose)   # committed with the next one
             if a.cost is not None:
                 out.cost += a.cost
             if a.usage is not None:
@@ -192,11 +228,12 @@ class AgentLoop:
                 self.tlog.warning(self.spec.run_id, "tools_dropped", warning)
         return completion
 
-    def request(self, window: Window) -> CompletionRequest:
+    def request(self, window: Window, tool_choice: str | None = None) -> CompletionRequest:
         m = self.spec.model
         return m.request([msg.body for msg in window.messages], self.env.tools,
                          cache_points=window.cache_points if m.prompt_caching else (),
-                         cache_key=self.spec.trial_id if m.prompt_caching else None)
+                         cache_key=self.spec.trial_id if m.prompt_caching else None,
+                         tool_choice=tool_choice or m.tool_choice)
 
     def _where(self) -> str:
         m = self.spec.model

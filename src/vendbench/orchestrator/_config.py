@@ -44,9 +44,11 @@ class ModelConfig(BaseModel):
     reasoning_usd_per_mtok: NonNegUSD | None = None
     max_context_tokens: int = Field(default=60_000, ge=2_000, le=2_000_000)
     max_output_tokens: int = Field(default=4_096, ge=16, le=200_000)
-    context_strategy: Literal["block", "sliding"] = Field(
+    context_strategy: Literal["block", "sliding", "compact"] = Field(
         default="block", description="block: evict to the low-water mark, then only append "
-                                     "(cacheable); sliding: drop the oldest exchange each time")
+                                     "(cacheable); sliding: drop the oldest exchange each "
+                                     "time; compact: as block, but the model first "
+                                     "summarises what leaves")
     context_low_water: float = Field(default=0.5, ge=0.1, le=0.9,
                                      description="block: share of the limit kept on eviction")
     prompt_caching: bool = Field(default=True, description="cache markers and cache key")
@@ -136,7 +138,7 @@ class ModelConfig(BaseModel):
         Two entries of one model with other settings are two models; ``model_entry``
         reads a label back."""
         settings = [f"{short}={_setting(getattr(self, name))}" for short, name in IDENTITY
-                    if getattr(self, name) is not None]
+                    if getattr(self, name) not in (None, DEFAULTS.get(name))]
         return f"{self.id} [{', '.join(settings)}]" if settings else self.id
 
     @property
@@ -172,7 +174,8 @@ class ModelConfig(BaseModel):
 
 # the settings that are part of a model's identity, as a label writes them
 IDENTITY = (("effort", "reasoning_effort"), ("thinking", "thinking_budget_tokens"),
-            ("temperature", "temperature"))
+            ("temperature", "temperature"), ("context", "context_strategy"))
+DEFAULTS = {"context_strategy": "block"}          # a setting at its default is not shown
 _LABEL = re.compile(r"^(?P<id>[^\s\[\]]+)\s*\[(?P<settings>[^\[\]]*)\]$")
 
 

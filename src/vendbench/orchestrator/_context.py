@@ -16,6 +16,10 @@ Two strategies decide when units fall out:
              default), and the window grows again from there.
     sliding  the oldest units go one by one, just enough for each request to fit; the
              prefix then changes on every request once the window is full.
+    compact  as ``block``, but before the oldest units go the model is asked, in one
+             request of its own, to summarise what it will need of them; its summary
+             takes their place after the system prompt (and the previous summary's), so
+             what follows grows at the end again (design §27).
 
 Counts are ours (litellm's counter); ``scale`` turns them into the server's count (the
 calibration), and ``limit`` is in the server's tokens. Every message gets an id once,
@@ -37,7 +41,19 @@ from typing import Any
 
 OMITTED = ("(Earlier conversation is outside your context window. Your notebook — "
            "read_notes — is your memory; the daily report has today's state.)")
-STRATEGIES = ("block", "sliding")
+STRATEGIES = ("block", "sliding", "compact")
+# compact (design §27): what the model is asked when its window is full, and how its
+# summary stands in the window afterwards (version 1; its SHA-256 is kept with the run)
+COMPACT_PROMPT = (
+    "[vendbench: compaction] Your context window is full: the conversation above, back to "
+    "your previous summary, is about to leave it. Write what you will need later to run "
+    "the business: orders in transit and when they arrive, prices you set and why, what "
+    "sells where, expiry dates, commitments and plans. Your summary will replace that "
+    "conversation (your notebook stays as it is). Reply with the summary only; call no "
+    "tool.")
+SUMMARY_HEAD = ("[vendbench: your summary] Earlier conversation left your context window; "
+                "this is your summary of it. Your notebook (read_notes) is your memory too, "
+                "and the daily report has today's state.\n\n")
 
 
 class ContextOverflow(Exception):
@@ -104,6 +120,9 @@ class RollingContext:
         self._last = (float(limit_tokens), 1.0)      # the last window's limit and scale
         self.system: Message
         self.omitted: Message
+        self.summary: Message | None = None          # compact: what stands for the evicted
+        self._prompt_tokens = 0                      # compact: the prompt's count
+        self._squeezed = False                       # compact: the server found it too long
 
     @classmethod
     async def create(cls, system: str, limit_tokens: int, count: Count, fixed_tokens: int = 0,
@@ -113,6 +132,8 @@ class RollingContext:
                   carried=carried)
         ctx.system, ctx.omitted = await ctx._make([{"role": "system", "content": system},
                                                    {"role": "user", "content": OMITTED}])
+        if strategy == "compact":
+            ctx._prompt_tokens = (await count([{"role": "user", "content": COMPACT_PROMPT}]))[0]
         return ctx
 
     async def _make(self, bodies: list[dict[str, Any]]) -> list[Message]:
@@ -148,7 +169,7 @@ class RollingContext:
     def size(self, start: int | None = None) -> int:
         """Our count of a request that starts at unit ``start`` (default: the window's)."""
         start = self.start if start is None else start
-        note = self.omitted.tokens if start > 0 else 0
+        note = self._note.tokens if start > 0 else 0
         counted = max(start, self._turn) if self._carried and self._carried.turn_only \
             else start
         return (self.fixed + self.system.tokens + note + self._ends[-1] - self._ends[start]
@@ -176,9 +197,69 @@ class RollingContext:
             raise ContextOverflow(
                 f"the newest exchange alone makes a prompt of about {need:,} tokens (as the "
                 f"server counts them) but the context leaves {int(limit):,} for the prompt")
-        msgs = [self.system, *([self.omitted] if self.start > 0 else []),
+        msgs = [self.system, *([self._note] if self.start > 0 else []),
                 *(m for unit in self.units[self.start:] for m in unit)]
         return Window(msgs, self.size(), self._cache_points(msgs), dropped)
+
+    @property
+    def _note(self) -> Message:
+        """What stands after the system prompt once older units are gone: the model's
+        summary of them (compact), or the note that they are gone."""
+        return self.summary if self.summary is not None else self.omitted
+
+    # -- compact (design §27) -----------------------------------------------------------------
+    def compaction(self, limit: float, scale: float = 1.0) -> int | None:
+        """``compact``: the unit the window would start at once the model has summarised
+        the units before it, if the next request does not fit ``limit`` (None: it fits,
+        or the strategy is another). As ``block``, down to the low-water mark, but only
+        as far as a compaction request of those units still fits; raises ContextOverflow
+        when not even the oldest unit does."""
+        if self.strategy != "compact" or (self.size() * scale <= limit and not self._squeezed):
+            return None
+        target, cut = limit * self.low_water, self.start
+        while cut < len(self.units) - 1 and self.size(cut) * scale > target:
+            cut += 1
+        if self._squeezed:             # the server refused what we counted as fitting
+            cut = max(cut, min(self.start + 1, len(self.units) - 1))
+        while cut > self.start and self._compaction_size(cut) * scale > limit:
+            cut -= 1
+        if cut == self.start:
+            need = math.ceil(self._compaction_size(self.start + 1) * scale)
+            raise ContextOverflow(
+                f"a compaction of the oldest exchange alone makes a prompt of about {need:,} "
+                f"tokens (as the server counts them) but the context leaves {int(limit):,} "
+                "for the prompt")
+        return cut
+
+    def _compaction_size(self, cut: int) -> int:
+        """Our count of the request that asks for a summary of units[start:cut]."""
+        note = self._note.tokens if self.start > 0 else 0
+        return (self.fixed + self.system.tokens + note + self._ends[cut]
+                - self._ends[self.start] + self._carried_ends[cut]
+                - self._carried_ends[self.start] + self._prompt_tokens)
+
+    async def compaction_window(self, cut: int) -> Window:
+        """The request that asks the model to summarise units[start:cut]: the system
+        prompt, the previous summary (or the note), those units, and the prompt."""
+        prompt, = await self._make([{"role": "user", "content": COMPACT_PROMPT}])
+        msgs = [self.system, *([self._note] if self.start > 0 else []),
+                *(m for unit in self.units[self.start:cut] for m in unit), prompt]
+        self._previous = [m.id for m in msgs]
+        return Window(msgs, self._compaction_size(cut), (0, len(msgs) - 1), 0)
+
+    async def compacted(self, cut: int, summary: str) -> None:
+        """The model's ``summary`` of units[start:cut] takes their place."""
+        self.summary, = await self._make([{"role": "user",
+                                           "content": SUMMARY_HEAD + summary.strip()}])
+        self.start, self._squeezed = cut, False
+
+    async def compacted_before(self, summary: str) -> None:
+        """After a resume whose last request sent was a compaction that was answered:
+        its ``summary`` takes the place of the units that request carried."""
+        sent = set(self._previous)
+        cut = 1 + max((i for i, unit in enumerate(self.units) if unit[0].id in sent),
+                      default=self.start - 1)
+        await self.compacted(max(cut, self.start), summary)
 
     def _cache_points(self, msgs: list[Message]) -> tuple[int, ...]:
         """The static prefix (system prompt, and the tool schemas before it), the end of
@@ -204,8 +285,14 @@ class RollingContext:
                                  "(the system prompt changed?)")
         self.new = [m for m in self.new if m.id not in stored]     # stored once already
         self.units, self._ends, self._carried_ends, self._turn = [], [0], [0], 0
+        # a compaction's prompt and its summaries are not units: the summary the last
+        # request carried stands after the system prompt again
+        self.summary = next((m for m in messages if m.id in last_window
+                             and _marked(m, SUMMARY_HEAD)), None)
         unit: list[Message] = []
-        for m in sorted((m for m in messages if m.id > self.omitted.id), key=lambda m: m.id):
+        for m in sorted((m for m in messages if m.id > self.omitted.id and not
+                         _marked(m, SUMMARY_HEAD) and not _marked(m, COMPACT_PROMPT)),
+                        key=lambda m: m.id):
             if m.body["role"] == "tool" and unit:
                 unit.append(m)
                 continue
@@ -215,7 +302,8 @@ class RollingContext:
         if unit:
             self._add(unit)
         self._next_id = max([self._next_id, *(m.id + 1 for m in messages)])
-        first = next((i for i in last_window if i > self.omitted.id), None)
+        units = {m.id for unit in self.units for m in unit}
+        first = next((i for i in last_window if i in units), None)
         self.start = next((i for i, unit in enumerate(self.units) if unit[0].id == first), 0)
         self._previous = list(last_window)
 
@@ -223,4 +311,14 @@ class RollingContext:
         """Drop the oldest units down to the low-water mark of the last window's limit
         (after the server refused a prompt as too long); returns how many went."""
         limit, scale = self._last
+        if self.strategy == "compact":    # nothing leaves unsummarised: compact first
+            self._squeezed = True
+            return 0
         return self._drop_to(limit * self.low_water, scale)
+
+
+def _marked(message: Message, head: str) -> bool:
+    """Whether ``message`` is one of compact's own (its prompt, or a summary)."""
+    content = message.body.get("content")
+    return message.body.get("role") == "user" and isinstance(content, str) and \
+        content.startswith(head[:30])

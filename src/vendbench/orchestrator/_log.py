@@ -23,7 +23,8 @@ class ExchangeLog(TrialLog):
                                     dumps(m.body, sort_keys=False), m.tokens, m.carried)
                          for m in messages])
 
-    def attempt(self, seq: int, day: int, request: LoggedRequest, attempt: Attempt) -> None:
+    def attempt(self, seq: int, day: int, request: LoggedRequest, attempt: Attempt,
+                purpose: str = "act") -> None:
         c, f, u = attempt.completion, attempt.failure, attempt.usage
         assert c is not None or f is not None, "an attempt ends in a reply or a failure"
         self.last_attempt = attempt.number
@@ -38,7 +39,7 @@ class ExchangeLog(TrialLog):
             "ok" if c or f is None else f.kind.value, redact(f.message) if f else None,
             dt.datetime.fromtimestamp(attempt.sent_at, dt.timezone.utc).replace(tzinfo=None),
             None if c is None else attempt.counted is not None,
-            dumps(c.normalised(), sort_keys=False, ascii=False) if c else None)])
+            dumps(c.normalised(), sort_keys=False, ascii=False) if c else None, purpose)])
 
     def reservation(self, seq: int, attempt: int, day: int, reserved: Decimal,
                     request: LoggedRequest) -> None:

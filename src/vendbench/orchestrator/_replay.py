@@ -44,6 +44,7 @@ class Resumed:
 
     silent: int              # replies in a row without a tool call, before the cut
     next_attempt: int        # the attempt number the interrupted request is sent again as
+    summary: str | None      # compact: the answer of the last request, a compaction
     replayed_calls: int
     seconds: float
 
@@ -82,7 +83,7 @@ def replay(history: TrialHistory, env: Environment, context: RollingContext,
         tokens=[sum(e[k] or 0 for e in ok_rows) for k in
                 ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")])
     resumed = Resumed(silent=_silent(context, nudge(env)), next_attempt=max(tried, default=0) + 1,
-                      replayed_calls=len(history.tool_calls),
+                      summary=_answered_compaction(history), replayed_calls=len(history.tool_calls),
                       seconds=time.perf_counter() - start)
     return resumed, counters
 
@@ -160,6 +161,18 @@ def _last_window(history: TrialHistory) -> list[int]:
         return []
     last = max(sent, key=lambda e: (e["seq"], e["attempt"]))
     return list(LoggedRequest.parse(last["request_json"]).message_ids)
+
+
+def _answered_compaction(history: TrialHistory) -> str | None:
+    """The summary a compaction wrote, if it was the last request sent and was answered
+    (its summary then stands for what it carried, design §27); None otherwise."""
+    sent = [*history.exchanges, *history.in_flight]
+    if not sent:
+        return None
+    last = max(sent, key=lambda e: (e["seq"], e["attempt"]))
+    if last.get("purpose") != "compaction" or last.get("status") != "ok":
+        return None
+    return str(json.loads(last["reply_json"] or "{}").get("text") or "")
 
 
 def _recalibrate(history: TrialHistory, calibration: Calibration, max_output: int) -> None:

@@ -29,6 +29,7 @@ from ..results import (ProviderEventRow, ResultsWriter, RunEnded, Store,
 from ._ceilings import keep_ceilings
 from ._clients import Clients
 from ._config import RunConfig, model_slugs
+from ._context import COMPACT_PROMPT
 from ._forecast import PanelForecast, panel_forecast, refuse_above
 from ._preflight import preflight, run_prices
 from ._shards import WorkerDied, Workers, plan_processes
@@ -477,4 +478,6 @@ def _record_run(store: Store, run_id: str, config: RunConfig, scheduler: Schedul
     begin_run(store, run_id=run_id, name=config.name, scenario=config.scenario,
               days=config.days, config_json=config.stored().model_dump_json(), env=env,
               prices_json=dumps({m: (p.to_json() if p else None) for m, p in prices.items()}),
-              total_budget=config.total_budget_usd, world_seeds=config.world_seeds)
+              total_budget=config.total_budget_usd, world_seeds=config.world_seeds,
+              compaction=COMPACT_PROMPT if any(m.context_strategy == "compact"
+                                               for m in config.models) else None)

@@ -103,6 +103,7 @@ class ExchangeRow:
     sent_at: dt.datetime
     usage_counted: bool | None     # True: the reply had no usage; its tokens are ours
     reply_json: str | None = None  # the reply in vendbench's shape (text, reasoning, calls)
+    purpose: str = "act"           # or "compaction": the model summarising its context
 
 
 @dataclass(frozen=True, slots=True)

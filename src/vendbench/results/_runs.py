@@ -36,16 +36,23 @@ def code_version() -> str:
 
 def begin_run(store: Store, *, run_id: str, name: str | None, scenario: str, days: int,
               config_json: str, env: Environment, prices_json: str,
-              total_budget: Any, world_seeds: list[int]) -> None:
+              total_budget: Any, world_seeds: list[int],
+              compaction: str | None = None) -> None:
     """The run row: what was run, with the prompts and tool schemas (and their SHA-256s,
-    which decide with whom the run's trials may be ranked)."""
+    which decide with whom the run's trials may be ranked). ``compaction``: the prompt
+    that asks a model to summarise its context (design §27), kept with its own hash and
+    left out of the prompts' hash: a strategy is a model's setting, not another world."""
     store.ensure_records(record_tables(scenario))
     prompts = {"system": env.instructions, "nudge": nudge(env)}
     # the tool schemas keep their order: rebuilt requests send them as they were sent
-    prompts_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
+    agent_json, tools_json = dumps(prompts), dumps(env.tools, sort_keys=False)
+    if compaction is not None:
+        prompts |= {"compaction": compaction,
+                    "compaction_sha256": hashlib.sha256(compaction.encode()).hexdigest()}
+    prompts_json = dumps(prompts)
     store.insert_run(RunRecord(
         run_id, name, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None), scenario, days,
-        config_json, code_version(), hashlib.sha256(prompts_json.encode()).hexdigest(),
+        config_json, code_version(), hashlib.sha256(agent_json.encode()).hexdigest(),
         hashlib.sha256(tools_json.encode()).hexdigest(), prompts_json, tools_json,
         prices_json, total_budget, TrialStatus.RUNNING, None, dumps(world_seeds),
         env.summary().get("world_salt_sha256")))

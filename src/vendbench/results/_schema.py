@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 11     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 12     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
                         # exchanges.usage_counted (a reply without usage); 7: ceilings;
                         # 8: trials.score (final_net_assets is net assets in every world);
                         # 9: exchanges.reply_json (the reply in vendbench's own shape);
                         # 10: match_seats (the arena's matches and their operators);
-                        # 11: messages.carried_tokens (what a reply carries back)
+                        # 11: messages.carried_tokens (what a reply carries back);
+                        # 12: exchanges.purpose (act, or compaction)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -51,7 +52,8 @@ CREATE TABLE IF NOT EXISTS exchanges(
     request_json VARCHAR, response_json VARCHAR, input_tokens BIGINT, output_tokens BIGINT,
     cache_read_tokens BIGINT, cache_write_tokens BIGINT, reasoning_tokens BIGINT,
     cost_usd DECIMAL(18, 9), reserved_usd DECIMAL(18, 9), latency_ms DOUBLE, status VARCHAR,
-    error VARCHAR, sent_at TIMESTAMP, usage_counted BOOLEAN, reply_json VARCHAR);
+    error VARCHAR, sent_at TIMESTAMP, usage_counted BOOLEAN, reply_json VARCHAR,
+    purpose VARCHAR);
 CREATE TABLE IF NOT EXISTS reservations(
     trial_id VARCHAR, seq INTEGER, attempt INTEGER, day INTEGER, reserved_usd DECIMAL(18, 9),
     request_json VARCHAR, reserved_at TIMESTAMP);
@@ -97,7 +99,7 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # before schema 8 a trial's score
 # was stored as final_net_assets, in the network its final bank balance, so that is its
 # score and stays its final_net_assets: the stock it held then is not known).
-UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10)
+UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10, 11)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;
@@ -107,6 +109,8 @@ ALTER TABLE trials ADD COLUMN IF NOT EXISTS score DOUBLE;
 UPDATE trials SET score = final_net_assets WHERE score IS NULL;
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS reply_json VARCHAR;
 ALTER TABLE messages ADD COLUMN IF NOT EXISTS carried_tokens INTEGER;
+ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS purpose VARCHAR;
+UPDATE exchanges SET purpose = 'act' WHERE purpose IS NULL;
 UPDATE exchanges SET reply_json = json_object(
     'text', coalesce(json_extract_string(response_json, '$.choices[0].message.content'), ''),
     'reasoning', coalesce(json_extract_string(response_json,

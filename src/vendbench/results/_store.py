@@ -450,7 +450,8 @@ class Store:
             "SELECT day, cash, net_assets FROM days WHERE trial_id = ?", [trial_id]).fetchall()}
         exchanges = self._dicts("""
             SELECT seq, attempt, status, request_json, input_tokens, output_tokens,
-                   cache_read_tokens, cache_write_tokens, cost_usd, reserved_usd, error
+                   cache_read_tokens, cache_write_tokens, cost_usd, reserved_usd, error,
+                   coalesce(purpose, 'act') AS purpose, reply_json
             FROM exchanges WHERE trial_id = ? ORDER BY seq, attempt""", [trial_id])
         segments, started = self.con.execute(
             "SELECT count(*), min(started_at) FROM segments WHERE trial_id = ?",

@@ -117,7 +117,7 @@ class Transcripts:
         exchanges = self._dicts("""
             SELECT seq, attempt, status, error, reply_json, input_tokens, output_tokens,
                    cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd,
-                   reserved_usd, latency_ms, sent_at,
+                   reserved_usd, latency_ms, sent_at, coalesce(purpose, 'act') AS purpose,
                    json_array_length(json_extract(request_json, '$.message_ids')) AS carried
             FROM exchanges WHERE trial_id = ? AND day = ? ORDER BY seq, attempt""",
             [trial_id, day])

@@ -101,6 +101,7 @@ DAY = """{% extends "base" %}{% block title %}day {{ day }} · {{ t.trial_id }}{
 {% if notes is not none %}<details><summary>Notes as they stood</summary><pre>{{ notes }}</pre></details>{% endif %}
 {% for e in exchanges %}<div class="exchange" id="exchange-{{ e.seq }}-{{ e.attempt }}">
 <div class="meta">request {{ e.seq }}{% if e.attempt > 1 %} (attempt {{ e.attempt }}){% endif %} ·
+{% if e.purpose == 'compaction' %}<b>compaction</b> (the model summarising what leaves its window) ·{% endif %}
 <span class="{{ 'ok' if e.status == 'ok' else 'bad' }}">{{ e.status }}</span> ·
 {{ e.input_tokens or 0 }} in ({{ percent(share_of(e)) }} cached) / {{ e.output_tokens or 0 }} out ·
 ${{ money(e.cost_usd, 5) }} · {{ money(e.latency_ms, 0) }} ms ·
