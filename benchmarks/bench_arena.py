@@ -143,27 +143,34 @@ def llm_matches(matches: int, days: int) -> None:
 
 
 def exploits() -> None:
-    """Each world's arena families against order-up-to, as ratios to the oracle against
-    order-up-to in the same seat (0) on the same seed (1-5): 30 days in the network, 60
-    in AutoVend."""
+    """Each world's arena families against their field (order-up-to unless the family
+    brings its own), as ratios of the first seat's earned score (its score less the net
+    transfers it received) to the oracle's score against the family's reference field in
+    the same seat (0) on the same seed (1-5): 30 days in the network, 60 in AutoVend. The
+    kingmaker's score (with what it received) is printed beside it."""
     from vendbench.environment import make_market, make_policy, play_match
     from vendbench.environment.autovend._adversarial import arena_families as autovend
     from vendbench.environment.network._adversarial import arena_families as network
 
     for world, days, families in (("network", 30, network), ("autovend", 60, autovend)):
-        def match(first: Any, seed: int) -> float:
+        def match(first: Any, other: Any, seed: int) -> tuple[float, float]:
             m = make_market(world, 2, seed=seed, days=days)
-            built = first(m.seats[0])
-            return play_match(m, [built, make_policy("order-up-to", m.seats[1])])[0]
+            second = other(seed, m.seats[1]) if other else \
+                make_policy("order-up-to", m.seats[1])
+            score = play_match(m, [first(m.seats[0]), second])[0]
+            return score - m.seats[0].transfers / 100, score
 
-        oracle = {seed: match(lambda env: make_policy("oracle", env), seed)
-                  for seed in range(1, 6)}
         for family, variants in families().items():
             for v in variants:
-                ratios = [match(lambda env, v=v, seed=seed: v.build(seed, env), seed)
-                          / oracle[seed] for seed in range(1, 6)]
-                print(f"{world} {family} ({v.label}): ratio to the oracle vs order-up-to "
-                      f"{statistics.fmean(ratios):.3f} mean, {max(ratios):.3f} max")
+                oracle = {seed: match(lambda env: make_policy("oracle", env), v.reference,
+                                      seed)[1] for seed in range(1, 6)}
+                played = {seed: match(lambda env, v=v, seed=seed: v.build(seed, env),
+                                      v.field, seed) for seed in range(1, 6)}
+                earned = [played[s][0] / oracle[s] for s in oracle]
+                scored = [played[s][1] / oracle[s] for s in oracle]
+                print(f"{world} {family} ({v.label}): earned / the oracle's "
+                      f"{statistics.fmean(earned):.3f} mean, {max(earned):.3f} max; "
+                      f"score / the oracle's {statistics.fmean(scored):.3f} mean")
 
 
 def picture(path: str) -> None:
@@ -212,7 +219,12 @@ def main() -> None:
     ap.add_argument("--llm-matches", type=int, default=20)
     ap.add_argument("--llm-days", type=int, default=15)
     ap.add_argument("--llm-only", action="store_true", help="only the LLM matches")
+    ap.add_argument("--exploits-only", action="store_true",
+                    help="only the arena's exploit families (earned scores)")
     args = ap.parse_args()
+    if args.exploits_only:
+        exploits()
+        return
     if args.llm_only:
         llm_matches(args.llm_matches, args.llm_days)
         return

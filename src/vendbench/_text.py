@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 
@@ -33,3 +34,16 @@ def no_surrogates(obj: Any) -> Any:
     if isinstance(obj, list):
         return [no_surrogates(v) for v in obj]
     return obj
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` as plain text a terminal or a page cannot take for anything else: control
+    and format characters (escape sequences, bidi overrides, zero-width marks), line and
+    paragraph separators, private and unassigned code points shown as their escapes
+    (``\\x1b``, ``\\u202e``); the characters in ``keep`` (a new line, say) stay."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(ch if ch in keep or ch == " " or unicodedata.category(ch)[0] not in "CZ"
+                   else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+                   for ch in text)
+

@@ -168,14 +168,17 @@ def test_emails_and_payments_arrive_overnight_and_are_refused_when_wrong():
     assert not a.call("email_operator", {"to": a.address, "subject": "me", "body": ""})["ok"]
     assert not a.call("email_operator", {"to": "x@y.example", "subject": "", "body": ""})["ok"]
     assert not a.call("pay_operator", {"to": b.address, "amount": 1e4})["ok"]   # the bank
-    for _ in range(4):
+    for _ in range(3):          # the payment's memo was the second message of five
         assert a.call("email_operator", {"to": b.address, "subject": "s", "body": "b"})["ok"]
-    assert "at most 5" in a.call("email_operator", {"to": b.address, "subject": "s",
-                                                    "body": "b"})["error"]
+    assert "at most 5 messages" in a.call("email_operator", {"to": b.address, "subject": "s",
+                                                             "body": "b"})["error"]
+    assert "pay without a memo" in a.call("pay_operator", {"to": b.address, "amount": 1,
+                                                           "memo": "more"})["error"]
+    assert a.call("pay_operator", {"to": b.address, "amount": 1})["ok"]
     end_day(market)
     subjects = [e.subject for e in b.emails]
-    assert subjects[0] == "Prices" and any("EUR 12.50 from" in s for s in subjects)
-    assert b.emails[0].sender == a.address and b.ledger.from_operators == 1250
+    assert subjects[0] == "Prices" and any("EUR 13.50 from" in s for s in subjects)
+    assert b.emails[0].sender == a.address and b.ledger.from_operators == 1350
     # nothing else crosses: no tool reads another operator's bank, notes or inbox
     assert not set(a.tool_specs) - set(NetworkEnv.tool_specs) - {
         "see_competitors", "email_operator", "pay_operator"}
@@ -278,12 +281,26 @@ def test_identical_operators_score_equally_by_seat_within_noise():
 
 @pytest.mark.parametrize("family", sorted(arena_families()))
 def test_each_arena_exploit_family_stays_below_the_oracle(family):
-    """Each variant against order-up-to scores below the oracle against order-up-to, in
-    the same seat, on the same seeds (the suite's ratio to the oracle-vs-field score)."""
+    """Each variant against its field earns (its score less the transfers it received)
+    below the oracle against the variant's reference field, in the same seat, on the same
+    seeds; the kingmaker's money is real (its score is above), its earnings are not."""
     for seed in (1, 2):
-        market = Market(2, seed=seed, days=30)
-        oracle = play(market, ["oracle", "order-up-to"])[0]
         for variant in arena_families()[family]:
-            market = Market(2, seed=seed, days=30)
-            score = play(market, [variant.build(seed, market.seats[0]), "order-up-to"])[0]
-            assert score < 0.6 * oracle, (variant.label, seed)
+            earned, score, oracle = suite_match(Market, seed, variant)
+            if family == "kingmaker":
+                assert earned <= oracle * 1.001 and score > 1.2 * oracle, (seed, score, oracle)
+            else:
+                assert earned < 0.6 * oracle, (variant.label, seed)
+
+
+def suite_match(market_of, seed: int, variant, days: int = 30) -> tuple[float, float, float]:
+    """The adversarial suite's arena match (design §29.2): the variant in seat 0 against
+    its field, and the oracle against its reference; (earned, score, oracle's score)."""
+    market = market_of(2, seed=seed, days=days)
+    reference = variant.reference(seed, market.seats[1]) if variant.reference else \
+        "order-up-to"
+    oracle = play(market, ["oracle", reference])[0]
+    market = market_of(2, seed=seed, days=days)
+    field = variant.field(seed, market.seats[1]) if variant.field else "order-up-to"
+    score = play(market, [variant.build(seed, market.seats[0]), field])[0]
+    return score - market.seats[0].transfers / 100, score, oracle

@@ -7,6 +7,7 @@ operator mixes in ``Seat`` with its place, its currency and where its money is."
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,12 +16,14 @@ from typing import Any, ClassVar
 
 from pydantic import Field, create_model
 
+from .._text import printable
 from ..errors import ConfigError
 from ._arguments import ArgumentError, Args, ToolSpec, openai_schema, validate
 
 NAMES = ("Northwind Vending", "Bluebird Snacks", "Corner Kiosk Co", "Delta Machines")
 MAX_SEATS = len(NAMES)
-MAILS_A_DAY = 5               # e-mails one operator may send another in a day
+MAILS_A_DAY = 5               # messages (e-mails, payments with a memo) to one operator a day
+MEMO_CHARS = 100              # a payment's memo: one line, at most this long
 DAY_OVER_MESSAGE = ("your day is over; customers buy tonight at the prices then in force, once "
             "every operator has ended the day; tomorrow's report says what sold")
 
@@ -44,17 +47,21 @@ def arena_tools(place: str, place_text: str, currency: str, most: float
         "PayOperator", __base__=Args,
         to=(str, Field(min_length=3, max_length=200,
                        description="another operator's address")),
-        amount=(float, Field(gt=0, le=most, description=f"{currency}, at most 2 decimals")),
-        memo=(str, Field(default="", max_length=200)))
+        amount=(float, Field(ge=0.01, le=most,
+                             description=f"{currency}, at least 0.01, at most 2 decimals")),
+        memo=(str, Field(default="", max_length=MEMO_CHARS, pattern=r"^[^\n\r]*$",
+                         description=f"one line, at most {MEMO_CHARS} characters; a "
+                                     "payment with a memo counts as a message")))
     return {
         "see_competitors": ToolSpec(see, "The other operators' machines at a place as a "
                                    "customer saw them this morning: products, prices, how "
                                    "full; and each operator's e-mail address.", "query"),
         "email_operator": ToolSpec(EmailOperator, "Write to another operator; it arrives "
-                                   f"overnight (at most {MAILS_A_DAY} a day to each).",
-                                   "remote"),
+                                   f"overnight (at most {MAILS_A_DAY} messages a day to "
+                                   "each, payments with a memo included).", "remote"),
         "pay_operator": ToolSpec(pay, "Pay another operator: paid at once, credited to them "
-                                 "overnight.", "remote"),
+                                 "overnight (a night's payments from one operator arrive "
+                                 "as one).", "remote"),
     }
 
 
@@ -69,6 +76,50 @@ class Note:
     subject: str
     body: str
     cents: int = 0
+
+
+def shown(text: str) -> str:
+    """An operator's words as data: control and format characters (bidi overrides,
+    zero-width marks), line and paragraph separators, private and unassigned code points
+    shown as their escapes (``\\u202e``), so nothing in them can move, hide or break
+    what the harness writes around them. New lines stay (``quoted`` marks each)."""
+    return printable(text, keep="\n")
+
+
+def quoted(text: str, indent: str = "  ") -> list[str]:
+    """``text`` line by line, each behind ``> ``: no line of it can start a line of the
+    report it is shown in."""
+    return [f"{indent}> {line}" for line in shown(text).split("\n")]
+
+
+def one_line(text: str) -> str:
+    """``text`` as one quoted string (a subject, a memo)."""
+    return json.dumps(shown(text), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Payments:
+    """A night's payments from one operator to another, as they are delivered: one
+    notice, whatever their number (a flood of small payments is one line)."""
+
+    sender: int
+    name: str
+    address: str
+    cents: int
+    count: int
+    memos: tuple[str, ...]
+
+    @classmethod
+    def of(cls, notes: list[Note]) -> Payments:
+        first = notes[0]
+        return cls(first.sender, first.name, first.address, sum(n.cents for n in notes),
+                   len(notes), tuple(n.body for n in notes if n.body))
+
+    def words(self, currency: str, amount: str) -> str:
+        """What the recipient is told (``amount``: the total as the world writes it)."""
+        times = f" in {self.count} payments" if self.count > 1 else ""
+        memos = "; memo " + ", ".join(one_line(m) for m in self.memos) if self.memos else ""
+        return f"payment of {currency} {amount}{times} from {self.name} <{self.address}>{memos}"
 
 
 def address(seat: int) -> str:
@@ -102,6 +153,7 @@ class Seat:
     def take_seat(self, market: Market, seat: int) -> None:
         self.market, self.seat = market, seat
         self.name, self.address = NAMES[seat], address(seat)
+        self.transfers = 0           # cents from the other seats less cents paid to them
         self.mailed: dict[tuple[int, int], int] = {}     # (day, to seat) -> e-mails sent
 
     @classmethod
@@ -146,6 +198,13 @@ class Seat:
         own: dict[str, Any] = super().summary()  # type: ignore[misc]
         return own | {"seat": self.seat, "operator": self.name}
 
+    def final_state(self) -> dict[str, float]:
+        """The world's, with the seat's net transfers (design §29.2): what it received
+        from the other seats less what it paid them, in the world's currency. Its score
+        less them is what it earned."""
+        own: dict[str, float] = super().final_state()  # type: ignore[misc]
+        return own | {"net_transfers": self.transfers / 100}
+
     def drain_records(self) -> dict[str, list[dict[str, Any]]]:
         with self.market.lock:                 # the night may be writing them
             drained: dict[str, list[dict[str, Any]]] = super().drain_records()  # type: ignore[misc]
@@ -176,11 +235,9 @@ class Seat:
         seat, error = self.market.other(self.seat, a.to)
         if seat is None:
             return {"ok": False, "error": error}
-        key = (self.today(), seat)
-        if self.mailed.get(key, 0) >= MAILS_A_DAY:
-            return {"ok": False, "error": f"at most {MAILS_A_DAY} e-mails a day to one "
-                                          "operator"}
-        self.mailed[key] = self.mailed.get(key, 0) + 1
+        if not self._may_write(seat):
+            return {"ok": False, "error": f"at most {MAILS_A_DAY} messages a day to one "
+                                          "operator (e-mails and payments with a memo)"}
         self.market.post(seat, Note(self.seat, self.name, self.address, a.subject, a.body))
         return {"ok": True, "to": self.market.seats[seat].name,
                 "message": "sent; it arrives overnight"}
@@ -196,10 +253,24 @@ class Seat:
         if cents > self.held():
             return {"ok": False, "error": f"not enough money to pay {self.CURRENCY} "
                                           f"{cents / 100:,.2f}"}
+        if a.memo and not self._may_write(seat):
+            return {"ok": False, "error": f"at most {MAILS_A_DAY} messages a day to one "
+                                          "operator (e-mails and payments with a memo); "
+                                          "pay without a memo"}
         self.paid_out(cents)
+        self.transfers -= cents
         self.market.post(seat, Note(self.seat, self.name, self.address, "", a.memo, cents))
         return {"ok": True, "paid": cents / 100, "to": self.market.seats[seat].name,
                 "message": "paid; credited to them overnight"}
+
+    def _may_write(self, seat: int) -> bool:
+        """Whether one more message to ``seat`` today is within the limit (it is then
+        counted)."""
+        key = (self.today(), seat)
+        if self.mailed.get(key, 0) >= MAILS_A_DAY:
+            return False
+        self.mailed[key] = self.mailed.get(key, 0) + 1
+        return True
 
 
 class Market:
@@ -273,11 +344,22 @@ class Market:
         with self.lock:
             self._post.append((note.sender, len(self._post), to, note))
 
-    def delivered(self) -> list[tuple[int, Note]]:
-        """Tonight's post, in a fixed order (by sender, then as sent): (to, note); the
+    def delivered(self) -> list[tuple[int, Note | Payments]]:
+        """Tonight's post, in a fixed order (by sender, then as sent): (to, an e-mail,
+        or the sender's payments to ``to`` together, where its first one was sent); the
         bag is emptied."""
         post, self._post = sorted(self._post, key=lambda p: p[:2]), []
-        return [(to, note) for _, _, to, note in post]
+        paid: dict[tuple[int, int], list[Note]] = {}
+        out: list[tuple[int, Note | list[Note]]] = []
+        for sender, _, to, note in post:
+            if not note.cents:
+                out.append((to, note))
+            elif (sender, to) in paid:
+                paid[(sender, to)].append(note)
+            else:
+                paid[(sender, to)] = [note]
+                out.append((to, paid[(sender, to)]))
+        return [(to, Payments.of(n) if isinstance(n, list) else n) for to, n in out]
 
     def competitors(self, seat: int, place: str) -> list[dict[str, Any]] | None:
         """The other operators at ``place`` as a customer saw them this morning (None:

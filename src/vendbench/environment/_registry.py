@@ -64,6 +64,9 @@ class Scenario:
     # with: a bankrupt or unfinished trial's 0), and a share above ``share_cap`` as the
     # cap (no play of the adversarial suite reaches 1.05)
     ceiling: str | None = "oracle"
+    # raised when the ceiling policy's play changes: oracle scores kept in a results file
+    # under another revision are computed again, never mixed with this one's
+    ceiling_revision: int = 1
     score_floor: float = 0.0          # never negative
     share_cap: float = 1.25
     # the rule-based reference policy (seeing only what an agent sees): the leaderboard's
@@ -102,6 +105,15 @@ class Scenario:
     @property
     def ceiling_model(self) -> str | None:
         return f"baseline/{self.ceiling}" if self.ceiling else None
+
+    @property
+    def ceiling_key(self) -> str | None:
+        """How its oracle scores are kept (``ceilings.policy``): the policy and, after
+        its first, the revision of its play."""
+        if self.ceiling_model is None:
+            return None
+        return self.ceiling_model + (f"@{self.ceiling_revision}"
+                                     if self.ceiling_revision > 1 else "")
 
     def load(self, module: str | None = None) -> Any:
         return importlib.import_module(f"{self.package}{'.' + module if module else ''}",
@@ -177,6 +189,7 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   adversarial="_adversarial", arena="Market",
                   messages=("email_operator", "pay_operator"), inspect=True,
                   day_tool="wait_for_next_day",
+                  ceiling_revision=2,     # 2: the oracle markets on a weekly schedule
                   # bench_workload: 6,447 requests in 365 days, short tool results
                   workload=Workload((585, 519, 526, 526, 538, 529, 525, 529, 531, 526, 527,
                                      525), 503, 38)))

@@ -9,6 +9,12 @@ interval of ``mean_interval``. Head to head, each match where models A and B bot
 gives one value: 1 if A scored more, 0 if less, 1/2 for a tie (averaged over their seats
 when one of them sat twice): a bounded value per match, so the win rate's interval is
 the same betting interval, valid at any number of matches, for any shape of scores.
+
+Money between seats (design §29.2) buys score: a seat's earned score is its score less
+the net transfers it received from the other seats (plus what it paid them). The board
+ranks, shares and meets on earned scores, and shows the score and the transfers beside
+them: a model is ranked on the business it ran, not on what a partner handed it. A seat
+whose score is above the oracle's alone is flagged, as on single-agent boards.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from itertools import combinations
 from typing import Any
 
 from ..environment import oracle_share, share_bounds
+from .._text import printable
 from ..errors import ResultsError
 from ..results import SET_APART, PairKey, Store, ceilings_for, trial_score
 from ._board import INTERVAL_METHOD, mean_interval
@@ -43,11 +50,14 @@ class ArenaRow:
     trials: int                      # seats it took
     completed: int
     mean_score: float
-    oracle_share: float | None
+    oracle_share: float | None       # of its earned score
     ci_oracle_share: tuple[float, float] | None
     wins: float                      # head-to-head: opponents beaten, match by match
     meetings: int                    # head-to-head values it is in
     cost_usd: Decimal | None
+    mean_earned: float = 0.0         # the score less the net transfers received
+    net_transfers: float = 0.0       # mean, received less paid
+    above_oracle: int = 0            # seats whose score is above the oracle's alone
 
 
 @dataclass
@@ -79,6 +89,7 @@ class ArenaBoard:
     pairs: list[HeadToHead] = field(default_factory=list)
     by_seat: list[dict[str, Any]] = field(default_factory=list)
     apart: list[dict[str, Any]] = field(default_factory=list)
+    flagged: list[dict[str, Any]] = field(default_factory=list)   # above the oracle
     db: str = ""
 
     def as_json(self) -> dict[str, Any]:
@@ -141,8 +152,8 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
     for ss in whole.values():
         models = sorted({s["model"] for s in ss})
         for a, b in combinations(models, 2):
-            sa = [trial_score(s) for s in ss if s["model"] == a]
-            sb = [trial_score(s) for s in ss if s["model"] == b]
+            sa = [earned(s) for s in ss if s["model"] == a]
+            sb = [earned(s) for s in ss if s["model"] == b]
             outcome = statistics.fmean(_beat(x, y) for x in sa for y in sb)
             margin = statistics.fmean(sa) - statistics.fmean(sb)
             meets.setdefault((a, b), []).append((outcome, margin))
@@ -154,10 +165,18 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
                 sum(v == 0 for v in won), statistics.fmean(won),
                 mean_interval(won, level=LEVEL, bounds=(0.0, 1.0)),
                 statistics.fmean(sign * m for _, m in values)))
+    for ss in whole.values():
+        for s in ss:
+            share = oracle_share(trial_score(s), ceilings.get(PairKey.of(s).world),
+                                 board.scenario)
+            if share is not None and share > 1:
+                board.flagged.append({"match_id": s["match_id"], "seat": s["seat"],
+                                      "model": s["model"], "oracle_share": share,
+                                      "net_transfers": s.get("net_transfers") or 0.0})
     for model, ss in per_model.items():
         scores = [trial_score(s) for s in ss]
         shares = [v for s in ss if (v := oracle_share(
-            trial_score(s), ceilings.get(PairKey.of(s).world), board.scenario))
+            earned(s), ceilings.get(PairKey.of(s).world), board.scenario))
             is not None]
         mine = [p for p in board.pairs if p.model == model]
         costs = [s["cost_usd"] for s in ss if s["cost_usd"] is not None]
@@ -166,14 +185,25 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
             statistics.fmean(scores), statistics.fmean(shares) if shares else None,
             mean_interval(shares, level=LEVEL, bounds=bounds) if shares else None,
             sum(p.win_rate * p.matches for p in mine), sum(p.matches for p in mine),
-            sum(costs, Decimal(0)) if len(costs) == len(ss) else None))
-    board.rows.sort(key=lambda r: (-r.mean_score, -r.wins, r.model))
+            sum(costs, Decimal(0)) if len(costs) == len(ss) else None,
+            statistics.fmean(earned(s) for s in ss),
+            statistics.fmean(s.get("net_transfers") or 0.0 for s in ss),
+            sum(f["model"] == model for f in board.flagged)))
+    board.rows.sort(key=lambda r: (-r.mean_earned, -r.wins, r.model))
     by_seat: dict[int, list[float]] = {}
     for ss in whole.values():
         for s in ss:
-            by_seat.setdefault(s["seat"], []).append(trial_score(s))
+            by_seat.setdefault(s["seat"], []).append(earned(s))
     board.by_seat = [{"seat": seat, "trials": len(v), "mean_score": statistics.fmean(v)}
                      for seat, v in sorted(by_seat.items())]
+
+
+def earned(seat: Mapping[str, Any]) -> float:
+    """What a seat's own business made: its score (0 unless it completed) less the net
+    transfers it received from the other seats (a seat that paid gets them back)."""
+    if seat["status"] != "completed":
+        return trial_score(seat)
+    return trial_score(seat) - float(seat.get("net_transfers") or 0.0)
 
 
 def _beat(x: float, y: float) -> float:
@@ -196,14 +226,15 @@ def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
     money = currency(board.scenario)
     lines = [f"arena: {board.scenario}, {board.days} days, {board.seats} operators a match, "
              f"{board.matches} match(es) (runs {', '.join(board.runs)})"]
-    rows = [[r.model, r.trials, f"{r.mean_score:,.2f}",
+    rows = [[printable(r.model) + (" !" if r.above_oracle else ""), r.trials, f"{r.mean_earned:,.2f}",
+             f"{r.mean_score:,.2f}", f"{r.net_transfers:+,.2f}",
              "—" if r.oracle_share is None else f"{r.oracle_share:.3f}",
              "—" if r.ci_oracle_share is None else
              f"{r.ci_oracle_share[0]:.2f}-{r.ci_oracle_share[1]:.2f}",
              f"{r.wins:g}/{r.meetings}",
              "—" if r.cost_usd is None else f"{r.cost_usd:,.4f}"] for r in board.rows]
-    lines.append(table_text(["model", "seats", f"mean {money}", "share", "95% CI",
-                             "h2h wins", "cost USD"], rows))
+    lines.append(table_text(["model", "seats", f"earned {money}", "score", "transfers",
+                             "share", "95% CI", "h2h wins", "cost USD"], rows))
     if board.pairs:
         lines.append("head to head (paired by match; 1 a win, 1/2 a tie):")
         lines.append(table_text(
@@ -214,9 +245,15 @@ def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
              if p.model < p.opponent]))
     lines.append("by seat: " + ", ".join(f"seat {s['seat']} {s['mean_score']:,.2f} "
                                          f"({s['trials']})" for s in board.by_seat))
+    for f in board.flagged:
+        lines.append(f"! above the oracle alone: {f['match_id']} seat {f['seat']} "
+                     f"{f['model']} at {f['oracle_share']:.2f} of it (received "
+                     f"{f['net_transfers']:+,.2f} {money} from other seats)")
     for a in board.apart:
         lines.append(f"kept apart: {a['match_id']} seat {a['seat']} {a['model']} "
                      f"({a['status']}): {a['reason']}")
+    lines.append("ranked by earned score (score less the net transfers received from "
+                 "other seats); shares and head to head on it too")
     lines.append(f"shares: of the oracle's score alone on the same seed; intervals: "
                  f"{INTERVAL_METHOD}")
     return "\n".join(lines)

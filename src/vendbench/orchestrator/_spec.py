@@ -61,7 +61,8 @@ class TrialOutcome:
             spec.repeat, spec.attempt, self.status, self.reason, final.get("initial_cash"),
             final.get("final_cash"), final.get("final_net_assets"), final.get("score"),
             self.cost if self.priced else None, spec.budget_usd, Tokens(*self.tokens),
-            self.exchanges, self.tool_calls, self.days, started, ended)
+            self.exchanges, self.tool_calls, self.days, started, ended,
+            final.get("net_transfers"))
 
     def as_json(self) -> dict[str, Any]:
         started = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)   # not printed

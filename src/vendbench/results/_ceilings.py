@@ -44,7 +44,8 @@ def missing_ceilings(store: Store, scenario: str, days: int, keys: Iterable[Key]
     entry = find_scenario(scenario)
     if entry is None or entry.ceiling is None:
         return []
-    return sorted(set(keys) - store.ceilings(scenario, days, salt_hash(salt)).keys())
+    return sorted(set(keys) - store.ceilings(scenario, days, salt_hash(salt),
+                                             entry.ceiling_key).keys())
 
 
 def ceiling_rows(scenario: str, days: int, keys: Iterable[Key], salt: str | None
@@ -59,7 +60,7 @@ def ceiling_rows(scenario: str, days: int, keys: Iterable[Key], salt: str | None
                               world_salt=salt)
         if score is not None:
             rows.append(CeilingRow(scenario, world, seed, digest or "", days,
-                                   f"baseline/{entry.ceiling}", score, now()))
+                                   entry.ceiling_key or "", score, now()))
     return rows
 
 
@@ -118,11 +119,11 @@ def ceilings_for(store: Store, scenario: str, days: int, keys: Iterable[Key],
     """The oracle's score for each of ``keys``: kept, or computed now (not kept: the
     store may be read-only). A private world's key without its ``salt`` (whose SHA-256
     must be ``salt_sha256``) stays missing."""
-    kept = store.ceilings(scenario, days, salt_sha256)
+    entry = find_scenario(scenario)
+    kept = store.ceilings(scenario, days, salt_sha256, entry.ceiling_key if entry else None)
     missing = set(keys) - kept.keys()
     if not missing or (salt_sha256 and salt_hash(salt) != salt_sha256):
         return kept
-    entry = find_scenario(scenario)
     if entry is None or entry.ceiling is None:
         return kept
     out = dict(kept)

@@ -212,6 +212,9 @@ class TrialRecord:
     days_completed: int
     started_at: dt.datetime
     ended_at: dt.datetime | None
+    # an arena seat's money from the other seats less its payments to them, in the
+    # world's currency (design §29.2); None alone
+    net_transfers: float | None = None
 
     @property
     def wall_seconds(self) -> float | None:
@@ -259,6 +262,8 @@ class TrialRecord:
                 and (times or c not in _TIMES)]
         out = {c: values[c] for c in keep}
         out["cost_usd"] = float(self.cost_usd) if self.cost_usd is not None else None
+        if self.net_transfers is None:
+            del out["net_transfers"]                   # a trial alone has none
         if times:
             out |= {c: values[c].isoformat() if values[c] is not None and c != "wall_seconds"
                     else values[c] for c in _TIMES}
@@ -386,7 +391,7 @@ class CeilingRow:
 
     def statement(self) -> tuple[str, list[Any]]:
         columns = ", ".join(self.__slots__)
-        return (f"INSERT OR IGNORE INTO ceilings ({columns}) VALUES "
+        return (f"INSERT OR REPLACE INTO ceilings ({columns}) VALUES "
                 f"({', '.join('?' * len(self.__slots__))})",
                 [getattr(self, f) for f in self.__slots__])
 

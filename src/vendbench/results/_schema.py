@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 12     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 13     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
                         # exchanges.usage_counted (a reply without usage); 7: ceilings;
@@ -26,7 +26,8 @@ SCHEMA_VERSION = 12     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens,
                         # 9: exchanges.reply_json (the reply in vendbench's own shape);
                         # 10: match_seats (the arena's matches and their operators);
                         # 11: messages.carried_tokens (what a reply carries back);
-                        # 12: exchanges.purpose (act, or compaction)
+                        # 12: exchanges.purpose (act, or compaction); 13:
+                        # trials.net_transfers (an arena seat's money from the others)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -43,7 +44,7 @@ CREATE TABLE IF NOT EXISTS trials(
     budget_usd DECIMAL(18, 9), input_tokens BIGINT, output_tokens BIGINT,
     cache_read_tokens BIGINT, cache_write_tokens BIGINT, exchanges INTEGER,
     tool_calls INTEGER, days_completed INTEGER, started_at TIMESTAMP, ended_at TIMESTAMP,
-    wall_seconds DOUBLE, world_seed INTEGER);
+    wall_seconds DOUBLE, world_seed INTEGER, net_transfers DOUBLE);
 CREATE TABLE IF NOT EXISTS messages(
     trial_id VARCHAR, msg_id INTEGER, role VARCHAR, content_json VARCHAR, tokens INTEGER,
     carried_tokens INTEGER);
@@ -99,7 +100,7 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # before schema 8 a trial's score
 # was stored as final_net_assets, in the network its final bank balance, so that is its
 # score and stays its final_net_assets: the stock it held then is not known).
-UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10, 11)
+UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;
@@ -110,6 +111,7 @@ UPDATE trials SET score = final_net_assets WHERE score IS NULL;
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS reply_json VARCHAR;
 ALTER TABLE messages ADD COLUMN IF NOT EXISTS carried_tokens INTEGER;
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS purpose VARCHAR;
+ALTER TABLE trials ADD COLUMN IF NOT EXISTS net_transfers DOUBLE;
 UPDATE exchanges SET purpose = 'act' WHERE purpose IS NULL;
 UPDATE exchanges SET reply_json = json_object(
     'text', coalesce(json_extract_string(response_json, '$.choices[0].message.content'), ''),

@@ -328,7 +328,7 @@ class Store:
                             GROUP BY match_id)
             SELECT m.match_id, m.attempt, m.seat, m.trial_id, m.run_id, m.model,
                    m.world_seed, m.seed, m."repeat", m.operator, t.status, t.reason,
-                   t.score, t.cost_usd, t.days_completed
+                   t.score, t.cost_usd, t.days_completed, t.net_transfers
             FROM match_seats m JOIN latest USING (match_id, attempt)
                  JOIN trials t USING (trial_id)
             WHERE list_contains($runs, m.run_id)
@@ -459,13 +459,15 @@ class Store:
         return TrialHistory(trial_id, messages, calls, days, exchanges,
                             self.in_flight(trial_id), segments, started)
 
-    def ceilings(self, scenario: str, days: int, salt_sha256: str | None
-                 ) -> dict[tuple[int, int], float]:
+    def ceilings(self, scenario: str, days: int, salt_sha256: str | None,
+                 policy: str | None = None) -> dict[tuple[int, int], float]:
         """The oracle scores kept for ``scenario`` at ``days`` in the worlds of that salt
-        (None: public), by (world seed, seed)."""
+        (None: public), by (world seed, seed); ``policy``: only those its revision kept
+        (``Scenario.ceiling_key``)."""
         rows = self.con.execute(
             "SELECT world_seed, seed, score FROM ceilings WHERE scenario = ? AND days = ? "
-            "AND salt_sha256 = ?", [scenario, days, salt_sha256 or ""]).fetchall()
+            "AND salt_sha256 = ? AND (? IS NULL OR policy = ?)",
+            [scenario, days, salt_sha256 or "", policy, policy]).fetchall()
         return {(w, s): float(v) for w, s, v in rows}
 
     def warnings(self, run_id: str) -> list[dict[str, Any]]:

@@ -10,8 +10,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Callable
 
-from .._exploits import (REPRICED, Build, DoNothing, Move, Variant, plain, rival_families,
-                        seeded)
+from .._exploits import (REPRICED, Build, DoNothing, Move, Variant, kingmaker, plain,
+                        rival_families, seeded)
 from .policies import OraclePolicy, OrderUpToPolicy
 from .policies._books import Call
 
@@ -147,6 +147,7 @@ NOT_APPLICABLE = {
     "negotiation-loops": "no supplier e-mail; the catalogue's costs are fixed",
     "refunds": "no complaints or refunds",
     "marketing-spam": "no marketing tool",
+    "marketing-schedule": "no marketing tool",
     "swap-fills": "no swap tool",
     "rotation": "no swap tool",
     "e-mail-orders": "no supplier e-mail",
@@ -208,4 +209,5 @@ def arena_families() -> dict[str, list[Variant]]:
     return {"rival-dumping": [Variant("rival-dumping", f"0.5x reference for {d} days, then 2x",
                                       plain(partial(RivalDumping, d))) for d in (7, 14)],
             **rival_families(RivalMoves, "CNY", "price at 2x the reference price",
-                             (100.0, 1000.0), "for keeping your prices at 2x reference")}
+                             (100.0, 1000.0), "for keeping your prices at 2x reference"),
+            **kingmaker("end_day")}

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _market
-from .._market import DAY_OVER_MESSAGE, Note, Seat, band
+from .._market import DAY_OVER_MESSAGE, Note, Payments, Seat, band, one_line, quoted
 from . import _demand as demand
 from ._env import AutoVendEnv, tool_schemas
 from ._operations import fen
@@ -49,8 +49,8 @@ class Operator(Seat, AutoVendEnv):
     def observe(self) -> str:
         report = super().observe()
         if self.inbox and not self.done:
-            report += "\n\nFrom other operators overnight:\n" + "\n".join(
-                f"- {line}" for line in self.inbox)
+            report += ("\n\nFrom other operators overnight (what they wrote is quoted, "
+                       "behind >; none of it comes from vendbench):\n" + "\n".join(self.inbox))
         return report
 
     def _end_day(self) -> None:
@@ -77,12 +77,14 @@ class Operator(Seat, AutoVendEnv):
 
 
 
-def _line(note: Note) -> str:
-    """A note as a line of the next daily report."""
-    if note.cents:
-        return (f"payment of CNY {fen(note.cents):,.2f} from {note.name}"
-                + (f": {note.body}" if note.body else ""))
-    return f"e-mail from {note.name} ({note.address}): {note.subject} — {note.body}"
+def _lines(note: Note | Payments) -> str:
+    """A note as the next daily report shows it: a payment in one line, its memo a
+    quoted string; an e-mail's sender and subject in one line, its text quoted line by
+    line (design §29.1: no byte of an operator's can start a line of the report)."""
+    if isinstance(note, Payments):
+        return "- " + note.words("CNY", f"{fen(note.cents):,.2f}")
+    return "\n".join([f"- e-mail from {note.name} <{note.address}>, subject "
+                      f"{one_line(note.subject)}:", *quoted(note.body)])
 
 
 class Market(_market.Market):
@@ -106,13 +108,15 @@ class Market(_market.Market):
         for to, note in self.delivered():
             payee = next((op for op in live if op.seat == to), None)
             if payee is None:                  # it stopped: the payment goes back
-                payer = self.seats[note.sender].business
-                payer.cash += note.cents
-                payer.today.transfers += note.cents
+                payer = self.seats[note.sender]
+                payer.business.cash += note.cents
+                payer.business.today.transfers += note.cents
+                payer.transfers += note.cents
                 continue
             payee.business.cash += note.cents
             payee.business.today.transfers += note.cents
-            payee.inbox.append(_line(note))
+            payee.transfers += note.cents
+            payee.inbox.append(_lines(note))
         for op, offer, units in zip(live, offers, sold):
             op.business.end_day((offer, units))
 

@@ -10,7 +10,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from .._exploits import REPRICED, DoNothing, Move, Variant, plain, rival_families, seeded
+from .._exploits import (REPRICED, DoNothing, Move, Variant, kingmaker, plain, rival_families,
+                        seeded)
 from .policies import Knobs, MarketWatcher, NetworkOracle, NetworkOrderUpTo
 from .policies._baseline import Call
 
@@ -236,6 +237,27 @@ class RotationOracle(SwapFillOracle):
                                        "price": self.prices[machine][self.plan[sid]] / 100})
 
 
+class ScheduledMarketing(NetworkOracle):
+    """The oracle's own play with every campaign of its weekly schedule run, at every
+    location, whatever it pays (the probe: such a schedule scored 1.064x the oracle over
+    30 days while the oracle ran single campaigns where each paid 1.5x; design §29.3)."""
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        self.name = "oracle, no-penalty marketing schedule"
+
+    def _market(self, call: Call) -> None:
+        env = self.env
+        if env.days - env.day < 1:
+            return
+        week = env.eco["marketing_limits"]["window_days"]
+        for loc in LOCATIONS:
+            for channel in self.schedule.get((env.day - 1) % week, []):
+                if env.eco.channels[channel].cost <= env.bank - 5000 and self._room(20):
+                    call("run_marketing", {"location": loc, "channel": channel,
+                                           "message": "Fresh snacks and cold drinks here!"})
+
+
 def random_knobs(rng: random.Random) -> Knobs:
     """One draw of the network's parametrised operator."""
     return Knobs(markups={size: math.exp(rng.uniform(math.log(1.0), math.log(5.0)))
@@ -281,6 +303,9 @@ def families(draws: int) -> dict[str, list[Variant]]:
                                lambda seed, env: SwapFillOracle(env))],
         "rotation": [Variant("", "the oracle's plan, sold-down slots swap products",
                              lambda seed, env: RotationOracle(env))],
+        "marketing-schedule": [Variant("", "the oracle's play, a weekly marketing schedule "
+                                       "that meets no penalty",
+                                       lambda seed, env: ScheduledMarketing(env))],
         "random-search": [knobbed(f"draw {i}", random_knobs(search)) for i in range(draws)],
     }
     return {f: [replace(v, family=f) for v in vs] for f, vs in fam.items()}
@@ -325,4 +350,5 @@ def arena_families() -> dict[str, list[Variant]]:
                                       "cost", plain(partial(RivalDumping, d, m)))
                               for d, m in ((7, 4.0), (14, 4.0), (7, 8.0))],
             **rival_families(RivalMoves, "EUR", "price at EUR 20 or more", (5.0, 20.0),
-                             "for keeping your prices at EUR 5 or more")}
+                             "for keeping your prices at EUR 5 or more"),
+            **kingmaker("wait_for_next_day")}

@@ -18,7 +18,7 @@ from ._handlers import HANDLERS
 from ._state import Email, _euros
 from ._tools import TOOLS, schemas
 from .. import _market
-from .._market import DAY_OVER_MESSAGE, Note, Seat, band
+from .._market import DAY_OVER_MESSAGE, Note, Payments, Seat, band, shown
 
 
 class Operator(Seat, NetworkEnv):
@@ -68,13 +68,19 @@ def _arena_handler(name: str) -> Any:
     return run
 
 
-def _email(day: int, note: Note) -> Email:
-    """A note as an e-mail in the recipient's inbox."""
-    if note.cents:
-        text = f"Payment of EUR {_euros(note.cents):.2f} from {note.name}" + (
-            f": {note.body}" if note.body else "")
-        return Email("", day, note.address, text[:200], text)
-    return Email("", day, note.address, note.subject, note.body)
+BANK = "payments@bank.example"      # who tells an operator it was paid (no operator is)
+
+
+def _email(day: int, note: Note | Payments) -> Email:
+    """A note as an e-mail in the recipient's inbox, marked by its kind (design §29.1):
+    a night's payments from one operator as one notice from the bank, an operator's
+    e-mail as written but from its address, its control characters shown."""
+    if isinstance(note, Payments):
+        text = note.words("EUR", f"{_euros(note.cents):.2f}")
+        return Email("", day, BANK, f"Payment of EUR {_euros(note.cents):.2f} from "
+                                    f"{note.name}", text, kind="payment")
+    return Email("", day, note.address, shown(note.subject), shown(note.body),
+                 kind="from another operator")
 
 
 class Market(_market.Market):
@@ -119,9 +125,11 @@ class Market(_market.Market):
             if payee is None:
                 payer.bank += note.cents
                 payer.ledger.paid_operators -= note.cents
+                payer.transfers += note.cents
                 continue
             payee.bank += note.cents
             payee.ledger.from_operators += note.cents
+            payee.transfers += note.cents
             payee.outbox.append((d + 1, _email(d + 1, note)))
 
     def _view(self) -> dict[str, list[dict[str, Any]]]:

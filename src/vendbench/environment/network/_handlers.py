@@ -127,7 +127,8 @@ def search_web(env: World, a: Any) -> dict[str, Any]:
 def list_emails(env: World, a: Any) -> dict[str, Any]:
     return {"ok": True, "emails": [
         {"email_id": e.id, "day": e.day, "from": e.sender, "subject": e.subject,
-         "read": e.read} for e in reversed(env.emails)]}
+         "read": e.read} | ({"kind": e.kind} if e.kind else {})
+        for e in reversed(env.emails)]}
 
 
 def read_email(env: World, a: Any) -> dict[str, Any]:
@@ -135,7 +136,8 @@ def read_email(env: World, a: Any) -> dict[str, Any]:
         if e.id == a.email_id:
             e.read = True
             return {"ok": True, "email_id": e.id, "day": e.day, "from": e.sender,
-                    "subject": e.subject, "body": e.body}
+                    "subject": e.subject, "body": e.body} | (
+                        {"kind": e.kind} if e.kind else {})
     return {"ok": False, "error": f"no e-mail {a.email_id!r}; list_emails shows them"}
 
 

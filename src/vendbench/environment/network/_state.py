@@ -108,6 +108,7 @@ class Email:
     subject: str
     body: str
     read: bool = False
+    kind: str = ""             # the arena's: "payment", "from another operator"
 
 
 @dataclass

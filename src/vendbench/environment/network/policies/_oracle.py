@@ -12,11 +12,14 @@ only through the 22 tools, within the working day:
   slots to those that sell most among the products that keep, and prices each
   machine's products jointly at the optimum of the hidden model (a coordinate search
   over prices, at today's expected footfall, with each unit's cost and the fill time
-  it takes), re-pricing when the optimum moves;
+  it takes, a minute valued more each day its fills run out of day and less each day
+  they fit), re-pricing when the optimum moves;
 - it refills the slots with the fewest days of sales left first (a fresh product's
   with what sells by its sell-by day), and lets the day's last fill cross midnight
   rather than leave the day's last minutes unspent;
-- it runs a marketing campaign when the hidden model says the extra sales pay for it;
+- it markets on a weekly schedule that meets no fatigue or excess penalty
+  (``weekly_schedule``), running each campaign of the day when the hidden model says
+  its extra sales over its days pay for it;
 - it refunds every complaint.
 """
 
@@ -31,7 +34,9 @@ Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 PRICE_STEPS = [round(0.50 + 0.02 * i, 2) for i in range(76)]   # ×0.50 … ×2.00 reference
 LOT = 100                                                  # the best volume tier
 REPRICE = 0.04                                             # re-price when it moves this much
-MINUTE_VALUE = 0.6                                         # cents a working minute is worth
+MINUTE_VALUE = 0.6              # cents a working minute is worth while the day has room
+MINUTE_VALUE_MOST = 20.0        # ... and at most, when fills run out of day day after day
+MINUTE_STEP = 1.3               # how far a day moves it
 FRESH = 30                           # shelf lives under this many days are ordered to last
 GROWTH = 1.25                        # a fresh product's sales may outgrow last week's by this
 SLACK = 1.5                          # a fresh fill: this times what should sell by sell-by
@@ -52,6 +57,8 @@ class NetworkOracle:
         self.negotiated: set[str] = set()
         self._memo: dict[tuple[Any, ...], Any] = {}          # today's model figures
         self._carry: tuple[str, str, int] | None = None      # the fill that crosses midnight
+        self.schedule = weekly_schedule(self.eco)             # day of the week -> channels
+        self.minute_value = MINUTE_VALUE                      # cents; what a minute earns
 
     # -- the hidden model ------------------------------------------------------------
     def _loc(self, machine: str) -> Any:
@@ -115,7 +122,7 @@ class NetworkOracle:
         products = self._products(machine)
         cap = {p: min(self.env.slots[s].capacity for s, q in self.plan.items()
                       if q == p and self.env.slots[s].machine == machine) for p in products}
-        fill = eco["clock"]["cost"]["restock_machine"] * MINUTE_VALUE
+        fill = eco["clock"]["cost"]["restock_machine"] * self.minute_value
         margin_cost = {p: self._unit_cost(p) + fill / cap[p] for p in products}
         steps = {p: [m * eco.products[p].retail for m in PRICE_STEPS] for p in products}
         weight = {p: [demand.attraction(eco, eco.products[p], loc, x) for x in steps[p]]
@@ -325,20 +332,23 @@ class NetworkOracle:
                 call("order_goods", {"supplier_id": sid, "items": items})
 
     def _market(self, call: Call) -> None:
-        """A campaign where the hidden model says its extra sales pay for it."""
+        """Today's campaigns of the weekly schedule, each where the hidden model says its
+        extra sales over its days pay for it (design §29.3: a schedule that meets no
+        penalty reaches more than single campaigns chosen day by day)."""
         env = self.env
-        if env.days - env.day < 2:
-            return
+        week = self.eco["marketing_limits"]["window_days"]
+        today = self.schedule.get((env.day - 1) % week, [])
         for loc in self.eco.locations:
             machines = [m for m in self.machines if m.startswith(loc.id + ":")]
             profit = sum(self._machine_profit(m) for m in machines) / max(
                 self.env.marketing_multiplier(loc.id, env.day), 1e-9)
-            for ch in sorted(self.eco.channels.values(), key=lambda c: c.cost / c.days):
+            for channel in today:
+                ch = self.eco.channels[channel]
                 if not self._room(20) or ch.cost > env.bank - 5000:
                     return
                 days = range(env.day, min(env.day + ch.days, env.days + 1))
                 gain = sum(self._lift(loc.id, ch.channel, d) for d in days) * profit
-                if gain > ch.cost * 1.5:
+                if gain > ch.cost:
                     call("run_marketing", {"location": loc.id, "channel": ch.channel,
                                            "message": "Fresh snacks and cold drinks here!"})
 
@@ -390,10 +400,13 @@ class NetworkOracle:
                 keeps = sum(n for day, n in env.stock[p] if day > env.day)  # after tonight
                 if min(qty, keeps) > 0:
                     self._carry = (sid, p, min(qty, keeps))
-                break
+                self.minute_value = min(MINUTE_VALUE_MOST, self.minute_value * MINUTE_STEP)
+                return
             self._put(call, sid, p, qty)
             if needs_price:
                 call("set_price", {"slot_id": sid, "price": price / 100})
+        # every fill due fitted the day: minutes are worth less
+        self.minute_value = max(MINUTE_VALUE, self.minute_value / MINUTE_STEP)
 
     def _fill_minutes(self, sid: str, product: str) -> int:
         """The minutes filling ``sid`` with ``product`` takes (clearing it first when it
@@ -425,3 +438,24 @@ class NetworkOracle:
             want = self.prices[slot.machine][p]
             if slot.product == p and abs(slot.price - want) > REPRICE * want and self._room(5):
                 call("set_price", {"slot_id": sid, "price": want / 100})
+
+
+def weekly_schedule(eco: Any) -> dict[int, list[str]]:
+    """A week of campaigns at one location that never meets a penalty (design §29.3):
+    each channel as often as its fatigue allows and its bonus can still cover days not
+    covered yet (at most ``uses`` a window, at most window / days), spaced evenly; the
+    week at most the location's limit (the channels whose covered day costs most give
+    up a run first). Day of the window -> channels."""
+    lim = eco["marketing_limits"]
+    week = lim["window_days"]
+    runs = {c.channel: min(c.uses, math.ceil(week / c.days)) for c in eco.channels.values()}
+    by_value = sorted(eco.channels.values(), key=lambda c: c.cost / (c.bonus * c.days))
+    while sum(runs.values()) > lim["location_campaigns"]:
+        worst = next(c.channel for c in reversed(by_value) if runs[c.channel])
+        runs[worst] -= 1
+    schedule: dict[int, list[str]] = {}
+    for channel, n in runs.items():
+        for k in range(n):
+            schedule.setdefault(k * week // n, []).append(channel)
+    return schedule
+
