@@ -122,3 +122,29 @@ def test_every_help_fits_80_columns_with_its_own_examples(command):
     for i, line in enumerate(lines):
         if line.rstrip().endswith("\\"):
             assert lines[i + 1].startswith(" ") and lines[i + 1].strip().startswith("--")
+
+
+def test_names_are_printed_as_plain_text_on_a_terminal(tmp_path, monkeypatch, capsys):
+    """design §30: a run named "nightly[/x]" ended `runs` in rich's MarkupError on a
+    terminal; a model named "[link=…]" printed as a hidden hyperlink; one holding escape
+    sequences retitled and cleared the terminal. Every name prints as plain text."""
+    import sys
+
+    from vendbench.results import Store
+
+    db = str(tmp_path / "r.duckdb")
+    assert main(["run", "--models", "baseline/order-up-to", "--days", "2", "--seeds", "1",
+                 "--name", "nightly[/x]", "--db", db, "--json"]) == 0
+    evil = "[link=https://evil.example/]openai/gpt-5[/link]\x1b]0;owned\x07\x1b[2J"
+    with Store(db) as store:
+        store.con.execute("UPDATE trials SET model = ?", [evil])
+    capsys.readouterr()
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    for args in (["runs"], ["runs", "--wide"], ["leaderboard"], ["trend"]):
+        assert main([*args, "--db", db]) in (0, 1), args
+        out = capsys.readouterr().out
+        assert "\x1b]" not in out and "\x1b[2J" not in out, args
+        if args == ["runs", "--wide"]:
+            assert "[/x]" in out, out          # folded in a narrow terminal, but shown
+        if args[0] == "leaderboard":
+            assert "[link=https://evil.example/]openai/gpt-5[/link]\\x1b]0;owned\\x07" in out

@@ -124,6 +124,45 @@ def test_side_effects_and_table_functions_are_refused(writer, sql, why):
     reader.close()
 
 
+WRITES = [
+    "WITH x AS (DELETE FROM runs RETURNING *) SELECT count(*) FROM x",
+    "WITH x AS (UPDATE trials SET score = 1e9 RETURNING *) SELECT count(*) FROM x",
+    "WITH x AS (INSERT INTO runs (run_id) VALUES ('FORGED') RETURNING *) SELECT * FROM x",
+    "SELECT * FROM (WITH x AS (DELETE FROM runs RETURNING run_id) SELECT * FROM x) y",
+    "SELECT 1 UNION ALL (WITH x AS (DELETE FROM trials RETURNING 1) SELECT * FROM x)",
+]
+
+
+@pytest.mark.parametrize("sql", WRITES)
+def test_a_select_that_writes_is_refused_and_the_file_is_unchanged(writer, sql):
+    """design §30: DuckDB calls ``WITH x AS (DELETE … RETURNING …) SELECT …`` a SELECT;
+    a live read of one once deleted a running run's row, set every score to 1e9 and
+    added a forged run. Reads are judged by their parsed tree's nodes."""
+    writer.con.execute("INSERT INTO runs (run_id) VALUES ('RUN-1')")
+    before = writer.con.execute("SELECT * FROM runs").fetchall()
+    reader = _live.connect(writer.path)
+    with pytest.raises(LiveError, match="only reads are answered"):
+        reader.execute(sql)
+    reader.close()
+    assert writer.con.execute("SELECT * FROM runs").fetchall() == before
+    assert writer._server.queries == 0
+
+
+@pytest.mark.parametrize("sql", WRITES[:3])
+def test_the_agents_sql_tool_refuses_a_select_that_writes(sql):
+    from vendbench.environment import make
+
+    env = make("autovend", seed=1, days=3)
+    mine = sql.replace("FROM runs", "FROM _machines").replace("trials SET score = 1e9",
+                                                               "_machines SET capacity = 0")
+    mine = mine.replace("INTO runs (run_id)", "INTO _machines (machine_id)")
+    before = env.call("query_sql", {"sql": "SELECT count(*), sum(capacity) FROM machines"})
+    result = env.call("query_sql", {"sql": mine})
+    assert not result["ok"] and "only reads are answered" in result["error"], result
+    assert env.call("query_sql", {"sql": "SELECT count(*), sum(capacity) FROM machines"}) \
+        == before
+
+
 def test_a_slow_query_is_interrupted_and_a_huge_answer_refused(writer, monkeypatch):
     monkeypatch.setattr(_live, "QUERY_TIMEOUT_S", 0.3)
     monkeypatch.setattr(_live, "MAX_ANSWER_ROWS", 500)

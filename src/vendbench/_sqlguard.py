@@ -1,4 +1,11 @@
-"""What no read-only query may build: a value too large to interrupt.
+"""What no read-only query may do: write, or build a value too large to interrupt.
+
+A statement DuckDB calls a SELECT may still write: ``WITH x AS (DELETE … RETURNING …)
+SELECT …`` deletes (a live read of a running run's file once deleted its run row, set
+every trial's score to 1e9 and added a forged run). So a query is read only by what its
+parsed tree is made of, not by its first word: every query node in it must be one that
+reads (``READ_NODES``); any other (a DELETE, UPDATE or INSERT node, or one DuckDB adds
+later) is refused (``writes``).
 
 DuckDB checks an interrupt and its memory limit between chunks of rows, not inside one
 value: a single expression that builds a huge value (``len(range(200000000))``,
@@ -20,6 +27,34 @@ MAX_SIZE_ARG = 1_000            # repeat/pad widths, range lengths, printf width
 SIZED = {"repeat": (1,), "lpad": (1,), "rpad": (1,), "range": None,
          "generate_series": None, "list_resize": (1,), "array_resize": (1,)}
 WIDTH = re.compile(r"%[-+ #0]*(\*|\d{4,})|\{:[^}]*\d{4,}")   # printf/format widths
+# the query nodes a read is made of; any other node (DELETE_QUERY_NODE …) writes
+READ_NODES = {"SELECT_NODE", "SET_OPERATION_NODE", "CTE_NODE", "RECURSIVE_CTE_NODE"}
+# functions that change the database's state from inside a SELECT
+WRITING_FUNCTIONS = {"nextval", "setseed"}
+
+
+def writes(sql: str, con: Any) -> str | None:
+    """Why ``sql`` could change the database, or None (it only reads): a query node that
+    is not a read, or a function that changes state. ``con`` parses it."""
+    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
+    if tree.get("error"):
+        return str(tree.get("error_message") or "the query could not be parsed")
+    stack: list[Any] = [tree.get("statements", [])]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        kind = node.get("type")
+        if isinstance(kind, str) and kind.endswith("_NODE") and kind not in READ_NODES:
+            return (f"only reads are answered: this query would write "
+                    f"({kind.removesuffix('_QUERY_NODE').removesuffix('_NODE')})")
+        if node.get("class") == "FUNCTION" and node.get("function_name") in WRITING_FUNCTIONS:
+            return f"only reads are answered: {node['function_name']} changes the database"
+        stack.extend(node.values())
+    return None
 
 
 def oversized(sql: str, con: Any) -> str | None:

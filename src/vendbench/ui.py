@@ -10,7 +10,7 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Any
 
-from ._text import count
+from ._text import count, printable
 
 
 def eta_text(seconds: float) -> str:
@@ -29,18 +29,22 @@ def _is_tty() -> bool:
 
 def print_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
     """Print a table: a rich table on a terminal, tab-separated text otherwise."""
+    # every cell plain text: a name with markup or escape sequences (a run named
+    # "nightly[/x]", a model with "\x1b]0;…") prints as it is, never as what it encodes
+    rows = [[printable(str(v)) for v in r] for r in rows]
     if sys.stdout.isatty():
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
-        table = Table(title=title)
+        table = Table(title=Text(printable(title)))
         for i, h in enumerate(headers):        # a long name folds: never cut to a lookalike
-            table.add_column(h, justify="left" if i < 2 else "right", overflow="fold")
+            table.add_column(Text(h), justify="left" if i < 2 else "right", overflow="fold")
         for r in rows:
-            table.add_row(*[str(v) for v in r])
+            table.add_row(*[Text(v) for v in r])
         Console().print(table)
         return
-    print(f"# {title}")
+    print(f"# {printable(title)}")
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
     for line in [headers, *rows]:           # no trailing spaces: the last column is ragged
         print("  ".join(str(v).ljust(w) for v, w in zip(line, widths)).rstrip())

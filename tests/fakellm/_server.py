@@ -90,6 +90,23 @@ def vending_script(body: dict[str, Any]) -> Reply:
     return Reply(tool_calls=[("get_financials", json.dumps({"window": 1}))])
 
 
+def _with(reply: dict[str, Any], **changes: Any) -> str:
+    return json.dumps({**reply, **changes})
+
+
+# 200 replies a server bills but no client can read (design §30): each from a whole reply
+UNREADABLE: dict[str, Callable[[dict[str, Any]], str]] = {
+    "no_choices": lambda r: _with(r, choices=[]),
+    "null_choices": lambda r: _with(r, choices=None),
+    "html": lambda r: "<html><body><h1>200 OK</h1>upstream said nothing</body></html>",
+    "nan_usage": lambda r: json.dumps(r).replace('"prompt_tokens": 100', '"prompt_tokens": NaN'),
+    "infinite_usage": lambda r: json.dumps(r).replace('"completion_tokens": 10',
+                                                      '"completion_tokens": Infinity'),
+    "words_usage": lambda r: _with(r, usage={"prompt_tokens": "a hundred",
+                                             "completion_tokens": "ten"}),
+}
+
+
 def _no_tools(choice: Any) -> bool:
     """Whether a request's tool_choice forbids tools (OpenAI "none", Anthropic's
     {"type": "none"}, Gemini's mode NONE)."""
@@ -445,6 +462,11 @@ class FakeLLM:
             return web.Response()
         if kind == "malformed":
             return web.Response(text="{this is not json", content_type="application/json")
+        if kind in UNREADABLE:                  # a 200 the server billed, that cannot be read
+            text = UNREADABLE[kind](self._chat_completion(body, self.script(body), {
+                "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}))
+            return web.Response(text=text, content_type="text/html" if kind == "html"
+                                else "application/json")
         if kind == "truncated":
             full = json.dumps(self._chat_completion(body, self.script(body), {}))
             return web.Response(text=full[: len(full) // 2], content_type="application/json")

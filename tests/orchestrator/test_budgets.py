@@ -229,11 +229,13 @@ def test_charge_records_spend_settled_elsewhere_even_past_the_cap():
 
 
 def test_a_provider_billing_past_the_request_is_charged_in_full_and_named(llm, tmp_path):
-    """A server reporting far more output tokens than max_tokens: every such reply is
-    charged in full, the run names the provider once, and each trial stops
-    budget_exhausted as soon as its budget's cap is crossed (by one reply at most)."""
+    """A server reporting far more input tokens than were sent (100,000 for a prompt of a
+    few thousand): every such reply is charged in full, the run names the provider once,
+    and each trial stops budget_exhausted as soon as its budget's cap is crossed (by one
+    reply at most). (An output count above max_tokens is no bill at all but a garbled
+    reply, charged its reservation: test_faults.)"""
     llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")],
-                                    completion_tokens=6_000)
+                                    prompt_tokens=100_000)
     db = str(tmp_path / "r.duckdb")
     result = run(db, days=30, seeds=[1, 2, 3], budget_usd="0.03", total_budget_usd="1",
                  models=[model(llm, max_output_tokens=256)])

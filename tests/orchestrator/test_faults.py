@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
+
 from ..fakellm import FakeLLM, Reply
+from ..fakellm._server import UNREADABLE
 from .conftest import model, query, run, until
 
 
@@ -303,3 +306,37 @@ def test_tool_results_reach_the_model_as_utf8_text(llm, tmp_path):
     run(str(tmp_path / "r.duckdb"), days=1, models=[model(llm)])
     tool = [m for m in llm.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
     assert "°C" in tool and "\\u00b0" not in llm.raw[1].decode("utf-8")
+
+
+@pytest.mark.parametrize("kind", sorted(UNREADABLE))
+def test_a_billed_reply_that_cannot_be_read_is_charged_never_free(llm, tmp_path, kind):
+    """design §30: a 200 whose body no client can read (no choices, not JSON, usage that
+    is NaN, Infinity or words) was filed as a server's 500 at $0 and retried: the server
+    billed it, the file did not. Now its outcome is unknown: charged its reservation,
+    retried, named in one line."""
+    db = str(tmp_path / "r.duckdb")
+    llm.inject(kind)
+    result = run(db, days=2, models=[model(llm)])
+    (status, cost, reserved, error), = query(
+        db, "SELECT status, cost_usd, reserved_usd, error FROM exchanges "
+            "WHERE status <> 'ok'")
+    assert status == "unknown" and cost == reserved > 0
+    assert "\n" not in error and "Traceback" not in error and "reply" in error, error
+    assert result.as_json()["trials"][0]["status"] == "completed"
+    assert result.pool.spent == query(db, "SELECT cost_usd FROM trials")[0][0] >= reserved
+
+
+def test_an_output_count_above_max_tokens_is_garbled_not_a_bill(llm, tmp_path):
+    """A reply claiming 6,000 output tokens for a request that allowed 512 is not a bill
+    ($10,000 were once recorded against a $0.05 cap this way): charged its reservation."""
+    from ..fakellm import vending_script
+
+    first = iter([Reply(tool_calls=[("end_day", "{}")], completion_tokens=6_000)])
+    llm.script = lambda body: next(first, None) or vending_script(body)
+    db = str(tmp_path / "r.duckdb")
+    run(db, days=2, budget_usd="0.05", models=[model(llm, max_output_tokens=512)])
+    (status, cost, reserved, error), = query(
+        db, "SELECT status, cost_usd, reserved_usd, error FROM exchanges "
+            "WHERE status <> 'ok'")
+    assert status == "unknown" and cost == reserved and "above the 512" in error
+    assert query(db, "SELECT max(cost_usd) FROM exchanges")[0][0] < Decimal("0.05")

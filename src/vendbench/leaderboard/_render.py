@@ -7,7 +7,7 @@ import io
 import json
 from typing import TYPE_CHECKING, Any
 
-from .._text import count
+from .._text import count, printable
 from .._text import days as days_text
 from ..environment import display_columns, find_scenario
 from ..results import TrialStatus
@@ -199,6 +199,7 @@ def text(board: Board, fmt: str = "table", wide: bool = False) -> str:
     if fmt == "json":
         return json.dumps(exact(board.as_json()), default=str)
     headers, rows = table_rows(board, wide=wide or fmt != "table")
+    rows = [[printable(cell) for cell in row] for row in rows]   # names: plain text
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out)

@@ -24,7 +24,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._text import count
+from .._text import count, printable
 from .._text import days as days_text
 from ..environment import currency, score_name, share_bounds
 from ..errors import ResultsError
@@ -290,7 +290,8 @@ def render_trend(trend: Trend, fmt: str = "table") -> str:
                              headers=headers[1:],
                              tablefmt="simple", disable_numparse=True,
                              colalign=("left", *["right"] * 5))
-            blocks.append(model + "\n" + "\n".join("  " + line for line in table.splitlines()))
+            blocks.append(printable(model) + "\n"
+                          + "\n".join("  " + line for line in table.splitlines()))
             start += size
         body = "\n\n".join(blocks)
     footer = _trend_footer(trend)

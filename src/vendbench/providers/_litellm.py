@@ -75,7 +75,15 @@ class LiteLLMProvider:
         if self._api_key:
             kwargs["api_key"] = self._api_key
         response = await self._litellm.acompletion(**kwargs)
-        return _completion(response, [self._api_key or ""], wire_profile(self.model))
+        completion = _completion(response, [self._api_key or ""], wire_profile(self.model))
+        most = request.max_tokens + (request.thinking_budget or 0)
+        if completion.usage is not None and completion.usage.completion_tokens > most:
+            # no reply is longer than it was allowed to be: this count is not a bill
+            raise ValueError(
+                f"the reply's usage gives completion_tokens = "
+                f"{completion.usage.completion_tokens:,}, above the {most:,} the request "
+                "allowed: a garbled reply")
+        return completion
 
     def render_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The JSON body litellm sends for ``request``, rendered by litellm's own request
@@ -123,6 +131,12 @@ class LiteLLMProvider:
             return Failure(RetryKind.UNKNOWN, message, status)   # sent; reply lost or garbled
         if isinstance(exc, (lit.InternalServerError, lit.ServiceUnavailableError,
                             lit.APIError)) and (status is None or status >= 500):
+            if "HTTPStatusError" not in chain:
+                # litellm says 500, but no server did: the server answered (and may have
+                # billed) a reply litellm could not read (no choices, not JSON, usage
+                # that is no number). Its outcome is unknown: charged, never free.
+                return Failure(RetryKind.UNKNOWN, "the server answered, but its reply could "
+                               f"not be read: {_first_line(message)}"[:2000], None)
             return Failure(RetryKind.TRANSIENT, message, status)
         if isinstance(exc, (lit.BadRequestError, lit.AuthenticationError, lit.NotFoundError,
                             lit.PermissionDeniedError, lit.UnprocessableEntityError)):
@@ -151,6 +165,11 @@ class LiteLLMProvider:
 _KEY_VARS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",),
              "openrouter": ("OPENROUTER_API_KEY",), "deepseek": ("DEEPSEEK_API_KEY",),
              "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
+
+
+def _first_line(message: str) -> str:
+    """A failure's words without the traceback litellm pastes into some."""
+    return message.split(" Traceback (most recent call last)")[0].splitlines()[0]
 
 
 def _chain(exc: BaseException) -> set[str]:
@@ -195,6 +214,9 @@ def _completion(response: Any, secrets: list[str], profile: ServerProfile) -> Co
                              else dict(response))
     known = [*secrets, *secret_values()]          # (the environment read once a reply)
     raw = redact_json(received, known=known)
+    if not raw.get("choices") or not isinstance(raw["choices"][0], dict) or \
+            not isinstance(raw["choices"][0].get("message"), dict):
+        raise ValueError("the reply has no choice with a message: a garbled reply")
     choice = raw["choices"][0]["message"]
     # what the provider signed goes back as it came: only a known secret value is masked
     # in it, never what merely looks like a key (a thinking text that mentions

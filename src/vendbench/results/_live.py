@@ -47,7 +47,7 @@ import threading
 import time
 from typing import Any
 
-from .._sqlguard import oversized
+from .._sqlguard import oversized, writes
 from ._live_wire import (MAX_ANSWER_BYTES, LiveError, _decode, _encode, _peer, _receive,
                          _send, private_dir, socket_path)
 
@@ -95,7 +95,7 @@ def refused_sql(sql: str, con: Any) -> str | None:
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    why = oversized(sql, con)
+    why = writes(sql, con) or oversized(sql, con)
     return None if why is None else f"{why} while a run writes this file"
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from ..._sqlguard import oversized
+from ..._sqlguard import oversized, writes
 from ...errors import ToolError
 from ._state import Business
 
@@ -181,7 +181,10 @@ class SqlSandbox:
         return _bounded(columns, rows)
 
     def _refused(self, sql: str) -> str | None:
-        """Why a query could build a value too large to interrupt, or None."""
+        """Why a query could write, or build a value too large to interrupt, or None."""
+        written = writes(sql, self._con)
+        if written:
+            return f"{written}; the data is read-only"
         why = oversized(sql, self._con)
         return f"{why} in query_sql" if why and why.startswith("recursive") else why
 
