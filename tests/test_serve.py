@@ -237,8 +237,12 @@ def test_a_web_page_cannot_play_a_world_dns_rebinding(tmp_path):
     served = Served(db, "--allow-origin", "http://lab.example:9999")
     try:
         port = served.port
+        from .view.test_pages import LOOKALIKES
+
         for headers in ({"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"},
                         {"Host": f"evil.example:{port}"},
+                        *({"Host": host.format(port=port)} for host in LOOKALIKES),
+                        {"Origin": "http://evil-localhost.com"},
                         {"Origin": "http://evil.example"},
                         {"Origin": f"http://localhost:{port + 1}"}):
             reply = httpx.post(served.url, json=HELLO, headers={**ACCEPT, **headers},

@@ -439,3 +439,34 @@ def test_an_operator_that_had_finished_replays_until_it_left_when_its_match_resu
         {(r[0], r[1]): (r[2], r[3], r[4]) for r in seats(clean)}
     for table in ("tool_calls", "days"):
         assert outcome(db, table) == outcome(clean, table), table
+
+
+def test_an_amount_that_is_words_is_shown_as_words_and_the_export_holds(tmp_path):
+    """design §30: a model's pay_operator with an amount that is text (refused by the
+    world) answered the match page with HTTP 500 and ended `view --static` in a
+    traceback (float() of the amount). It is shown as the text it is, escaped."""
+    from vendbench.view import Pages
+
+    db = str(tmp_path / "arena.duckdb")
+    done = vendbench("arena", "baseline/colluder", "baseline/undercutter", "--seeds", "1",
+                     "2", "--days", "3", "--db", db)
+    assert done.returncode == 0, done.stderr
+    from vendbench.results import Store
+
+    junk = json.dumps({"to": "operator-b@vendors.example",
+                       "amount": "lots<script>alert(1)</script>", "memo": "{{7*7}}"})
+    with Store(db) as store:
+        store.con.execute(
+            "INSERT INTO tool_calls SELECT trial_id, seq + 1000, exchange_seq, day, call_id, "
+            "'pay_operator', ?, '{\"ok\": false, \"error\": \"amount: not a number\"}', "
+            "false FROM tool_calls WHERE name = 'email_operator' LIMIT 1", [junk])
+    match_id = query(db, "SELECT m.match_id FROM match_seats m JOIN tool_calls t USING "
+                         "(trial_id) WHERE t.name = 'pay_operator'")[0][0]
+    page = Pages(db, served=False).get(f"match/{match_id}.html")
+    assert page.status == 200
+    assert "lots&lt;script&gt;alert(1)&lt;/script&gt;" in page.body and "<script>alert" \
+        not in page.body and "{{7*7}}" in page.body
+    site = tmp_path / "site"
+    done = vendbench("view", "--static", str(site), "--db", db)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert (site / "match" / f"{match_id}.html").exists()

@@ -574,3 +574,21 @@ def test_roles_come_from_the_scenario_and_an_unknown_one_has_none():
     assert Roles.of("network").ceiling == "baseline/oracle"
     assert Roles.of("no-such-scenario") == Roles() == Roles(None, None)
     assert Roles.of(None) == Roles()
+
+
+@pytest.mark.parametrize("ratio, flagged", [(1.01, True), (1.0001, True), (1.0, False),
+                                            (0.999, False)])
+def test_a_trial_above_the_oracle_by_any_margin_is_flagged(db, ratio, flagged):
+    """design §30: a copy of the code that flagged only trials 5 % above the oracle
+    passed every test; any margin above it is an exploit or a bug to look at."""
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "openai/a", 1, net=140_000 * ratio)
+        add_ceiling(s, 1, 140_000.0)
+    board = build(db)
+    a = row(board, "openai/a")
+    assert a.above_oracle == int(flagged)
+    notes = [n for n in board.selection.notes if n.startswith("ABOVE THE ORACLE")]
+    assert len(notes) == int(flagged)
+    (line,) = [ln for ln in render(board).splitlines() if ln.startswith("1  openai/a")]
+    assert (" !" in line) == flagged

@@ -72,6 +72,12 @@ def test_a_day_beyond_the_trial_is_404(results):
     assert page.status == 404 and "has days 1–6" in page.body
 
 
+# Host headers that contain a local name without being one (design §30)
+LOOKALIKES = ("evil-localhost.com", "localhost.evil.example:{port}", "evil-localhost:{port}",
+              "127.0.0.1.evil.example:{port}", "localhost:{port}.evil.example", "LOCALHOST.evil",
+              "localhost@evil.example:{port}")
+
+
 def test_the_server_is_read_only_local_and_keyless(results, server):
     with httpx.Client(base_url=server) as client:
         home = client.get("/")
@@ -79,6 +85,10 @@ def test_the_server_is_read_only_local_and_keyless(results, server):
         assert client.post("/index.html").status_code == 405
         assert client.get("/", headers={"Host": "evil.example"}).status_code == 403
         assert client.get("/", headers={"Origin": "http://evil.example"}).status_code == 403
+        port = httpx.URL(server).port
+        for host in LOOKALIKES:          # design §30: containing "localhost" is not being it
+            assert client.get("/", headers={"Host": host.format(port=port)}).status_code \
+                == 403, host
         assert "default-src 'none'" in home.headers["content-security-policy"]
         bodies = [client.get(p).text for p in (
             f"/run/{results['autovend']}.html", f"/trial/{results['llm']}/index.html",

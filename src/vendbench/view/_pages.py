@@ -348,8 +348,12 @@ def _pairs(trials: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str,
 
 
 def _money(value: Any, places: int = 2) -> str:
+    """A number as money; anything else as the text it is (a model may send an amount
+    that is words: the world refuses it, the page shows it, design §30)."""
     if value is None or isinstance(value, jinja2.Undefined):
         return "—"
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return str(value)
     return f"{float(value):,.{places}f}"
 
 
