@@ -85,9 +85,11 @@ def test_core_metrics_with_known_answers(db):
     assert a.beats_baseline == 3 and a.baseline_pairs == 3
     # oracle share: the score over the oracle's on the same world and seed, averaged
     assert a.oracle_share == pytest.approx(70_000 / 140_000)
-    lo, hi = a.ci_oracle_share
-    assert lo < 0.5 < hi and (lo, hi) == mean_interval([60 / 140, 80 / 140, 70 / 140],
-                                                       bounds=(0, 1.25))
+    lo, hi = a.ci_oracle_share                 # Student's t over the seeds (design §30)
+    seeds = [60 / 140, 80 / 140, 70 / 140]
+    half = 4.302653 * statistics.stdev(seeds) / 3 ** 0.5
+    assert lo == pytest.approx(0.5 - half) and hi == pytest.approx(0.5 + half)
+    assert a.ci_oracle_share_any_shape == mean_interval(seeds, bounds=(0, 1.25))
     assert a.above_oracle == 0
     assert [r.model for r in board.rows] == ["baseline/oracle", "openai/a",
                                              "baseline/order-up-to"]
@@ -362,9 +364,12 @@ def test_the_terminal_table_fits_80_columns_and_wide_has_every_column(db, capsys
     assert main(["leaderboard", "--db", db]) == 0
     narrow = capsys.readouterr().out
     assert max(len(line) for line in narrow.splitlines() if db not in line) <= 80, narrow
-    lo, hi = mean_interval([(249_612 + k) / 500_000 for k in (1, 2, 3)], bounds=(0, 1.25))
+    seeds = [(249_612 + k) / 500_000 for k in (1, 2, 3)]
+    lo, hi = mean_interval(seeds, bounds=(0, 1.25))
     assert long in narrow and "249,614" in narrow                         # not cut
-    assert f"50% ({lo:.0%}–{hi:.0%})" in narrow                          # its share, honestly
+    assert "50% (50%–50%)" in narrow                     # t over three nearly equal seeds
+    assert main(["leaderboard", "--db", db, "--ci", "any-shape"]) == 0
+    assert f"50% ({lo:.0%}–{hi:.0%})" in capsys.readouterr().out          # any shape
     assert "more columns (vs base, cost $, growth" in narrow and "--wide" in narrow
     assert main(["leaderboard", "--db", db, "--wide"]) == 0
     wide = capsys.readouterr().out
@@ -592,3 +597,44 @@ def test_a_trial_above_the_oracle_by_any_margin_is_flagged(db, ratio, flagged):
     assert len(notes) == int(flagged)
     (line,) = [ln for ln in render(board).splitlines() if ln.startswith("1  openai/a")]
     assert (" !" in line) == flagged
+
+
+def test_the_readme_panel_separates_at_three_seeds_and_both_intervals_are_in_json(db, capsys):
+    """design §30: the README's own panel showed the oracle, 100 % of itself on every
+    seed, as 18 %–125 %, overlapping order-up-to's 0 %–119 %. The default interval
+    (Student's t over the seeds) puts the oracle within 5 points of 100 % and the two
+    apart; the betting interval stays one flag away and in the JSON."""
+    from vendbench.cli import main
+
+    assert main(["run", "--models", "baseline/order-up-to", "baseline/oracle", "--seeds",
+                 "1", "2", "3", "--days", "30", "--db", db, "--json"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db, "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    rows = {r["model"]: r for r in board["rows"]}
+    oracle, base = rows["baseline/oracle"], rows["baseline/order-up-to"]
+    assert 0.95 <= oracle["ci_oracle_share"][0] <= oracle["ci_oracle_share"][1] <= 1.05
+    assert base["ci_oracle_share"][1] < oracle["ci_oracle_share"][0]      # apart
+    assert board["interval_method"].startswith("Student's t")
+    for r in (oracle, base):                    # the any-shape interval, wide at 3 seeds
+        lo, hi = r["ci_oracle_share_any_shape"]
+        assert hi - lo > 0.8 and lo <= r["oracle_share"] <= hi
+    assert main(["leaderboard", "--db", db, "--format", "json", "--ci", "any-shape"]) == 0
+    any_shape = json.loads(capsys.readouterr().out)
+    assert [r["ci_oracle_share"] for r in any_shape["rows"]] == \
+        [r["ci_oracle_share_any_shape"] for r in board["rows"]]
+    assert any_shape["interval_method"].startswith("betting interval")
+
+
+def test_the_t_interval_says_where_the_seeds_do_not_suit_it(db):
+    """A failure scored 0 beside finished trials: the t interval's assumption is named
+    as doubtful under the table."""
+    with Store(db) as s:
+        add_run(s, "r1")
+        for seed, net in enumerate([0, 90_000, 100_000, 95_000], 1):
+            add_trial(s, "r1", "openai/a", seed, net=net)
+            add_ceiling(s, seed, 140_000.0)
+    board = build(db)
+    assert any("openai/a: a failure scored 0" in n and "--ci any-shape" in n
+               for n in board.selection.notes), board.selection.notes
+

@@ -37,8 +37,10 @@ def add(sub: Any) -> None:
         "leaderboard", help="rank models from a results database: tables, charts, report",
         description=wrap("Rank the models of a run: terminal net assets (unfinished trials "
                           "count 0), growth, CV, API cost and efficiency, against the "
-                          "baselines, and operational metrics, with 95% confidence "
-                          "intervals valid at any number of seeds. Horizons, scenarios, worlds, starting cash, "
+                          "baselines, and operational metrics; the oracle share's 95% "
+                          "confidence interval is Student's t over the seeds (assuming roughly normal "
+                          "shares, a note says where they are not), or with --ci any-shape "
+                          "the betting interval valid for any shape. Horizons, scenarios, worlds, starting cash, "
                           "prompts and tool sets are never mixed: one ranking is one cohort; "
                           "arena matches are ranked apart (--arena)."),
         formatter_class=HelpFormatter, epilog=BOARD_EPILOG)
@@ -51,6 +53,11 @@ def add(sub: Any) -> None:
     board.add_argument("--format", default="table",
                        choices=["table", "markdown", "csv", "json", "html"],
                        help="output format (html: a self-contained report)")
+    board.add_argument("--ci", choices=["t", "any-shape"], default="t",
+                       help="the oracle share's 95%% interval: t (default; Student's t over "
+                            "the seeds' shares, narrow when they agree, an assumption "
+                            "stated) or any-shape (the betting interval, valid whatever the "
+                            "shares' shape, wide at few seeds); JSON carries both")
     board.add_argument("--wide", action="store_true",
                        help="table: every column (growth, CV, cached share, CNY/$, oracle "
                             "share, operations), wider than 80 characters")
@@ -93,7 +100,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     if args.arena:
         return _arena_board(args)
     filters = Filters(days=args.days, scenario=args.scenario)
-    board = build(args.db, args.run, filters)
+    board = build(args.db, args.run, filters, ci=args.ci)
     if not board.rows and (args.format in ("table", "markdown") or args.charts):
         print(nothing_to_rank(board, args.db))
         return 0

@@ -14,6 +14,7 @@ covered the mean in 70-75 % of draws at three seeds, 32 % when one trial in ten 
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from dataclasses import dataclass, field
@@ -44,6 +45,91 @@ class Roles:
 
 INTERVAL_METHOD = ("betting interval for a bounded mean (Waudby-Smith & Ramdas 2024), "
                    "valid at any number of seeds")
+# the leaderboard's default (design §30): three seeds of a deterministic oracle gave the
+# any-shape interval 18-125 % for shares of exactly 100 %; a t interval states its
+# assumption instead, and says where the seeds do not suit it
+T_METHOD = ("Student's t over the seeds' shares (assumes they are roughly normal; "
+            "--ci any-shape: the betting interval, valid for any shape, wide at few seeds)")
+CI_METHODS = ("t", "any-shape")
+
+
+def t_interval(values: Sequence[float], *, level: float = 0.95,
+               bounds: tuple[float, float]) -> tuple[float, float] | None:
+    """Student's t interval for the mean of ``values`` (None below two), cut to
+    ``bounds``. Valid when the values are roughly normal and independent: not for
+    shares with failures at 0 beside successes, or heavy tails (``t_doubt``)."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean, sd = statistics.fmean(values), statistics.stdev(values)
+    half = t_quantile(1 - (1 - level) / 2, n - 1) * sd / math.sqrt(n)
+    return max(bounds[0], mean - half), min(bounds[1], mean + half)
+
+
+def t_doubt(values: Sequence[float]) -> str | None:
+    """Why ``values`` do not suit a t interval, as a note, or None: one value (no t
+    interval: the betting interval is shown), failures at 0 beside scores well above
+    it, or a skew that a few seeds cannot average out."""
+    if len(values) == 1:
+        return "one seed, so its interval is the betting interval (a t interval needs two)"
+    if len(values) < 3:
+        return None
+    why = None
+    if min(values) <= 0 < statistics.fmean(values) and max(values) > 0.2:
+        why = "a failure scored 0 beside finished trials"
+    sd = statistics.pstdev(values)
+    if why is None and sd > 0:
+        mean = statistics.fmean(values)
+        skew = statistics.fmean(((v - mean) / sd) ** 3 for v in values)
+        if abs(skew) > 1.5:
+            why = f"skewed shares (skewness {skew:+.1f})"
+    return None if why is None else (f"{why}: the t interval's assumption is doubtful "
+                                     "there (--ci any-shape holds for any shape)")
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom (bisection on
+    its distribution function, to 1e-10)."""
+    lo, hi = 0.0, 1e6
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if _t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _t_cdf(t: float, df: int) -> float:
+    x = df / (df + t * t)
+    tail = 0.5 * _incomplete_beta(df / 2, 0.5, x)
+    return 1 - tail if t >= 0 else tail
+
+
+def _incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b) (Lentz's continued fraction)."""
+    if x <= 0 or x >= 1:
+        return 0.0 if x <= 0 else 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log(1 - x))
+    if x > (a + 1) / (a + b + 2):
+        return 1 - _incomplete_beta(b, a, 1 - x)
+    f, c, d = 1.0, 1.0, 0.0
+    for i in range(400):
+        m = i // 2
+        if i == 0:
+            num = 1.0
+        elif i % 2 == 0:
+            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
+        else:
+            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
+        d = 1 + num * d
+        d = 1 / (d if abs(d) > 1e-300 else 1e-300)
+        c = 1 + num / (c if abs(c) > 1e-300 else 1e-300)
+        f *= c * d
+        if abs(1 - c * d) < 1e-14:
+            break
+    return front * (f - 1) / a
 
 
 def mean_interval(values: Sequence[float], *, level: float = 0.95,
@@ -106,11 +192,14 @@ class ModelRow:
     baseline_pairs: int
     operations: dict[str, float | None] = field(default_factory=dict)
     harness: str = "litellm"            # how the agent was driven (see ``harness``)
+    # the betting interval (valid for any shape), whichever ``ci_oracle_share`` is
+    ci_oracle_share_any_shape: tuple[float, float] | None = None
+    ci_doubt: str | None = None         # why the t interval's assumption is doubtful
 
     def as_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out.update(out.pop("operations"))
-        for key in ("ci_oracle_share", "ci_api_efficiency"):
+        for key in ("ci_oracle_share", "ci_api_efficiency", "ci_oracle_share_any_shape"):
             out[key] = list(out[key]) if out[key] is not None else None
         return out
 
@@ -138,11 +227,12 @@ def _cached_share(trials: list[dict[str, Any]]) -> float | None:
 
 def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]],
                shares: dict[str, float | None] | None = None,
-               bounds: tuple[float, float] = (0.0, 1.25), roles: Roles = Roles()
-               ) -> list[ModelRow]:
+               bounds: tuple[float, float] = (0.0, 1.25), roles: Roles = Roles(),
+               ci: str = "t") -> list[ModelRow]:
     """One row per model, best mean net assets first. ``shares``: each trial's oracle
     share (``results.shares``), in ``bounds``; ``roles``: whose trials "vs base" pairs
-    with (the scenario's reference policy)."""
+    with (the scenario's reference policy); ``ci``: the shares' interval, "t" (Student's,
+    over the seeds) or "any-shape" (the betting interval)."""
     shares = shares or {}
     by_model: dict[str, list[dict[str, Any]]] = {}
     for t in trials:
@@ -184,10 +274,14 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
                 ops.setdefault(key, [])
                 if value is not None:
                     ops[key].append(value)
+        any_shape = mean_interval(known, bounds=bounds) if known else None
         rows.append(ModelRow(
             model=model, trials=len(ts), completed=sum(t["status"] == "completed" for t in ts),
             mean_net_assets=mean, sd_net_assets=sd, oracle_share=_mean(known),
-            ci_oracle_share=mean_interval(known, bounds=bounds) if known else None,
+            ci_oracle_share=(t_interval(known, bounds=bounds) or any_shape) if ci == "t"
+            else any_shape,
+            ci_oracle_share_any_shape=any_shape,
+            ci_doubt=t_doubt(known) if ci == "t" else None,
             above_oracle=sum(v > 1 for v in known), growth=mean - initial, cv=sd / mean if mean else None,
             cost_mean_usd=total / len(ts) if total is not None else None,
             cost_total_usd=total, cached_share=_cached_share(ts),

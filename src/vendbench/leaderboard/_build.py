@@ -9,7 +9,7 @@ from typing import Any
 from ..environment import (SALT_ENV, currency, metric_directions, record_tables,
                            score_column, score_name, share_bounds, trial_metrics)
 from ..results import PairKey, Store, ceilings_for, shares, trial_score as score
-from ._board import ModelRow, Roles, model_rows
+from ._board import CI_METHODS, INTERVAL_METHOD, T_METHOD, ModelRow, Roles, model_rows
 from ._data import Filters, Selection, select
 
 
@@ -21,6 +21,7 @@ class Board:
     directions: dict[str, str] = field(default_factory=dict)
     points: list[dict[str, Any]] = field(default_factory=list)   # per trial: score, cost
     chart_notes: dict[str, str] = field(default_factory=dict)    # charts not drawn, and why
+    ci: str = "t"                   # the shares' interval: "t" or "any-shape" (design §30)
 
     @property
     def currency(self) -> str:
@@ -36,15 +37,25 @@ class Board:
         return {"rows": [r.as_json() for r in self.rows],
                 "cohort": {**s.cohort, "harnesses": harnesses}, "runs": s.runs,
                 "refused": s.refused, "set_apart": s.set_apart, "other_cohorts": s.others,
+                "interval_method": interval_method(self.ci),
                 "notes": ["unfinished trials score 0; harness errors are set apart",
                           "each model's latest attempt per world, seed and repeat is used",
                           "comparisons with the reference policies pair trials by world, "
                           "seed and repeat", *s.notes]}
 
 
-def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
+def interval_method(ci: str) -> str:
+    """What the oracle share's interval is, in words."""
+    return T_METHOD if ci == "t" else INTERVAL_METHOD
+
+
+def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = "t"
+          ) -> Board:
     """Compute the leaderboard of ``run`` ("latest", "all" or a run id) in ``db``, among
-    the runs ``filters`` admits (a horizon, a scenario)."""
+    the runs ``filters`` admits (a horizon, a scenario); ``ci``: the oracle share's
+    interval, "t" (Student's, over the seeds; the default) or "any-shape"."""
+    if ci not in CI_METHODS:
+        raise ValueError(f"ci is one of {CI_METHODS}, not {ci!r}")
     with Store(db, read_only=True) as store:
         selection = select(store, run, filters)
         scenario = selection.cohort["scenario"]
@@ -76,8 +87,11 @@ def build(db: str, run: str = "latest", filters: Filters = Filters()) -> Board:
     for p in points:
         p["share"] = shares.get(p["trial_id"])
     board = Board(model_rows(selection.trials, operations, shares, share_bounds(scenario),
-                             Roles.of(scenario)),
-                  selection, trajectories, metric_directions(scenario), points)
+                             Roles.of(scenario), ci=ci),
+                  selection, trajectories, metric_directions(scenario), points, ci=ci)
+    for r in board.rows:
+        if r.ci_doubt:
+            selection.notes.append(f"{r.model}: {r.ci_doubt}")
     _flag_above_oracle(board)
     return board
 

@@ -128,12 +128,19 @@ def _terminal(plt: ModuleType, board: Board, out: Path) -> list[Path]:
             [100 * (r.ci_oracle_share[1] - share) if r.ci_oracle_share else 0
              for r, share in shared]]
     ax.barh(y, [100 * share for _, share in shared], xerr=errs, capsize=4,
-            color="#4c78a8")
+            color="#4c78a8", alpha=0.55)
+    for yi, (r, _) in zip(y, shared):        # each seed's own share, as a point (design §30)
+        seeds = [100 * p["share"] for p in board.points
+                 if p["model"] == r.model and p["share"] is not None]
+        ax.plot(seeds, [yi] * len(seeds), "o", color="black", markersize=4,
+                markerfacecolor="white", zorder=3)
     ax.set_yticks(y, [r.model + ("  (!) above the oracle" if r.above_oracle else "")
                       for r, _ in shared])
     ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
-    ax.set(title=f"Terminal {board.score_name} as a share of the oracle's (mean; 95% CI by "
-                 "betting, valid at any n; unfinished = 0)",
+    method = ("Student's t over the seeds" if board.ci == "t" else
+              "betting, valid at any n")
+    ax.set(title=f"Terminal {board.score_name} as a share of the oracle's\n(bar: mean; 95% CI "
+                 f"by {method}; points: the seeds; unfinished = 0)",
            xlabel="% of the oracle's score on the same world and seed")
     ax.title.set_fontsize(9)
     return _finish(plt, fig, ax, out, "oracle_share")

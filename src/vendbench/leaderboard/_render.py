@@ -12,7 +12,7 @@ from .._text import days as days_text
 from ..environment import display_columns, find_scenario
 from ..results import TrialStatus
 
-from ._board import INTERVAL_METHOD
+from ._board import INTERVAL_METHOD, T_METHOD
 
 if TYPE_CHECKING:
     from ._build import Board
@@ -108,6 +108,12 @@ def fit_table(headers: list[str], rows: list[list[str]], width: int,
     return "\n".join(out), dropped
 
 
+def _interval_words(ci: str) -> str:
+    if ci == "t":
+        return T_METHOD
+    return f"{INTERVAL_METHOD}, so wide at few seeds"
+
+
 def _footer(board: Board) -> list[str]:
     s = board.selection
     worlds = ", ".join(str(w) for w in s.cohort.get("world_seeds") or [])
@@ -121,7 +127,7 @@ def _footer(board: Board) -> list[str]:
              "repeat is used; comparisons pair by world and seed",
              "of oracle: the mean share of the oracle's score on the same world and seed "
              f"(0–{_cap(s.cohort['scenario']):.0%}); its 95% CI: "
-             f"{INTERVAL_METHOD}, so wide at few seeds; ! marks a trial above the oracle",
+             f"{_interval_words(board.ci)}; ! marks a trial above the oracle",
              *s.notes]
     mcp = [r.model for r in board.rows if r.harness == "mcp"]
     inspect = [r.model for r in board.rows if r.harness == "inspect"]

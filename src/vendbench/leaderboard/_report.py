@@ -70,9 +70,10 @@ CAPTIONS = {
                     "rule-based reference policy; dotted grey: the oracle.",
     "oracle_share": "Terminal {score} per model as a share of the oracle's on the same "
                     "world and seed: the mean over trials (an unfinished trial counts 0) "
-                    "with its 95% interval (betting, Waudby-Smith & Ramdas 2024: valid at "
-                    "any number of seeds, hence wide at few); the dotted line is the "
-                    "oracle.",
+                    "with its 95% interval (Student's t over the seeds by default, which "
+                    "assumes roughly normal shares; with --ci any-shape the betting "
+                    "interval, valid for any shape, hence wide at few seeds), each seed's "
+                    "share a point; the dotted line is the oracle.",
     "return_vs_cost": "Each trial's {score} less its starting cash against its API cost "
                       "(log scale); the "
                       "efficiency frontier joins the trials no cheaper trial beats.",

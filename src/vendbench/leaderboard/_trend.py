@@ -126,7 +126,7 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
                                   if chosen.cohort.get("world_salt_sha256") else None)
             bounds = share_bounds(cohort["scenario"])
             for row in model_rows(chosen.trials, {}, shares, bounds,
-                                  Roles.of(cohort["scenario"])):
+                                  Roles.of(cohort["scenario"]), ci="any-shape"):
                 ts = by_model[row.model]
                 errs = sum(1 for a in apart if a["model"] == row.model)
                 nights.append(Night(
