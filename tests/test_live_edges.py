@@ -382,3 +382,15 @@ def test_a_close_that_cannot_wait_longer_leaves_the_query_and_says_so(
     monkeypatch.setattr(_store, "CLOSE_WAIT_S", 0.0)
     store.close()                              # returns, does not raise
     assert "a reader's query is still running" in caplog.text
+
+
+def test_an_answer_of_exactly_the_cap_is_served_and_one_row_more_refused(writer, monkeypatch):
+    """design §30: the only cap test asked for far more than the cap, so a cap off by one
+    passed it. The cap's own number of rows is answered; one more is refused."""
+    monkeypatch.setattr(_live, "MAX_ANSWER_ROWS", 500)
+    reader = _live.connect(writer.path)
+    assert len(reader.execute("SELECT unnest(range(500))").fetchall()) == 500
+    with pytest.raises(LiveError, match="over 500 rows"):
+        reader.execute("SELECT unnest(range(501))")
+    reader.close()
+

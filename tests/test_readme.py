@@ -71,7 +71,12 @@ def test_example_panel_is_valid_and_priced():
     assert linked and all((ROOT / page).exists() for page in linked), linked
     assert "README" not in text                 # the README is a front page: no sections
     config = load_panel(ROOT / "examples" / "nightly.toml")
-    assert config.total_budget_usd == 300 and len(config.models) == 4
+    assert config.total_budget_usd == 500 and len(config.models) == 4
+    # trend tests score regressions only with five paired trials: a nightly example that
+    # ran three seeds could never flag one (design §31)
+    assert len(config.seeds) >= 5
+    assert config.total_budget_usd >= len(config.seeds) * sum(
+        m.budget_usd or 0 for m in config.models)
     prices = resolve_prices([m.id for m in config.models], {}, lookup=litellm_price)
     assert all(p is not None for p in prices.values())
 

@@ -470,3 +470,20 @@ def test_an_amount_that_is_words_is_shown_as_words_and_the_export_holds(tmp_path
     done = vendbench("view", "--static", str(site), "--db", db)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert (site / "match" / f"{match_id}.html").exists()
+
+
+def test_resume_messages_name_what_the_user_gave(tmp_path):
+    """design §30: `run --resume` of an arena run answered "0 trials to run", and
+    `arena --resume … --budget 5` said "drop --total-budget", a flag arena has not."""
+    db = str(tmp_path / "arena.duckdb")
+    assert vendbench("arena", "baseline/oracle", "baseline/undercutter", "--seeds", "1", "2",
+                     "--days", "2", "--db", db).returncode == 0
+    run_id = query(db, "SELECT run_id FROM runs")[0][0]
+    for args, words in (
+            (["run", "--resume", run_id], f"is an arena run: resume it with vendbench arena "
+                                          f"--resume {run_id}"),
+            (["arena", "--resume", run_id, "--budget", "5"], "drop --budget"),
+            (["arena", "--resume", run_id, "--trial-budget", "5"], "drop --trial-budget")):
+        done = vendbench(*args, "--db", db)
+        assert done.returncode == 2 and words in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1

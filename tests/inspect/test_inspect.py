@@ -216,6 +216,31 @@ def test_bad_logs_are_refused_in_one_line_and_nothing_is_written(tmp_path):
     edited = tmp_path / "edited.eval"
     write_eval_log(log, str(edited))
     refused(edited, "its vendbench scores are not as the task writes them (KeyError")
+    # design §30: forged numbers: a negative or infinite cost, an infinite or huge seed
+    from inspect_ai.model import ModelUsage
+
+    for cost, words in ((-1000.0, "-1000.0 is not a cost"), (float("inf"), "inf is not a cost")):
+        log = read_eval_log(str(good))
+        log.samples[0].model_usage = {"mockllm/model": ModelUsage(
+            input_tokens=1, output_tokens=1, total_tokens=2, total_cost=cost)}
+        forged = tmp_path / f"cost-{cost}.eval"
+        write_eval_log(log, str(forged))
+        refused(forged, words)
+    for key, value in (("seed", float("inf")), ("seed", 10**30), ("world_seed", -1),
+                       ("days", 2.5)):
+        log = read_eval_log(str(good))
+        log.samples[0].scores["world_score"].metadata[key] = value
+        forged = tmp_path / f"{key}-{value}.eval"
+        write_eval_log(log, str(forged))
+        refused(forged, f"its {key} {value!r} is not a whole number")
+    # a member that expands far past its compressed size (a zip bomb), refused unread
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        for info in src.infolist():
+            z.writestr(info, src.read(info))
+        z.writestr("samples/padding.json", b" " * (80 << 20))
+    assert bomb.stat().st_size < 1 << 20
+    refused(bomb, "would expand from")
     # the good one alone goes in (listed twice: once)
     first, again = import_logs([str(good), str(good)], db)
     assert (first.skipped, again.skipped) == (None, "listed twice")
@@ -263,3 +288,21 @@ def test_vendbench_without_inspect_works_and_points_to_the_extra(tmp_path):
     import tomllib
     core = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert not any(d.startswith("inspect") for d in core)
+
+
+def test_a_path_that_is_no_log_file_is_named_for_what_it_is(tmp_path):
+    """design §30: import-inspect said "no such file" of /dev/zero, a FIFO and a
+    directory, which all exist."""
+    import os
+
+    from vendbench.inspect._logs import read_log
+
+    fifo = tmp_path / "pipe.eval"
+    os.mkfifo(fifo)
+    for path, words in ((str(tmp_path / "missing.eval"), "no such file"),
+                        (str(tmp_path), "a directory, not a log"),
+                        (str(fifo), "a named pipe, not an Inspect log file"),
+                        ("/dev/zero", "a character device, not an Inspect log file")):
+        with pytest.raises(ConfigError) as err:
+            read_log(path)
+        assert words in str(err.value) and "\n" not in str(err.value), (path, err.value)

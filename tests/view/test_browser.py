@@ -84,3 +84,56 @@ def test_search_and_side_by_side(page, server, results):
     expect(page.get_by_role("heading", level=1)).to_contain_text("Side by side")
     expect(page.get_by_role("columnheader", name="openai/fake-model")).to_be_visible()
     shot(page, "compare")
+
+
+MARKUP = ('<img src=x onerror="document.title=\'pwned\'"><b id="bold">bold</b>'
+          "<script>document.title='pwned'</script>")
+
+
+@pytest.fixture(scope="module")
+def marked_up(tmp_path_factory):
+    """A trial whose model wrote markup into a tool call's arguments (design §30), served
+    and exported as static pages."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    from ..fakellm import FakeLLM, Reply, vending_script
+    from .conftest import CANARY
+
+    folder = tmp_path_factory.mktemp("markup")
+    db = str(folder / "m.duckdb")
+    first = iter([Reply(tool_calls=[("write_notes", json.dumps({"text": MARKUP}))])])
+    with FakeLLM(lambda body: next(first, None) or vending_script(body)) as llm:
+        done = subprocess.run([sys.executable, "-m", "vendbench", "run", "--models",
+                               "openai/fake-model", "--api-base", llm.url, "--price",
+                               "openai/fake-model=0.4,1.6", "--days", "2", "--seeds", "1",
+                               "--db", db, "--json"], capture_output=True, text=True,
+                              env={**os.environ, "OPENAI_API_KEY": CANARY})
+    assert done.returncode == 0, done.stderr
+    trial = json.loads(done.stdout)["trials"][0]["trial_id"]
+    site = folder / "site"
+    assert subprocess.run([sys.executable, "-m", "vendbench", "view", "--static", str(site),
+                           "--db", db], capture_output=True).returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "vendbench", "view", "--db", db, "--port",
+                             "0"], stderr=subprocess.PIPE, text=True, start_new_session=True)
+    url = re.search(r"(http://127\.0\.0\.1:\d+)/", proc.stderr.readline()).group(1)
+    yield {"url": url, "site": site, "trial": trial}
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_markup_in_a_tool_calls_arguments_is_text_served_and_static(page, marked_up):
+    """What a model sends in a call's arguments shows as the text it is: no element is
+    made of it and no script of it runs, served or from the static export."""
+    from playwright.sync_api import expect
+
+    for where in (f"{marked_up['url']}/trial/{marked_up['trial']}/day-1.html",
+                  (marked_up["site"] / "trial" / marked_up["trial"] / "day-1.html").as_uri()):
+        page.goto(where)
+        expect(page.get_by_role("heading", level=1)).to_contain_text("Day 1")
+        expect(page.get_by_text('<b id="bold">bold</b>', exact=False).first).to_be_attached()
+        assert page.locator("#bold").count() == 0          # no element made of it
+        assert page.locator("img[src='x']").count() == 0
+        assert page.title() != "pwned"

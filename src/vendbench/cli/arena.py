@@ -174,7 +174,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
 def _resume(args: argparse.Namespace) -> tuple[Any, str]:
     from .run import _resume_config
 
-    config, run_id = _resume_config(args)
+    # the flags as arena spells them, for a refusal that names what the user gave
+    args._flags = {"total_budget": "--budget", "budget": "--trial-budget"}
+    config, run_id = _resume_config(args, arena=True)
     if not config.seats:
         raise ConfigError(f"run {run_id} is not an arena run: resume it with vendbench run "
                           f"--resume {run_id}")

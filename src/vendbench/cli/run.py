@@ -300,7 +300,15 @@ def _override(entry: dict[str, Any], flags: dict[str, Any], labelled: set[str]) 
         entry[key] = value
 
 
-def _resume_config(args: argparse.Namespace) -> Any:
+def _flag_names(args: argparse.Namespace, dests: list[str]) -> list[str]:
+    """The flags the user typed for ``dests``, as this command spells them (arena's
+    --budget is the dest total_budget, run's --total-budget)."""
+    spelled = getattr(args, "_flags", {})
+    return [spelled.get(d) or ("--no-prompt-caching" if d == "prompt_caching"
+                               else "--" + d.replace("_", "-")) for d in dests]
+
+
+def _resume_config(args: argparse.Namespace, arena: bool = False) -> Any:
     from ..orchestrator import RunConfig
     from ..results import Store
 
@@ -309,12 +317,13 @@ def _resume_config(args: argparse.Namespace) -> Any:
             *(flag for flag, _ in MODEL_FLAGS))
     given = [f for f in what if getattr(args, f, None) not in (None, [])]
     if given:
-        names = ["--no-prompt-caching" if g == "prompt_caching" else "--" + g.replace("_", "-")
-                 for g in given]
         raise ConfigError(f"--resume reruns a stored run with its own config; drop "
-                          f"{', '.join(names)}")
+                          f"{', '.join(_flag_names(args, given))}")
     with Store(args.db, read_only=True) as store:
         row = store.run(args.resume)
+    if not arena and json.loads(row["config_json"] or "{}").get("seats"):
+        raise ConfigError(f"run {row['run_id']} is an arena run: resume it with vendbench "
+                          f"arena --resume {row['run_id']}")
     if served(row):
         raise ConfigError(f"run {row['run_id']} was vendbench serve's (MCP sessions driven by "
                           "their clients): it cannot be resumed; start vendbench serve again "

@@ -16,6 +16,7 @@ scores, one whose calls do not replay) is refused in one line and nothing is wri
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -107,11 +108,29 @@ def import_logs(paths: Sequence[str], db: str,
     return runs
 
 
+def _not_a_file(path: Path) -> str:
+    """What ``path``, which is not a regular file, is instead, in words (design §30)."""
+    import stat
+
+    if not path.exists():
+        return "no such file"
+    if path.is_dir():
+        return "a directory, not a log; give the log files in it (e.g. logs/*.eval)"
+    mode = path.stat().st_mode
+    kind = next((word for test, word in ((stat.S_ISFIFO, "a named pipe"),
+                                         (stat.S_ISCHR, "a character device"),
+                                         (stat.S_ISBLK, "a block device"),
+                                         (stat.S_ISSOCK, "a socket")) if test(mode)),
+                "not a regular file")
+    return f"{kind}, not an Inspect log file"
+
+
 def read_log(path: str) -> ImportedRun:
     """One log, checked and replayed (ConfigError, in one line, when it cannot be)."""
     name = Path(path).name
     if not Path(path).is_file():
-        raise ConfigError(f"{path}: no such file")
+        raise ConfigError(f"{path}: {_not_a_file(Path(path))}")
+    _bounded(Path(path))
     try:
         log = read_eval_log(path, resolve_attachments=True)
     except Exception as exc:            # Inspect raises what its readers raise
@@ -128,13 +147,13 @@ def read_log(path: str) -> ImportedRun:
         scenario = known[task]
         first = _meta(log.samples[0], name)
         salt = _salt(log, name, first.get("world_salt_sha256"))
-        days = int(first["days"])
+        days = _whole(first, "days", name)
         run = ImportedRun(path, _run_id(log), task, scenario, days,
                           f"{HARNESS}/{log.eval.model}", _config(log, path),
                           make(scenario, seed=1, days=days,
                                **({"world_salt": salt} if salt else {})), [], salt)
         run.trials = [_trial(run, sample, name) for sample in log.samples]
-    except (KeyError, TypeError, ValueError) as exc:       # a score's metadata edited
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:   # metadata edited
         raise ConfigError(f"{name}: its vendbench scores are not as the task writes them "
                           f"({type(exc).__name__}: {_first_line(exc)})") from None
     run.world_seeds = sorted({t.record.world_seed for t in run.trials})
@@ -155,11 +174,11 @@ def _meta(sample: EvalSample, name: str) -> dict[str, Any]:
 def _trial(run: ImportedRun, sample: EvalSample, name: str) -> _Trial:
     where = f"{name}: sample {sample.id} (epoch {sample.epoch})"
     meta = _meta(sample, name)
-    days = int(meta["days"])
+    days = _whole(meta, "days", where)
+    seed, world_seed = _whole(meta, "seed", where), _whole(meta, "world_seed", where)
     if days != run.days:
         raise ConfigError(f"{where}: {days} days, not the log's {run.days}")
-    env = make(run.scenario, seed=int(meta["seed"]), days=days,
-               world_seed=int(meta["world_seed"]),
+    env = make(run.scenario, seed=seed, days=days, world_seed=world_seed,
                **({"world_salt": run.salt} if run.salt else {}))
     kept = Kept()
     trial_id = f"{run.run_id}-w{meta['world_seed']}-s{meta['seed']}-e{sample.epoch}"
@@ -176,9 +195,9 @@ def _trial(run: ImportedRun, sample: EvalSample, name: str) -> _Trial:
     started = stored_time(sample.started_at) if sample.started_at else now()
     ended = stored_time(sample.completed_at) if sample.completed_at else started
     record = TrialRecord(
-        trial_id, run.run_id, run.model, int(meta["world_seed"]), int(meta["seed"]), sample.epoch, 1, status,
+        trial_id, run.run_id, run.model, world_seed, seed, sample.epoch, 1, status,
         reason, final.get("initial_cash"), final.get("final_cash"),
-        final.get("final_net_assets"), float(final["score"]), _cost(sample), None,
+        final.get("final_net_assets"), float(final["score"]), _cost(sample, where), None,
         _tokens(sample), conversation.exchanges, calls, summary.get("days_completed", 0),
         started, ended)
     return _Trial(record, kept, conversation)
@@ -241,12 +260,66 @@ def _tokens(sample: EvalSample) -> Tokens:
                   sum(u.output_tokens for u in usage), cache_read, cache_write)
 
 
-def _cost(sample: EvalSample) -> Decimal | None:
-    """What Inspect priced the sample at, where it priced every model (never a guess)."""
+def _cost(sample: EvalSample, where: str) -> Decimal | None:
+    """What Inspect priced the sample at, where it priced every model (never a guess); a
+    cost below 0 or not finite is refused (a forged log once imported a trial at
+    -$1,000)."""
     costs = [u.total_cost for u in sample.model_usage.values()]
     if not costs or any(c is None for c in costs):
         return None
+    for c in costs:
+        if not isinstance(c, (int, float)) or isinstance(c, bool) or not math.isfinite(c) \
+                or c < 0:
+            raise ConfigError(f"{where}: a model's cost of {c!r} is not a cost (it must be "
+                              "a finite number of dollars, at least 0)")
     return sum((Decimal(str(c)) for c in costs if c is not None), Decimal(0))
+
+
+MAX_SEED = 2**31 - 1
+
+
+def _whole(meta: dict[str, Any], key: str, where: str) -> int:
+    """A seed, world seed or day count of the scorer's metadata, checked: a whole number
+    in 0..MAX_SEED (an infinite seed once ended the import in a traceback)."""
+    value = meta.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or value != int(value) or not 0 <= value <= MAX_SEED:
+        raise ConfigError(f"{where}: its {key} {value!r} is not a whole number in "
+                          f"0..{MAX_SEED:,}")
+    return int(value)
+
+
+# what one member of a log (a sample, its header) may expand to when it is read: at most
+# MAX_MEMBER_BYTES, and beyond BOMB_FLOOR at most BOMB_RATIO times its compressed size
+# (JSON compresses 5-20x; a 35 KB sample that expanded to 256 MB once took 93 s and 2.9
+# GB to import)
+MAX_MEMBER_BYTES = 2 << 30
+BOMB_FLOOR, BOMB_RATIO = 64 << 20, 100
+
+
+def _bounded(path: Path) -> None:
+    """Refuse, before anything is read, a log whose members would expand past what a
+    log may (a .eval is a zip; a .json log is read whole)."""
+    import zipfile
+
+    name = path.name
+    if not zipfile.is_zipfile(path):
+        if path.stat().st_size > MAX_MEMBER_BYTES:
+            raise ConfigError(f"{name}: {path.stat().st_size:,} bytes, over the "
+                              f"{MAX_MEMBER_BYTES >> 20:,} MB a log may be")
+        return
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = z.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ConfigError(f"{name}: not a readable Inspect log ({exc})") from None
+    for m in members:
+        if m.file_size > MAX_MEMBER_BYTES or (
+                m.file_size > BOMB_FLOOR and m.file_size > BOMB_RATIO * max(1, m.compress_size)):
+            raise ConfigError(
+                f"{name}: its member {m.filename} would expand from {m.compress_size:,} to "
+                f"{m.file_size:,} bytes, more than a log may ({MAX_MEMBER_BYTES >> 20:,} MB "
+                f"a member, {BOMB_RATIO}x its compressed size beyond {BOMB_FLOOR >> 20} MB)")
 
 
 def _salt(log: EvalLog, name: str, digest: str | None) -> str | None:

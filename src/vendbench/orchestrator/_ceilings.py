@@ -28,12 +28,33 @@ def keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
     salt = clients.world_salt
     todo = missing_ceilings(store, config.scenario, config.days, keys, salt)
 
+    async def apart() -> list[Any]:
+        """Niced while the trials run; once they have ended the run waits only for these
+        scores, so a niced process still at work (starving on a loaded machine) gives way
+        to one at the run's own priority."""
+        if trials_ended.is_set():
+            return await ceiling_rows_apart(config.scenario, config.days, todo, salt,
+                                            niced=False)
+        niced = asyncio.create_task(ceiling_rows_apart(config.scenario, config.days, todo,
+                                                       salt))
+        ended = asyncio.create_task(trials_ended.wait())
+        try:
+            await asyncio.wait({niced, ended}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+        if niced.done():
+            return niced.result()
+        niced.cancel()
+        await asyncio.gather(niced, return_exceptions=True)
+        return await ceiling_rows_apart(config.scenario, config.days, todo, salt,
+                                        niced=False)
+
     async def keep() -> None:
         if todo:
             while no_core_spare() and not trials_ended.is_set():
                 await asyncio.sleep(IDLE_POLL_S)
             if installed(config.scenario):
-                rows = await ceiling_rows_apart(config.scenario, config.days, todo, salt)
+                rows = await apart()
             else:       # registered in this process only: a fresh one would not find it
                 rows = await asyncio.to_thread(ceiling_rows, config.scenario, config.days,
                                                todo, salt)
