@@ -239,7 +239,7 @@ def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
         lines.append("head to head (paired by match; 1 a win, 1/2 a tie):")
         lines.append(table_text(
             ["model", "vs", "matches", "W-T-L", "win rate", "95% CI", "margin", "verdict"],
-            [[p.model, p.opponent, p.matches, f"{p.wins}-{p.ties}-{p.losses}",
+            [[printable(p.model), printable(p.opponent), p.matches, f"{p.wins}-{p.ties}-{p.losses}",
               f"{p.win_rate:.2f}", f"{p.ci_win_rate[0]:.2f}-{p.ci_win_rate[1]:.2f}",
               f"{p.mean_margin:+,.2f}", p.verdict] for p in board.pairs
              if p.model < p.opponent]))
@@ -247,10 +247,10 @@ def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
                                          f"({s['trials']})" for s in board.by_seat))
     for f in board.flagged:
         lines.append(f"! above the oracle alone: {f['match_id']} seat {f['seat']} "
-                     f"{f['model']} at {f['oracle_share']:.2f} of it (received "
+                     f"{printable(f['model'])} at {f['oracle_share']:.2f} of it (received "
                      f"{f['net_transfers']:+,.2f} {money} from other seats)")
     for a in board.apart:
-        lines.append(f"kept apart: {a['match_id']} seat {a['seat']} {a['model']} "
+        lines.append(f"kept apart: {a['match_id']} seat {a['seat']} {printable(a['model'])} "
                      f"({a['status']}): {a['reason']}")
     lines.append("ranked by earned score (score less the net transfers received from "
                  "other seats); shares and head to head on it too")

@@ -223,7 +223,7 @@ def text(board: Board, fmt: str = "table", wide: bool = False) -> str:
                         colalign=("left", "left", *["right"] * (len(headers) - 2)))
     else:
         body, dropped = fit_table(headers, rows, width=80, drop=NARROW_DROP)
-    footer = _footer(board)
+    footer = [printable(line) for line in _footer(board)]     # notes name models
     if not board.rows:
         body = "no finished trial to rank yet"
     if fmt == "markdown":
