@@ -52,6 +52,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench_cost import MODELS, PRICES, Result  # noqa: E402
+from tests.fakellm._server import summary_lines  # noqa: E402
 from tests.operator import record, server  # noqa: E402
 
 STRATEGIES = ("sliding", "block", "compact")
@@ -109,16 +110,8 @@ class Kept:
 
 def faithful(chat: dict) -> str:
     """A summary as the compaction prompt asks for one (see the module's docstring)."""
-    lines = []
-    for m in chat["messages"]:
-        content = m.get("content")
-        if m["role"] == "user" and isinstance(content, str) and "your summary]" in content:
-            lines += content.split("\n\n", 1)[-1].splitlines()
-        for call in m.get("tool_calls") or []:
-            if call["function"]["name"] in KEPT_CALLS:
-                lines.append(f"{call['function']['name']} {call['function']['arguments']}")
     kept: list[str] = []
-    for line in reversed(list(dict.fromkeys(lines))):
+    for line in reversed(summary_lines(chat, calls=lambda name: name in KEPT_CALLS)):
         if sum(map(len, kept)) + len(line) > 8_000:
             break
         kept.append(line)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 MAX_SIZE_ARG = 1_000            # repeat/pad widths, range lengths, printf widths
@@ -33,42 +34,45 @@ READ_NODES = {"SELECT_NODE", "SET_OPERATION_NODE", "CTE_NODE", "RECURSIVE_CTE_NO
 WRITING_FUNCTIONS = {"nextval", "setseed"}
 
 
-def writes(sql: str, con: Any) -> str | None:
-    """Why ``sql`` could change the database, or None (it only reads): a query node that
-    is not a read, or a function that changes state. ``con`` parses it."""
-    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
-    if tree.get("error"):
-        return str(tree.get("error_message") or "the query could not be parsed")
-    stack: list[Any] = [tree.get("statements", [])]
+def _parsed(sql: str, con: Any) -> dict[str, Any]:
+    """``sql``'s parse tree, as DuckDB serialises it (``con`` parses it)."""
+    tree: dict[str, Any] = json.loads(
+        con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
+    return tree
+
+
+def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
+    """Every object of a parse tree, depth first."""
+    stack: list[Any] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, list):
             stack.extend(node)
-            continue
-        if not isinstance(node, dict):
-            continue
+        elif isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+
+
+def writes(sql: str, con: Any) -> str | None:
+    """Why ``sql`` could change the database, or None (it only reads): a query node that
+    is not a read, or a function that changes state. ``con`` parses it."""
+    tree = _parsed(sql, con)
+    if tree.get("error"):
+        return str(tree.get("error_message") or "the query could not be parsed")
+    for node in _nodes(tree.get("statements", [])):
         kind = node.get("type")
         if isinstance(kind, str) and kind.endswith("_NODE") and kind not in READ_NODES:
             return (f"only reads are answered: this query would write "
                     f"({kind.removesuffix('_QUERY_NODE').removesuffix('_NODE')})")
         if node.get("class") == "FUNCTION" and node.get("function_name") in WRITING_FUNCTIONS:
             return f"only reads are answered: {node['function_name']} changes the database"
-        stack.extend(node.values())
     return None
 
 
 def oversized(sql: str, con: Any) -> str | None:
     """Why ``sql`` could build a value too large to interrupt, or None. ``con`` (any
     DuckDB connection) parses it."""
-    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
-    stack: list[Any] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-            continue
-        if not isinstance(node, dict):
-            continue
+    for node in _nodes(_parsed(sql, con)):
         if node.get("type") == "RECURSIVE_CTE_NODE":
             return "recursive CTEs are not allowed"
         name = node.get("function_name")
@@ -83,7 +87,6 @@ def oversized(sql: str, con: Any) -> str | None:
             first = (node.get("arguments") or [{}])[0].get("expression") or {}
             if WIDTH.search((first.get("literal") or {}).get("text", "")):
                 return f"{name}: a field width over {MAX_SIZE_ARG - 1:,} is not allowed"
-        stack.extend(node.values())
     return None
 
 

@@ -117,10 +117,11 @@ def _no_tools(choice: Any) -> bool:
     return choice == "none"
 
 
-def summary(chat: dict[str, Any]) -> str:
-    """What a model that summarises tersely writes when asked: the last twelve distinct
-    tool calls it made in the conversation it was shown (its earlier summary's lines
-    first), each cut to 160 characters, one a line."""
+def summary_lines(chat: dict[str, Any], calls: Callable[[str], bool] = lambda name: True,
+                  cut: int | None = None) -> list[str]:
+    """What a scripted model asked to compact can write from: its previous summary's
+    lines, then each tool call it was shown (``calls`` chooses which by name), as
+    ``name arguments`` cut to ``cut`` characters, each once, in order."""
     lines = []
     for m in chat["messages"]:
         content = m.get("content")
@@ -128,8 +129,16 @@ def summary(chat: dict[str, Any]) -> str:
             lines += content.split("\n\n", 1)[-1].splitlines()
         for call in m.get("tool_calls") or []:
             fn = call["function"]
-            lines.append(f"{fn['name']} {fn['arguments']}"[:160])
-    return "\n".join(list(dict.fromkeys(lines))[-12:]) or "Nothing happened yet."
+            if calls(fn["name"]):
+                lines.append(f"{fn['name']} {fn['arguments']}"[:cut])
+    return list(dict.fromkeys(lines))
+
+
+def summary(chat: dict[str, Any]) -> str:
+    """What a model that summarises tersely writes when asked: the last twelve distinct
+    tool calls it made in the conversation it was shown (its earlier summary's lines
+    first), each cut to 160 characters, one a line."""
+    return "\n".join(summary_lines(chat, cut=160)[-12:]) or "Nothing happened yet."
 
 
 def _chars(text: str) -> int:
