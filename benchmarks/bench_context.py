@@ -40,10 +40,10 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key")
@@ -51,9 +51,10 @@ os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-bench-not-a-real-key")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench_cost import MODELS, PRICES, Result  # noqa: E402
+from bench_cost import PRICES, Result  # noqa: E402
+from bench_cost import one as cost_trial  # noqa: E402
 from tests.fakellm._server import summary_lines  # noqa: E402
-from tests.operator import record, server  # noqa: E402
+from tests.operator import record  # noqa: E402
 
 STRATEGIES = ("sliding", "block", "compact")
 SUMMARISERS = ("terse", "faithful")
@@ -160,38 +161,17 @@ def watch(llm, needed: list[Fact], kept: Kept) -> None:
 async def one(family: str, strategy: str, window: int, days: int, seed: int,
               episode: list[list[tuple[str, str]]], needed: list[Fact], workdir: str,
               summariser: str = "terse") -> tuple[Result, int, Kept]:
-    from vendbench.orchestrator import build_config, execute
-    from vendbench.results import Store
-
-    db = os.path.join(workdir, f"{family}-{strategy}-{summariser}.duckdb")
+    """bench_cost's trial (one call a message), with the summariser and the facts kept."""
     kept = Kept()
-    with server(episode, 1) as llm:
-        replay = llm.script
+
+    def prepare(llm: Any) -> None:
         if summariser == "faithful":
             llm.summarise = faithful
         watch(llm, needed, kept)
-        config = build_config({
-            "days": days, "seeds": [seed], "max_attempts": 2,
-            "models": [{"id": MODELS[family], "api_base": llm.base if family == "anthropic"
-                        else llm.url, "max_context_tokens": window, "max_output_tokens": 4096,
-                        "context_strategy": strategy, "request_timeout_s": 60}]})
-        start = time.perf_counter()
-        result = await execute(config, db)
-        seconds = time.perf_counter() - start
-        if replay.misaligned:
-            raise SystemExit(f"{family}/{strategy}: the replay lost its place "
-                             f"{replay.misaligned} times")
-    trial = result.as_json()["trials"][0]
-    if trial["status"] != "completed":
-        raise SystemExit(f"{family}/{strategy}: {trial['status']}: {trial['reason']}")
-    with Store(db, read_only=True) as store:
-        requests, inp, read, write, out, compactions = store.con.execute(
-            "SELECT count(*), sum(input_tokens), sum(cache_read_tokens), "
-            "sum(cache_write_tokens), sum(output_tokens), "
-            "count(*) FILTER (WHERE purpose = 'compaction') FROM exchanges "
-            "WHERE status = 'ok' AND trial_id = ?", [trial["trial_id"]]).fetchone()
-    return (Result(family, strategy, window, 1, requests, inp, read, write, out,
-                   trial["final_net_assets"], seconds), compactions, kept)
+
+    r = await cost_trial(family, strategy, window, days, seed, episode, 1, workdir,
+                         prepare=prepare, name=f"-{summariser}")
+    return r, r.compactions, kept
 
 
 def table(rows: dict[tuple[str, str], tuple[Result, int, Kept]], kinds: list[str]) -> str:

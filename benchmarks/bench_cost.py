@@ -38,9 +38,11 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key")
@@ -71,6 +73,7 @@ class Result:
     output: int
     net_assets: float | None
     seconds: float
+    compactions: int = 0          # context_strategy "compact": the summarising requests
 
     @property
     def cached(self) -> float:
@@ -85,12 +88,18 @@ class Result:
 
 
 async def one(family: str, strategy: str, window: int, days: int, seed: int,
-              episode: list[list[tuple[str, str]]], per_message: int, workdir: str) -> Result:
+              episode: list[list[tuple[str, str]]], per_message: int, workdir: str,
+              prepare: Callable[[Any], None] | None = None, name: str = "") -> Result:
+    """One trial of the replayed operator; ``prepare`` sets up the server first
+    (bench_context: its summariser and its fact counter), ``name`` tells its file apart."""
     from vendbench.orchestrator import build_config, execute
     from vendbench.results import Store
 
-    db = os.path.join(workdir, f"{family}-{strategy}-{window}-{per_message}.duckdb")
+    db = os.path.join(workdir, f"{family}-{strategy}-{window}-{per_message}{name}.duckdb")
     with server(episode, per_message) as llm:
+        replay = llm.script
+        if prepare is not None:
+            prepare(llm)
         config = build_config({
             "days": days, "seeds": [seed], "max_attempts": 2,
             "models": [{"id": MODELS[family], "api_base": llm.base if family == "anthropic"
@@ -99,7 +108,6 @@ async def one(family: str, strategy: str, window: int, days: int, seed: int,
         start = time.perf_counter()
         result = await execute(config, db)
         seconds = time.perf_counter() - start
-        replay = llm.script
         if replay.misaligned:
             raise SystemExit(f"{family}/{strategy}: the replay lost its place "
                              f"{replay.misaligned} times")
@@ -107,12 +115,13 @@ async def one(family: str, strategy: str, window: int, days: int, seed: int,
     if trial["status"] != "completed":
         raise SystemExit(f"{family}/{strategy}/{window}: {trial['status']}: {trial['reason']}")
     with Store(db, read_only=True) as store:
-        requests, inp, read, write, out = store.con.execute(
+        requests, inp, read, write, out, compactions = store.con.execute(
             "SELECT count(*), sum(input_tokens), sum(cache_read_tokens), "
-            "sum(cache_write_tokens), sum(output_tokens) FROM exchanges "
+            "sum(cache_write_tokens), sum(output_tokens), "
+            "count(*) FILTER (WHERE purpose = 'compaction') FROM exchanges "
             "WHERE status = 'ok' AND trial_id = ?", [trial["trial_id"]]).fetchone()
     return Result(family, strategy, window, per_message, requests, inp, read, write, out,
-                  trial["final_net_assets"], seconds)
+                  trial["final_net_assets"], seconds, compactions)
 
 
 def table(results: list[Result]) -> str:
