@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -29,12 +31,38 @@ def test_the_documented_api_example_runs():
     assert namespace["env"].day == 2
 
 
-def test_lock_file_pins_everything_and_excludes_compromised_litellm():
-    lines = [ln for ln in (ROOT / "requirements.lock").read_text().splitlines()
+def _pins(name: str) -> dict[str, str]:
+    lines = [ln for ln in (ROOT / name).read_text().splitlines()
              if ln and not ln.startswith("#")]
     assert all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[\w.]+", ln) for ln in lines), lines
-    for bad in ("1.82.7", "1.82.8", "1.107.0"):
-        assert f"litellm=={bad}" not in lines
+    return dict(ln.split("==") for ln in lines)
+
+
+@pytest.mark.parametrize("name", ["requirements.lock", "requirements-test.lock"])
+def test_lock_files_pin_everything_and_exclude_compromised_litellm(name):
+    pins = _pins(name)
+    assert "litellm" in pins and pins["litellm"] not in ("1.82.7", "1.82.8", "1.107.0")
+
+
+def test_the_run_command_installs_what_running_needs_and_the_tests_the_rest():
+    """The run command once installed mkdocs, playwright, mutmut, mypy and Inspect for
+    users who only evaluate (design §31.5): it installs the runtime lock, the test
+    command the test lock; both are what tools/locks.py writes from the installed
+    dependencies (so neither drifts from pyproject.toml)."""
+    import subprocess
+    import sys
+
+    run, test = _pins("requirements.lock"), _pins("requirements-test.lock")
+    assert run.items() <= test.items()
+    for tool in ("pytest", "mkdocs", "playwright", "mutmut", "mypy", "inspect_ai"):
+        assert tool not in {n.replace("-", "_") for n in run} and \
+            any(n.replace("-", "_") == tool for n in test), tool
+    readme = _commands((ROOT / "README.md").read_text())
+    assert "-r requirements.lock -e ." in next(c for c in readme if "vendbench run" in c)
+    assert "-r requirements-test.lock -e ." in next(c for c in readme if "pytest" in c)
+    out = subprocess.run([sys.executable, str(ROOT / "tools" / "locks.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
 
 
 def test_every_locked_package_installs_on_the_oldest_python_pyproject_accepts():
@@ -49,8 +77,7 @@ def test_every_locked_package_installs_on_the_oldest_python_pyproject_accepts():
     floor = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
     oldest = re.fullmatch(r">=\s*([\d.]+)", floor).group(1)
     oldest += ".0" * (2 - oldest.count("."))                 # 3.11 -> 3.11.0
-    pinned = dict(ln.split("==") for ln in (ROOT / "requirements.lock").read_text().splitlines()
-                  if ln and not ln.startswith("#"))
+    pinned = _pins("requirements-test.lock")
     refused = []
     for name, version in pinned.items():
         dist = metadata.distribution(name)
@@ -108,3 +135,24 @@ def test_the_main_job_runs_offline_and_writes_the_report(tmp_path):
     assert {p.stem for p in report.glob("*.png")} == {p.stem for p in report.glob("*.svg")} \
         == {"trajectories", "oracle_share", "operations"}
     assert "Return against API cost: not drawn" in (report / "report.html").read_text()
+
+
+def test_the_readmes_fake_server_block_runs_on_a_free_port(tmp_path):
+    """The block once bound port 8000 in the background: a busy port printed a traceback
+    and the next command talked to whatever listened there (design §31). It runs as
+    written, the server on a port the OS picks, stopped by its last line."""
+    import os
+    import subprocess
+
+    block = re.search(r"No key yet\?.*?```bash\n(.*?)```", (ROOT / "README.md").read_text(),
+                      re.S).group(1)
+    assert "8000" not in block and "--background" in block
+    script = block.replace("--seeds 1 2 3 --days 30", "--seeds 1 --days 2").replace(
+        "--db try.duckdb", f"--db {tmp_path / 'try.duckdb'}")
+    out = subprocess.run(["bash", "-e", "-c", script + '\necho "URL $FAKELLM_URL"'],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PATH": f"{Path(os.sys.executable).parent}:"
+                                                    f"{os.environ['PATH']}"})
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"URL http://127\.0\.0\.1:\d+/v1", out.stdout)
+    assert "completed" in out.stdout and (tmp_path / "try.duckdb").exists()

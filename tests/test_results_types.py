@@ -108,6 +108,31 @@ def test_a_killed_runs_cost_is_what_its_trials_were_charged(tmp_path):
     assert summary["cost_usd"] == Decimal("0.0357")
 
 
+def test_a_run_counts_every_trial_it_plans_begun_or_not(tmp_path):
+    """`runs` showed "running 0/8" for a run of 12 trials: only those begun were counted
+    (design §31.5). A run counts models (an arena: seats) × worlds × seeds × repeats from
+    its config; a run that plans none (a served run) counts what began."""
+    import json
+
+    db = str(tmp_path / "p.duckdb")
+    plans = {"panel": {"models": [{"id": "a"}, {"id": "b"}], "seeds": [1, 2, 3],
+                       "world_seeds": [1, 2], "repeats": 1},
+             "arena": {"models": [{"id": "a"}, {"id": "b"}], "seats": ["a", "b", "b"],
+                       "seeds": [1, 2], "world_seeds": [7], "repeats": 2},
+             "served": {"harness": "mcp"}}
+    with Store(db) as store:
+        for run, config in plans.items():
+            store.con.execute("INSERT INTO runs (run_id, created_at, scenario, days, status, "
+                              "config_json) VALUES (?, now(), 'autovend', 2, 'running', ?)",
+                              [run, json.dumps(config)])
+        for trial in ("t1", "t2"):
+            for run in plans:
+                store.con.execute("INSERT INTO trials (trial_id, run_id, model, status) "
+                                  "VALUES (?, ?, 'a', 'running')", [f"{run}-{trial}", run])
+        counted = {r["run_id"]: (r["started"], r["trials"]) for r in store.runs()}
+    assert counted == {"panel": (2, 12), "arena": (2, 12), "served": (2, 2)}
+
+
 def test_a_logged_request_is_written_and_read_in_one_type():
     """``request_json`` has one type (design §21): what a request logs reads back the same,
     byte for byte as files have always held it, and a file of an older vendbench (fewer

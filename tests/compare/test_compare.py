@@ -255,3 +255,58 @@ def test_batches_that_add_no_pair_stop_the_comparison(llm, tmp_path):
     assert out.row.verdict == INCONCLUSIVE and out.row.pairs == 0
     assert len(out.steps) == 2 and out.dropped == 4
     assert "two batches in a row added no pair" in out.row.reason
+
+
+def test_resume_takes_a_new_budget_or_pair_cap_and_refuses_what_would_change_the_measure(
+        tmp_path, capsys):
+    """`compare --resume latest --budget 5` once reprinted the old verdict, the new budget
+    silently ignored (design §31.5). A comparison that ended inconclusive at its cap goes
+    on under a new one, stored with it; a flag that would change what it measures is
+    refused by name."""
+    db = str(tmp_path / "c.duckdb")
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "3",
+                 "--max-pairs", "2", "--db", db]) == 0
+    assert "inconclusive after 2 pairs" in capsys.readouterr().out
+    assert main(["compare", "--resume", "latest", "--days", "4", "--db", db]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "vendbench: error: --resume and --show take the stored comparison as it was "
+        "specified; drop --days (a new --budget or --max-pairs is taken by --resume)")
+    assert main(["compare", "--resume", "latest", "--max-pairs", "4", "--db", db]) == 0
+    out = capsys.readouterr()
+    assert "continues with at most 4 pairs (was at most 2 pairs)" in out.err
+    assert "batch 2: seeds 3-4" in out.err
+    assert "inconclusive after 4 pairs: 4 pairs of at most 4" in out.out
+    with Store(db, read_only=True) as store:
+        row = comparison(store, "latest")
+        assert CompareSpec.model_validate_json(row.config_json).max_pairs == 4
+        assert len(comparison_steps(store, row.comparison_id)) == 2
+    assert main(["compare", "--resume", "latest", "--max-pairs", "3", "--db", db]) == 2
+    assert "has 4 pairs already" in capsys.readouterr().err
+
+
+def test_a_comparisons_batches_stay_out_of_the_panels_leaderboard_and_trend(tmp_path,
+                                                                          capsys):
+    """After `compare`, `leaderboard` showed its last batch (two seeds) instead of the
+    quick start's panel, and `trend` six batches as six nights (design §31.2)."""
+    db = str(tmp_path / "c.duckdb")
+    assert main(["run", "--models", "baseline/order-up-to", "baseline/oracle", "--seeds",
+                 "1", "2", "3", "--days", "3", "--db", db]) == 0
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "3",
+                 "--max-pairs", "4", "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db, "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert len(board["runs"]) == 1 and board["left_out_compare"] == 2
+    assert {r["model"]: r["trials"] for r in board["rows"]} == {
+        "baseline/oracle": 3, "baseline/order-up-to": 3}          # the panel's three seeds
+    assert any("left out 2 runs of vendbench compare" in n for n in board["notes"])
+    assert main(["leaderboard", "--db", db, "--format", "json", "--include-compare"]) == 0
+    assert json.loads(capsys.readouterr().out)["left_out_compare"] == 0
+    assert main(["trend", "--db", db, "--format", "json"]) == 0
+    trend = json.loads(capsys.readouterr().out)
+    assert len(trend["runs"]) == 1 and any("left out 2 runs" in n for n in trend["notes"])
+    assert main(["trend", "--db", db, "--format", "json", "--include-compare"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["runs"]) == 3
+    assert main(["runs", "--db", db]) == 0
+    listed = capsys.readouterr().out
+    assert listed.count("autovend compare") == 2 and "6/6" in listed

@@ -550,13 +550,42 @@ class FakeLLM:
 
 
 def main() -> None:
-    """Serve until killed: ``python -m tests.fakellm --port P [--latency S]``."""
+    """Serve until killed: ``python -m tests.fakellm [--port P] [--latency S]`` (a free
+    port unless given; the URL is printed). ``--background``: start the server in a
+    process of its own, wait until it serves, print ``FAKELLM_URL=… FAKELLM_PID=…`` for
+    a shell's ``eval`` and return."""
     import argparse
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
 
     ap = argparse.ArgumentParser(description=main.__doc__)
-    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--port", type=int, default=0, help="default: a free one")
     ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--background", action="store_true")
     args = ap.parse_args()
-    with FakeLLM(latency=args.latency, port=args.port) as server:
+    if args.background:
+        child = subprocess.Popen([sys.executable, "-m", "tests.fakellm", "--port",
+                                  str(args.port), "--latency", str(args.latency)],
+                                 stdout=subprocess.PIPE, text=True,
+                                 cwd=Path(__file__).resolve().parents[2])
+        assert child.stdout is not None
+        line = child.stdout.readline()            # "serving URL", once it listens
+        if not line.startswith("serving "):
+            child.kill()
+            sys.exit(f"the fake server did not start: {line.strip() or 'no output'}")
+        child.stdout.close()
+        print(f"FAKELLM_URL={shlex.quote(line.split()[1])} FAKELLM_PID={child.pid}")
+        return
+    try:
+        server = FakeLLM(latency=args.latency, port=args.port)
+    except OSError as exc:
+        sys.exit(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}; leave --port "
+                 "out for a free one")
+    with server:
         print(f"serving {server.url}", flush=True)
-        threading.Event().wait()
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass

@@ -40,3 +40,21 @@ def test_a_bad_model_or_endpoint_is_one_line_before_the_file_exists(tmp_path, mo
     assert out.returncode == 2 and says.format(port=port) in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
     assert not db.exists()
+
+
+def test_every_missing_api_key_is_named_at_once(tmp_path):
+    """A panel missing several keys named only the first: the user fixed them one run at a
+    time (design §31). All are named, before the file exists."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY")}
+    db = tmp_path / "never.duckdb"
+    out = subprocess.run([sys.executable, "-m", "vendbench", "run", "--models",
+                          "openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5",
+                          "baseline/oracle", "--days", "2", "--budget", "1", "--db", str(db)],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert lines[0] == "vendbench: error: 2 models cannot be reached:"
+    assert "openai/gpt-4.1-mini needs OPENAI_API_KEY" in lines[1]
+    assert "anthropic/claude-sonnet-4-5 needs ANTHROPIC_API_KEY" in lines[2]
+    assert len(lines) == 3 and not db.exists()

@@ -22,7 +22,7 @@ examples:
   vendbench baseline --policy all --seeds 1 2 3 --days 180
   vendbench run --models openai/gpt-4.1-mini baseline/order-up-to \\
                 --seeds 1 2 3 --budget 2 --total-budget 10
-  vendbench run --panel nightly.toml
+  vendbench run --panel examples/nightly.toml
   vendbench runs
   vendbench leaderboard --run all --charts report/
   vendbench trend --db nightly.duckdb --fail-on-regression

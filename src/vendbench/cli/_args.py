@@ -59,6 +59,9 @@ def cohort_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--days", type=days, metavar="D",
                         help="only runs of this horizon (the newest such run's cohort)")
     parser.add_argument("--scenario", metavar="S", help="only runs of this scenario")
+    parser.add_argument("--include-compare", action="store_true",
+                        help="also the batches of vendbench compare, left out by default "
+                             "(a note says how many)")
 
 
 MAX_SEED = 2**31 - 1             # the results file keeps seeds as INTEGER

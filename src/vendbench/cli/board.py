@@ -99,7 +99,8 @@ def leaderboard(args: argparse.Namespace) -> int:
 
     if args.arena:
         return _arena_board(args)
-    filters = Filters(days=args.days, scenario=args.scenario)
+    filters = Filters(days=args.days, scenario=args.scenario,
+                      include_compare=args.include_compare)
     board = build(args.db, args.run, filters, ci=args.ci)
     if not board.rows and (args.format in ("table", "markdown") or args.charts):
         print(nothing_to_rank(board, args.db))
@@ -152,7 +153,8 @@ def trend_command(args: argparse.Namespace) -> int:
     from ..leaderboard import Filters, build_trend, render_trend
 
     trend = build_trend(args.db, models=args.model, last=args.last,
-                        filters=Filters(days=args.days, scenario=args.scenario))
+                        filters=Filters(days=args.days, scenario=args.scenario,
+                                        include_compare=args.include_compare))
     out = output_dir(args.charts) if args.charts else None
     print(render_trend(trend, args.format))
     if out is not None:

@@ -24,7 +24,7 @@ examples:
   vendbench check --models openai/gpt-4.1-mini
   vendbench check --models openai/local --api-base http://127.0.0.1:8080/v1 \\
                   --price openai/local=0,0
-  vendbench check --panel nightly.toml --no-request      # no request sent
+  vendbench check --panel examples/nightly.toml --no-request  # nothing sent
 """
 
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 import textwrap
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -124,7 +125,8 @@ def add(sub: Any) -> None:
     cmp.add_argument("--chart", metavar="FILE",
                      help="also draw the sequence (.png or .svg)")
     cmp.add_argument("--json", action="store_true", help="print one JSON object")
-    cmp.set_defaults(func=command)
+    cmp.set_defaults(func=command, _spelled={a.dest: a.option_strings[0] for a in cmp._actions
+                                             if a.option_strings})
 
 
 def command(args: argparse.Namespace) -> int:
@@ -151,11 +153,17 @@ def command(args: argparse.Namespace) -> int:
                                       "MODEL_A MODEL_B starts one") from None
                 raise ConfigError(f"no comparison {which} in {args.db}") from None
         spec = CompareSpec.model_validate_json(row.config_json)
+        _only_stopping_rules(args, args._spelled)
         if args.show:
+            if args.compare_budget is not None or args.max_pairs is not None:
+                raise ConfigError("--show prints a stored comparison as it stands; --budget "
+                                  "and --max-pairs go with --resume")
             return _show(args, spec, asyncio.run(compare(spec, args.db,
                                                          resume=row.comparison_id,
                                                          replay_only=True)))
         resume: str | None = row.comparison_id
+        spec = _new_stops(args, spec, row)
+        args.extend = args.compare_budget is not None or args.max_pairs is not None
     else:
         if len(args.models) < 2:
             raise ConfigError("compare needs two or more models (or --resume/--show ID)")
@@ -165,6 +173,61 @@ def command(args: argparse.Namespace) -> int:
                               f"{', '.join(twice)} is listed twice")
         spec, resume = _spec(args), None
     return _run(args, spec, resume)
+
+
+# what --resume may change: when the comparison stops, never what it measures (the
+# confidence sequence is valid at every stop, so a new budget or pair cap keeps its 5 %)
+STOPPING_RULES = ("compare_budget", "max_pairs")
+KEPT = ("db", "resume", "show", "json", "chart", "func", "command", "models", "price",
+        "verbose")
+
+
+def _only_stopping_rules(args: argparse.Namespace, spelled: dict[str, str]) -> None:
+    """--resume and --show take a stored comparison as it was specified: a flag that
+    would change what it measures is refused by name (a silent one measured another
+    thing than the user thought)."""
+    given = sorted(spelled.get(dest, "--" + dest.replace("_", "-"))
+                   for dest, value in vars(args).items()
+                   if not dest.startswith("_") and dest not in (*KEPT, *STOPPING_RULES)
+                   and value not in (None, False, []))
+    if args.price:
+        given.append("--price")
+    if given:
+        raise ConfigError(f"--resume and --show take the stored comparison as it was "
+                          f"specified; drop {', '.join(given)} (a new --budget or "
+                          "--max-pairs is taken by --resume)")
+
+
+def _new_stops(args: argparse.Namespace, spec: Any, row: Any) -> Any:
+    """The stored spec with --resume's new --budget or --max-pairs, stored with it."""
+    from ..results import Store
+
+    changes: dict[str, Any] = {}
+    if args.compare_budget is not None:
+        changes["budget_usd"] = Decimal(args.compare_budget)
+    if args.max_pairs is not None:
+        changes["max_pairs"] = args.max_pairs
+    if not changes:
+        return spec
+    if row.status == "decided" and row.verdict != "inconclusive":
+        raise ConfigError(f"comparison {row.comparison_id} is decided ({row.verdict}); a new "
+                          "budget or pair cap has nothing to continue")
+    if "max_pairs" in changes and changes["max_pairs"] < row.pairs:
+        raise ConfigError(f"--max-pairs {args.max_pairs}: comparison {row.comparison_id} "
+                          f"has {row.pairs} pairs already")
+    new = spec.model_copy(update=changes)
+    with Store(args.db) as store:
+        store.write(replace(row, config_json=new.model_copy(
+            update={"base": new.base.stored()}).model_dump_json()))
+    if not args.json:
+        was = {"budget_usd": f"budget ${spec.budget_usd}" if spec.budget_usd is not None
+               else "no budget", "max_pairs": f"at most {spec.max_pairs} pairs"}
+        now = {"budget_usd": f"budget ${new.budget_usd}",
+               "max_pairs": f"at most {new.max_pairs} pairs"}
+        print(f"comparison {row.comparison_id} continues with "
+              f"{' and '.join(now[k] for k in changes)} (was "
+              f"{' and '.join(was[k] for k in changes)})", file=sys.stderr)
+    return new
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -271,7 +334,8 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
 
     try:
         outcome = run_until_signalled(
-            lambda: compare(spec, args.db, resume=resume, on_event=on_event))
+            lambda: compare(spec, args.db, resume=resume, on_event=on_event,
+                            extend=getattr(args, "extend", False)))
     except (asyncio.CancelledError, KeyboardInterrupt):
         print(f"vendbench: compare interrupted; continue it with: vendbench compare "
               f"--resume latest --db {args.db}", file=sys.stderr)

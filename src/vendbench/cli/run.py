@@ -66,7 +66,7 @@ examples:
   vendbench run --models openai/local --api-base http://127.0.0.1:8080/v1 \\
                 --allow-unpriced --max-context-tokens 8192 \\
                 --max-output-tokens 512
-  vendbench run --panel nightly.toml --db nightly.duckdb --json
+  vendbench run --panel examples/nightly.toml --db nightly.duckdb --json
   vendbench run --resume 20261130-015459-2efe
 """
 

@@ -18,6 +18,9 @@ examples:
   vendbench runs                             # every run in ./vendbench.duckdb
   vendbench runs --db nightly.duckdb --run latest     # the newest run's trials
   vendbench runs --run 20261201-020000-ab12 --json
+
+done counts completed trials of all the run plans (models × worlds × seeds × repeats),
+begun or not; a run marked "compare" is a batch of vendbench compare.
 """
 
 
@@ -80,7 +83,8 @@ def command(args: argparse.Namespace) -> int:
         print(f"no runs in {args.db}")
         return 0
     headers = ["run", "scenario", "days", "status", "done", "cost USD"]
-    rows = [[r["run_id"], r["scenario"] + (f" arena ×{r['arena']}" if r["arena"] else ""),
+    rows = [[r["run_id"], r["scenario"] + (f" arena ×{r['arena']}" if r["arena"] else "")
+             + (" compare" if r["comparison"] else ""),
              r["days"], r["status"], f"{r['completed']}/{r['trials']}",
              _num(r["cost_usd"], 4)] for r in runs]
     if args.wide:

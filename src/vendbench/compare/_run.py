@@ -94,9 +94,11 @@ def _name(comparison_id: str, step: int) -> str:
 
 
 async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
-                  on_event: Events | None = None, replay_only: bool = False) -> Outcome:
+                  on_event: Events | None = None, replay_only: bool = False,
+                  extend: bool = False) -> Outcome:
     """Run (or continue) a comparison into ``db`` (``replay_only``: only read back where
-    the stored comparison ``resume`` stands)."""
+    the stored comparison ``resume`` stands; ``extend``: continue one that ended
+    inconclusive, under the new budget or pair cap stored with it)."""
     if len(spec.models) < 2:                  # (the run config refuses a model twice)
         raise ConfigError("compare needs two or more different models")
     emit = on_event or (lambda kind, data: None)
@@ -118,7 +120,8 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
             row = comparison(store, resume)
             steps = comparison_steps(store, row.comparison_id)
         spec = CompareSpec.model_validate_json(row.config_json)
-        if row.status == "decided" or replay_only:
+        again = extend and row.status == "decided" and row.verdict == INCONCLUSIVE
+        if (row.status == "decided" and not again) or replay_only:
             state = _replay(spec, db, row, steps)
             return replace(state, row=replace(state.row, status=row.status,
                                               verdict=row.verdict, reason=row.reason))
@@ -145,7 +148,8 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
                                f"{pairs_now} pairs of at most {spec.max_pairs} (--max-pairs)")
             config = spec.base.model_copy(update={
                 "models": [m for m in spec.base.models if m.label in survivors],
-                "seeds": seeds, "name": _name(row.comparison_id, step)})
+                "seeds": seeds, "name": _name(row.comparison_id, step),
+                "comparison": row.comparison_id})
             forecast = _batch_forecast(config, state.costs, pairs_next)
             spent = state.row.spent_usd
             if spec.budget_usd is not None:

@@ -37,6 +37,7 @@ class Board:
         return {"rows": [r.as_json() for r in self.rows],
                 "cohort": {**s.cohort, "harnesses": harnesses}, "runs": s.runs,
                 "refused": s.refused, "set_apart": s.set_apart, "other_cohorts": s.others,
+                "left_out_compare": s.left_out_compare,
                 "interval_method": interval_method(self.ci),
                 "notes": ["unfinished trials score 0; harness errors are set apart",
                           "each model's latest attempt per world, seed and repeat is used",

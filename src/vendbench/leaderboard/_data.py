@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .._text import days as days_text
+from .._text import count, days as days_text
 from ..errors import ResultsError
 from ..results import SET_APART, Store, latest_attempts
 
@@ -26,6 +26,7 @@ class Selection:
     notes: list[str] = field(default_factory=list)
     others: list[dict[str, Any]] = field(default_factory=list)   # the file's other cohorts
     db: str = ""
+    left_out_compare: int = 0      # compare batches not ranked (no --include-compare)
 
 
 def _cohort(run: dict[str, Any], initial_cash: float | None) -> dict[str, Any]:
@@ -43,15 +44,18 @@ class Filters:
 
     days: int | None = None
     scenario: str | None = None
+    include_compare: bool = False
 
     def admits(self, run: Mapping[str, Any]) -> bool:
         """Whether ``run`` may be ranked here: never an arena run (design §23.5: those
-        are ranked by ``leaderboard --arena`` only)."""
+        are ranked by ``leaderboard --arena`` only), a compare batch only when asked
+        (design §31.2)."""
         from ._arena import arena_seats
 
         return ((self.days is None or run["days"] == self.days)
                 and (self.scenario is None or run["scenario"] == self.scenario)
-                and not arena_seats(run))
+                and not arena_seats(run)
+                and (self.include_compare or not run.get("comparison")))
 
     def describe(self) -> str:
         parts = [f"scenario {self.scenario}" if self.scenario else "",
@@ -77,9 +81,19 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
     if not every:
         raise ResultsError(f"no runs in {store.path}; run `vendbench run` first")
     runs = [r for r in every if filters.admits(r)]
-    if not runs and all(not Filters().admits(r) for r in every):
+    batches = [r for r in every if r.get("comparison") and not filters.include_compare]
+    if which not in ("all", "latest"):      # a run asked for by its id is shown
+        asked = next((r for r in batches if r["run_id"] == which), None)
+        if asked is not None:
+            batches.remove(asked)
+            runs.append(asked)
+    if not runs and all(not Filters(include_compare=True).admits(r) for r in every):
         raise ResultsError(f"{store.path} holds only arena runs; rank them with "
                            f"vendbench leaderboard --arena --db {store.path}")
+    if not runs and batches:
+        raise ResultsError(f"{store.path} holds only the batches of comparisons "
+                           f"({len(batches)} runs); rank them with --include-compare, or see "
+                           f"vendbench compare --show latest --db {store.path}")
     if not runs:
         kinds = sorted({f"{r['scenario']} {days_text(r['days'])}" for r in every})
         raise ResultsError(f"no run in {store.path} matches {filters.describe()}; it holds "
@@ -91,10 +105,10 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
         chosen = [max(runs, key=lambda r: r["created_at"])]
     else:
         chosen = [store.run(which)]
-        if not Filters().admits(chosen[0]):
+        if not Filters(include_compare=True).admits(chosen[0]):
             raise ResultsError(f"run {which} is an arena run: rank it with "
                                f"vendbench leaderboard --arena --run {which}")
-        if not filters.admits(chosen[0]):
+        if not replace(filters, include_compare=True).admits(chosen[0]):
             raise ResultsError(f"run {which} is {chosen[0]['scenario']}, "
                                f"{days_text(chosen[0]['days'])}: not {filters.describe()}")
     chosen_ids = [r["run_id"] for r in chosen]
@@ -127,9 +141,16 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
     for t in ranked:
         t.pop("_run", None)
     used = sorted({t["run_id"] for t in kept}, key=chosen_ids.index) or [newest["run_id"]]
-    selection = Selection(cohort, ranked, refused, apart, used)
+    selection = Selection(cohort, ranked, refused, apart, used,
+                          left_out_compare=len(batches))
+    if batches:
+        selection.notes.append(
+            f"left out {count(len(batches), 'run')} of vendbench compare (its batches; rank "
+            "them with --include-compare, or see vendbench compare --show)")
     if others:
-        selection.others = _other_cohorts(store, every, cohort, used)
+        left_out = {r["run_id"] for r in batches}
+        selection.others = _other_cohorts(
+            store, [r for r in every if r["run_id"] not in left_out], cohort, used)
     selection.db = store.path
     return selection
 

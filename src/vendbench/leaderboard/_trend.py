@@ -151,6 +151,10 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
     trend = Trend(cohort, [{"run_id": r["run_id"], "name": r["name"],
                             "date": str(r["created_at"])[:16], "status": r["status"]}
                            for r in runs], nights, [])
+    if newest.left_out_compare:
+        trend.notes.append(f"left out {count(newest.left_out_compare, 'run')} of vendbench "
+                           "compare (its batches are not nights; --include-compare counts "
+                           "them)")
     trend.comparisons = compare(trend)
     trend.regressions = [c for c in trend.comparisons if c["regressed"]]
     few = [c["model"] for c in trend.comparisons if c["kind"] == "score"

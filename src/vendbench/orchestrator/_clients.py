@@ -145,9 +145,20 @@ class Clients:
         return client.reservation(tokens, model.max_output_tokens)
 
     def prepare(self) -> None:
-        """Build every model's client (and fail early on a missing API key variable)."""
+        """Build every model's client, and fail early on missing API keys: every model
+        that misses one named at once (a panel missing three keys once named the
+        first, and the user fixed them one run at a time)."""
+        problems = []
         for model in self.config.models:
-            self.client(model)
+            try:
+                self.client(model)
+            except ConfigError as exc:
+                problems.append(str(exc))
+        if len(problems) == 1:
+            raise ConfigError(problems[0])
+        if problems:
+            raise ConfigError(f"{len(problems)} models cannot be reached:\n"
+                              + "\n".join(f"  {p}" for p in problems))
 
     def warm_up(self) -> None:
         """Everything a first trial would otherwise load: clients, tokenizers, a world."""

@@ -243,6 +243,9 @@ class RunConfig(BaseModel):
                                   "over the seeds")
     mirror: bool = Field(default=False, description="an arena may list a model more than "
                                                     "once (identical operators)")
+    comparison: str | None = Field(
+        default=None, description="the comparison this run is a batch of (design §31.2: "
+                                  "leaderboard and trend leave such runs out unless asked)")
 
     @model_validator(mode="before")
     @classmethod

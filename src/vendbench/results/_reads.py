@@ -23,9 +23,23 @@ class RunSummary(TypedDict):
     status: str
     harness: str | None            # "mcp" for serve's runs
     arena: int | None              # an arena run: the operators in each match (design §23)
-    trials: int
+    comparison: str | None         # a compare batch: its comparison (design §31.2)
+    trials: int                    # planned (started, when it plans none)
+    started: int
     completed: int
     cost_usd: Decimal | None       # None: no trial of it was priced
+
+
+# what a run plans, from its stored config: models (or an arena's seats) × worlds × seeds
+# × repeats; NULL for a config that plans nothing (a served run's sessions)
+PLANNED = """coalesce(json_extract(r.config_json, '$.repeats')::INTEGER, 1)
+    * coalesce(json_array_length(json_extract(r.config_json, '$.world_seeds')), 1)
+    * json_array_length(json_extract(r.config_json, '$.seeds'))
+    * coalesce(json_array_length(json_extract(r.config_json, '$.seats')),
+               json_array_length(json_extract(r.config_json, '$.models')))"""
+# a compare batch's comparison: its config says so; older ones only by their name
+COMPARISON = r"""coalesce(json_extract_string(r.config_json, '$.comparison'),
+    nullif(regexp_extract(r.name, '^compare (cmp-\S+) batch \d+$', 1), ''))"""
 
 
 def _row_dict(name: str, columns: dict[str, Any], doc: str) -> type:

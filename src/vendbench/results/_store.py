@@ -22,7 +22,7 @@ from . import _live
 from ._rows import LoggedRequest, RunRecord, Statement
 from ._live import LiveServer
 from ._live_wire import LiveError
-from ._reads import RunInfo, RunSummary, TrialInfo
+from ._reads import COMPARISON, PLANNED, RunInfo, RunSummary, TrialInfo
 from ._schema import DDL, SCHEMA_VERSION, UPGRADE, UPGRADE_FROM
 
 log = logging.getLogger(__name__)
@@ -302,16 +302,21 @@ class Store:
         return out
 
     def runs(self) -> list[RunSummary]:
-        """Every run with its trials counted. A trial still marked running (its run
-        live, or killed) costs what its exchanges were charged, as ``trials`` counts it."""
-        return cast("list[RunSummary]", self._dicts("""
+        """Every run with its trials counted: ``trials`` all it plans (models or seats ×
+        worlds × seeds × repeats, from its config; those started when it plans none, as a
+        served run), ``started`` those begun. A trial still marked running (its run live,
+        or killed) costs what its exchanges were charged, as ``trials`` counts it."""
+        return cast("list[RunSummary]", self._dicts(f"""
             WITH spent AS (SELECT trial_id, sum(cost_usd) AS cost FROM exchanges
                            GROUP BY trial_id)
             SELECT r.run_id, r.name, r.created_at, r.scenario, r.days, r.status,
                    json_extract_string(r.config_json, '$.harness') AS harness,
                    json_array_length(json_extract(r.config_json, '$.seats'))::INTEGER
                        AS arena,
-                   count(t.trial_id) AS trials,
+                   {COMPARISON} AS comparison,
+                   greatest(count(t.trial_id), coalesce(any_value({PLANNED}), 0))
+                       ::INTEGER AS trials,
+                   count(t.trial_id) AS started,
                    count(t.trial_id) FILTER (WHERE t.status = 'completed') AS completed,
                    sum(CASE WHEN t.status = 'running' AND t.cost_usd IS NOT NULL
                             THEN coalesce(s.cost, 0) ELSE t.cost_usd END) AS cost_usd
