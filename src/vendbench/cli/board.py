@@ -67,9 +67,10 @@ def add(sub: Any) -> None:
                             "links its trials' pages "
                             "(created if missing; files in it are replaced)")
     board.add_argument("--arena", action="store_true",
-                       help="rank the models of arena matches (vendbench arena): mean score "
-                            "and head-to-head wins, paired by match, with their intervals "
-                            "(formats table and json)")
+                       help="rank the models of arena matches (vendbench arena): earned "
+                            "score and head-to-head wins, paired by match, with their "
+                            "intervals (every format but html; --charts writes "
+                            "arena_share and head_to_head)")
     board.set_defaults(func=leaderboard)
     trend = sub.add_parser(
         "trend", help="each model's score across runs (nights) of a cohort; regressions",
@@ -121,13 +122,24 @@ def leaderboard(args: argparse.Namespace) -> int:
 def _arena_board(args: argparse.Namespace) -> int:
     from ..leaderboard import build_arena, render_arena
 
-    given = [flag for flag, value in (("--charts", args.charts), ("--wide", args.wide),
-                                      ("--days", args.days), ("--scenario", args.scenario))
-             if value]
-    if given or args.format not in ("table", "json"):
-        raise ConfigError(f"--arena ranks one arena run (or 'all' of its kind) as a table "
-                          f"or json; drop {', '.join(given) or '--format ' + args.format}")
-    print(render_arena(build_arena(args.db, args.run), args.format))
+    given = [flag for flag, value in (("--wide", args.wide), ("--days", args.days),
+                                      ("--scenario", args.scenario),
+                                      ("--include-compare", args.include_compare),
+                                      ("--ci any-shape", args.ci != "t")) if value]
+    if given or args.format == "html":
+        raise ConfigError(f"--arena ranks one arena run (or 'all' of its kind) as a table, "
+                          f"markdown, csv or json, with --charts; drop "
+                          f"{', '.join(given) or '--format html'} (its interval is the "
+                          "betting one, valid at any number of matches)")
+    out = output_dir(args.charts) if args.charts else None     # before any output
+    board = build_arena(args.db, args.run)
+    print(render_arena(board, args.format))
+    if out is not None:
+        from ..leaderboard import write_arena_charts
+
+        files = _writing(out, lambda: write_arena_charts(board, out))
+        print(f"\nwrote {', '.join(str(f) for f in files) or 'no chart (nothing ranked)'}",
+              file=sys.stderr)
     return 0
 
 

@@ -137,39 +137,49 @@ def lines(outcome: Outcome, spec: CompareSpec) -> list[str]:
 
 def write_chart(outcome: Outcome, spec: CompareSpec, path: str | Path) -> None:
     """Each pairwise sequence over the pairs, in oracle shares (or the share of worlds
-    won): the estimate, the interval, no difference and the margin."""
+    won): the estimate, the interval, no difference and the margin; titled with the
+    models, everything within the axes, the method under the plot."""
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..leaderboard import chart_pyplot, dress
 
+    plt = chart_pyplot()
     series: dict[tuple[str, str], list[tuple[int, dict[str, Any]]]] = {}
     for s in outcome.steps:
         for p in s.intervals:
             series.setdefault((p["a"], p["b"]), []).append((s.pairs, p))
     win = spec.estimand == WIN_RATE
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(8, 4.8))
     if not win:
         ax.axhspan(-spec.margin, spec.margin, color="#dddddd",
-                   label=f"±{spec.margin:.0%} of the oracle")
+                   label=f"±{spec.margin:.0%} of the oracle (equivalent)")
     ax.axhline(0.5 if win else 0, color="black", linewidth=0.8)
     colours = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
     shift = 0.08 * (len(series) - 1)
+    ends: list[float] = [0.0, 1.0] if win else [-spec.margin, spec.margin]
     for i, ((a, b), pts) in enumerate(series.items()):
         colour = colours[i % len(colours)]
         x = [n + (i * 0.16 - shift) for n, _ in pts]
         ax.plot(x, [p["mean"] for _, p in pts], marker="o", color=colour,
-                label=f"{b} vs {a}")
+                label=f"{b} − {a}" if not win else f"{b} against {a}")
         for xi, (_, p) in zip(x, pts):
-            if _finite(p["low"]) is not None and _finite(p["high"]) is not None:
-                ax.vlines(xi, p["low"], p["high"], color=colour, linewidth=3, alpha=0.6)
+            low, high = _finite(p["low"]), _finite(p["high"])
+            if low is not None and high is not None:
+                ax.vlines(xi, low, high, color=colour, linewidth=3, alpha=0.6)
+                ends += [low, high]
+        ends += [p["mean"] for _, p in pts if _finite(p["mean"]) is not None]
+    pad = 0.05 * (max(ends) - min(ends) or 1.0)
+    ax.set_ylim(min(ends) - pad, max(ends) + pad)      # every bar within the axes
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
     ax.set_xlabel("pairs (same world and seed)")
     ax.set_ylabel("share of worlds won" if win else "difference, in shares of the oracle")
-    ax.text(0.01, 0.02, f"bars: the {1 - spec.alpha:.0%} confidence sequence; "
-            + method(spec), transform=ax.transAxes, fontsize=7, color="#555555", wrap=True)
-    ax.set_title(f"{outcome.row.comparison_id}: {outcome.row.verdict or 'running'}")
-    ax.legend(loc="upper right", fontsize=8)
-    fig.tight_layout()
+    models = spec.models
+    who = (f"{models[1]} against {models[0]}" if len(models) == 2
+           else f"{len(models)} models raced")
+    ax.set_title(f"{who}: {outcome.row.verdict or 'running'}", fontsize=10)
+    dress(fig, ax, f"bars: the {1 - spec.alpha:.0%} confidence sequence at each batch; "
+                   f"{method(spec)}; comparison {outcome.row.comparison_id}, "
+                   f"{count(outcome.row.pairs, 'pair')}")
     fig.savefig(path)
+    plt.close(fig)

@@ -12,9 +12,11 @@ hidden demand model); it never writes to the database.
 from __future__ import annotations
 
 from ._arena import ArenaBoard, arena_seats, build_arena, render_arena
+from ._arena_charts import write_arena_charts
 from ._board import INTERVAL_METHOD, ModelRow, Roles, bootstrap_ci, mean_interval
 from ._build import Board, build
-from ._charts import write_charts, write_trend_chart
+from ._charts import _plt as chart_pyplot
+from ._charts import dress, write_charts, write_trend_chart
 from ._data import Filters, Selection, select
 from ._render import text as _text
 from ._report import html_report
@@ -27,6 +29,6 @@ def render(board: Board, fmt: str = "table", wide: bool = False) -> str:
     return html_report(board) if fmt == "html" else _text(board, fmt, wide)
 
 
-__all__ = ["ArenaBoard", "arena_seats", "build_arena", "render_arena", "Board", "Filters", "INTERVAL_METHOD", "ModelRow", "Roles", "Selection", "Trend",
-           "bootstrap_ci", "build", "build_trend", "html_report", "mean_interval", "render", "render_trend",
+__all__ = ["ArenaBoard", "arena_seats", "build_arena", "render_arena", "write_arena_charts", "Board", "Filters", "INTERVAL_METHOD", "ModelRow", "Roles", "Selection", "Trend",
+           "bootstrap_ci", "build", "chart_pyplot", "dress", "build_trend", "html_report", "mean_interval", "render", "render_trend",
            "select", "write_charts", "write_trend_chart"]

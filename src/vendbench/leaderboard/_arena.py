@@ -20,6 +20,7 @@ whose score is above the oracle's alone is flagged, as on single-agent boards.
 from __future__ import annotations
 
 import json
+import textwrap
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -28,10 +29,11 @@ from itertools import combinations
 from typing import Any
 
 from ..environment import oracle_share, share_bounds
-from .._text import printable
+from .._text import count, printable
 from ..errors import ResultsError
 from ..results import SET_APART, PairKey, Store, ceilings_for, trial_score
 from ._board import INTERVAL_METHOD, mean_interval
+from ._render import fit_table
 
 LEVEL = 0.95
 
@@ -58,6 +60,7 @@ class ArenaRow:
     mean_earned: float = 0.0         # the score less the net transfers received
     net_transfers: float = 0.0       # mean, received less paid
     above_oracle: int = 0            # seats whose score is above the oracle's alone
+    shares: list[float] = field(default_factory=list)   # each seat's, of its earned score
 
 
 @dataclass
@@ -188,7 +191,7 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
             sum(costs, Decimal(0)) if len(costs) == len(ss) else None,
             statistics.fmean(earned(s) for s in ss),
             statistics.fmean(s.get("net_transfers") or 0.0 for s in ss),
-            sum(f["model"] == model for f in board.flagged)))
+            sum(f["model"] == model for f in board.flagged), shares))
     board.rows.sort(key=lambda r: (-r.mean_earned, -r.wins, r.model))
     by_seat: dict[int, list[float]] = {}
     for ss in whole.values():
@@ -211,49 +214,93 @@ def _beat(x: float, y: float) -> float:
 
 
 def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
-    """The arena leaderboard as an 80-column table (or json)."""
+    """The arena leaderboard as an 80-column table, markdown, csv (the ranking, one
+    value per cell) or json."""
     from tabulate import tabulate
 
     from ..environment import currency
 
-    def table_text(headers: list[str], rows: list[list[Any]]) -> str:
-        text: str = tabulate(rows, headers=headers, tablefmt="simple",
-                             disable_numparse=True)
-        return text
-
     if fmt == "json":
         return json.dumps(board.as_json(), default=str)
+    if fmt == "csv":
+        return _csv(board)
+    style = "github"
+
+    def table_text(headers: list[str], rows: list[list[Any]]) -> str:
+        drop = tuple(h for h in ("cost $", "transfers", "margin") if h in headers)
+        if fmt == "markdown":
+            text: str = tabulate(rows, headers=headers, tablefmt=style,
+                                 disable_numparse=True)
+            return text
+        cells = [[str(c) for c in row] for row in rows]
+        return fit_table(headers, cells, width=80, drop=drop)[0]
+
+    def name(model: str) -> str:
+        return f"`{printable(model)}`" if fmt == "markdown" else printable(model)
+
     money = currency(board.scenario)
     lines = [f"arena: {board.scenario}, {board.days} days, {board.seats} operators a match, "
-             f"{board.matches} match(es) (runs {', '.join(board.runs)})"]
-    rows = [[printable(r.model) + (" !" if r.above_oracle else ""), r.trials, f"{r.mean_earned:,.2f}",
-             f"{r.mean_score:,.2f}", f"{r.net_transfers:+,.2f}",
-             "—" if r.oracle_share is None else f"{r.oracle_share:.3f}",
-             "—" if r.ci_oracle_share is None else
-             f"{r.ci_oracle_share[0]:.2f}-{r.ci_oracle_share[1]:.2f}",
+             f"{count(board.matches, 'match', 'matches')} (runs {', '.join(board.runs)})"]
+    wide = fmt == "markdown"
+    rows = [[name(r.model) + (" !" if r.above_oracle else ""), str(r.trials),
+             f"{r.mean_earned:,.0f}", *([f"{r.mean_score:,.0f}"] if wide else []),
+             f"{r.net_transfers:+,.2f}", share_ci(r.oracle_share, r.ci_oracle_share),
              f"{r.wins:g}/{r.meetings}",
-             "—" if r.cost_usd is None else f"{r.cost_usd:,.4f}"] for r in board.rows]
-    lines.append(table_text(["model", "seats", f"earned {money}", "score", "transfers",
-                             "share", "95% CI", "h2h wins", "cost USD"], rows))
+             "—" if r.cost_usd is None else f"{r.cost_usd:,.2f}"] for r in board.rows]
+    lines.append(table_text(["model", "seats", f"earned {money}",
+                             *(["score"] if wide else []), "transfers",
+                             "of oracle, 95% CI", "h2h wins", "cost $"], rows))
     if board.pairs:
         lines.append("head to head (paired by match; 1 a win, 1/2 a tie):")
         lines.append(table_text(
-            ["model", "vs", "matches", "W-T-L", "win rate", "95% CI", "margin", "verdict"],
-            [[printable(p.model), printable(p.opponent), p.matches, f"{p.wins}-{p.ties}-{p.losses}",
-              f"{p.win_rate:.2f}", f"{p.ci_win_rate[0]:.2f}-{p.ci_win_rate[1]:.2f}",
-              f"{p.mean_margin:+,.2f}", p.verdict] for p in board.pairs
-             if p.model < p.opponent]))
+            ["model", "vs", "W-T-L", "win rate, 95% CI", "margin", "verdict"],
+            [[name(p.model), name(p.opponent), f"{p.wins}-{p.ties}-{p.losses}",
+              share_ci(p.win_rate, p.ci_win_rate), f"{p.mean_margin:+,.0f}", p.verdict]
+             for p in board.pairs if p.model < p.opponent]))
+    if fmt == "table":
+        lines.append("every column (score, cost): --format markdown, csv or json")
     lines.append("by seat: " + ", ".join(f"seat {s['seat']} {s['mean_score']:,.2f} "
                                          f"({s['trials']})" for s in board.by_seat))
     for f in board.flagged:
         lines.append(f"! above the oracle alone: {f['match_id']} seat {f['seat']} "
-                     f"{printable(f['model'])} at {f['oracle_share']:.2f} of it (received "
+                     f"{printable(f['model'])} at {f['oracle_share']:.0%} of it (received "
                      f"{f['net_transfers']:+,.2f} {money} from other seats)")
     for a in board.apart:
         lines.append(f"kept apart: {a['match_id']} seat {a['seat']} {printable(a['model'])} "
                      f"({a['status']}): {a['reason']}")
     lines.append("ranked by earned score (score less the net transfers received from "
                  "other seats); shares and head to head on it too")
-    lines.append(f"shares: of the oracle's score alone on the same seed; intervals: "
-                 f"{INTERVAL_METHOD}")
-    return "\n".join(lines)
+    lines.append(f"of oracle: the earned score's share of the oracle's score alone on the "
+                 f"same seed; intervals: {INTERVAL_METHOD}")
+    if fmt == "markdown":
+        return "\n\n".join(lines)
+    return "\n".join(textwrap.fill(line, 80, subsequent_indent="  ")
+                     if "\n" not in line else line for line in lines)
+
+
+def share_ci(share: float | None, ci: tuple[float, float] | None) -> str:
+    """A share and its interval in percents, as the leaderboard prints them."""
+    if share is None:
+        return "—"
+    return f"{share:.0%}" + ("" if ci is None else f" ({ci[0]:.0%}–{ci[1]:.0%})")
+
+
+def _csv(board: ArenaBoard) -> str:
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["rank", "model", "seats", "completed", "mean_earned", "mean_score",
+                     "net_transfers", "oracle_share", "ci_oracle_share_low",
+                     "ci_oracle_share_high", "h2h_wins", "h2h_meetings", "cost_usd",
+                     "above_oracle"])
+    for rank, r in enumerate(board.rows, 1):
+        low, high = r.ci_oracle_share or (None, None)
+        writer.writerow([rank, r.model, r.trials, r.completed, f"{r.mean_earned:.2f}",
+                         f"{r.mean_score:.2f}", f"{r.net_transfers:.2f}",
+                         "" if r.oracle_share is None else f"{r.oracle_share:.6g}",
+                         "" if low is None else f"{low:.6g}",
+                         "" if high is None else f"{high:.6g}", f"{r.wins:g}", r.meetings,
+                         "" if r.cost_usd is None else r.cost_usd, r.above_oracle])
+    return out.getvalue().rstrip("\n")

@@ -41,12 +41,32 @@ def _plt() -> ModuleType:
     import matplotlib.pyplot as plt
 
     plt.rcParams.update({"font.size": 9, "axes.titlesize": 11, "axes.spines.top": False,
-                         "axes.spines.right": False, "svg.fonttype": "none"})
+                         "axes.spines.right": False, "svg.fonttype": "none",
+                         # the layout makes room for the title, the legend and the notes
+                         # under the plot: nothing is drawn over the data or off the figure
+                         "figure.constrained_layout.use": True})
     return plt
 
 
+def note_under(fig: Figure, text: str, width: int = 110) -> None:
+    """A chart's notes, in small grey type under the plot (never over the data)."""
+    import textwrap
+
+    fig.supxlabel(textwrap.fill(text, width), x=0.01, ha="left", fontsize=7,
+                  color="#555555")
+
+
+def legend_outside(fig: Figure, ax: Axes) -> None:
+    """The legend at the top of the figure, outside the axes (in the middle it hid the
+    data; the notes are under the plot; a figure title and this legend overlap, so the
+    title is the axes')."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside upper center", frameon=False, fontsize=8,
+                   ncols=min(len(labels), 3))
+
+
 def _save(fig: Figure, out: Path, name: str) -> list[Path]:
-    fig.tight_layout()
     paths = [out / f"{name}.png", out / f"{name}.svg"]
     fig.savefig(paths[0], dpi=150, metadata={"Software": None})
     fig.savefig(paths[1], metadata={"Date": None})             # reproducible files
@@ -78,10 +98,29 @@ def styles(models: list[str], roles: Roles = Roles()) -> dict[str, dict[str, Any
     return out
 
 
-def _finish(plt: ModuleType, fig: Figure, ax: Axes, out: Path, name: str) -> list[Path]:
-    """Legend (when there is something to name), save as PNG and SVG, close."""
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(frameon=False, fontsize=8)
+def dress(fig: Figure, ax: Axes, note: str | None = None) -> None:
+    """The title wrapped to the figure's width (a layout does not wrap it: long titles
+    ran off the figure), the legend outside the axes, the notes under the plot."""
+    import textwrap
+
+    legend_outside(fig, ax)
+    if note:
+        note_under(fig, note, width=int(fig.get_figwidth() * 72 / (7 * 0.6)))
+    title = " ".join(ax.get_title().split())
+    chars = int(fig.get_figwidth() * 72 / (float(ax.title.get_fontsize()) * 0.55))
+    while title and chars > 20:        # centred over the axes, it may run off either side
+        ax.set_title(textwrap.fill(title, chars))
+        fig.canvas.draw()               # the layout, then where the title landed
+        box, page = ax.title.get_window_extent(), fig.bbox
+        if box.x0 >= page.x0 - 0.5 and box.x1 <= page.x1 + 0.5:
+            break
+        chars = int(chars * 0.85)
+
+
+def _finish(plt: ModuleType, fig: Figure, ax: Axes, out: Path, name: str,
+            note: str | None = None) -> list[Path]:
+    """Title, legend and notes (``dress``), save as PNG and SVG, close."""
+    dress(fig, ax, note)
     paths = _save(fig, out, name)
     plt.close(fig)
     return paths
@@ -139,11 +178,12 @@ def _terminal(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
     method = ("Student's t over the seeds" if board.ci == "t" else
               "betting, valid at any n")
-    ax.set(title=f"Terminal {board.score_name} as a share of the oracle's\n(bar: mean; 95% CI "
-                 f"by {method}; points: the seeds; unfinished = 0)",
+    ax.set(title=f"Terminal {board.score_name} as a share of the oracle's",
            xlabel="% of the oracle's score on the same world and seed")
-    ax.title.set_fontsize(9)
-    return _finish(plt, fig, ax, out, "oracle_share")
+    ax.set_xlim(min(0.0, ax.get_xlim()[0]), max(105.0, ax.get_xlim()[1]))
+    return _finish(plt, fig, ax, out, "oracle_share",
+                   f"bar: the mean; whisker: its 95% CI by {method}; points: each seed; an "
+                   "unfinished trial scores 0; dotted: the oracle")
 
 
 def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
@@ -168,31 +208,49 @@ def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
         if p["score"] - initial > best:
             best = p["score"] - initial
             frontier.append((p["cost"], best / 1000))
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
     ax.plot(*zip(*frontier), drawstyle="steps-post", color="black", linewidth=1,
             marker="D", markersize=7, fillstyle="none", label="efficiency frontier")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))   # labels within a decade
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: dollars_tick(v)))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
+    costs = [p["cost"] for p in priced]
+    log = max(costs) / min(costs) >= 10        # a log axis over less than a decade put
+    if log:                                    # one label ("$0.42") on every tick
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # within a decade
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.xaxis.set_minor_formatter(NullFormatter())              # no overlapping labels
-    ax.set(title="Return against API cost, per trial", xlabel="API cost per trial (USD)",
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
+    low, high = ax.get_xlim()
+    ticks = [t for t in ax.get_xticks() if low <= t <= high and (t > 0 or not log)]
+    ax.set_xticks(ticks, distinct_dollars(ticks))
+    ax.set_xlim(low, high)
+    ax.set(title="Return against API cost, per trial",
+           xlabel="API cost per trial (USD" + (", log scale)" if log else ")"),
            ylabel=f"{board.score_name} − starting cash (thousand {board.currency})")
     return _finish(plt, fig, ax, out, "return_vs_cost")
 
 
-def dollars_tick(value: float) -> str:
-    """A cost axis's label: at most two significant digits, never in e-notation
-    (``$0.00003``, ``$0.2``, ``$1.5``, ``$1,200``)."""
+def dollars_tick(value: float, digits: int = 2) -> str:
+    """A cost axis's label: ``digits`` significant digits at most, never in
+    e-notation (``$0.00003``, ``$0.2``, ``$1.5``, ``$1,200``)."""
     import numpy as np
 
     if value <= 0:
         return "$0"
-    text = np.format_float_positional(value, precision=2, unique=True, fractional=False,
-                                      trim="-")
+    text = np.format_float_positional(value, precision=digits, unique=True,
+                                      fractional=False, trim="-")
     whole, _, frac = text.partition(".")
     return "$" + f"{int(whole):,}" + (f".{frac}" if frac else "")
+
+
+def distinct_dollars(values: list[float]) -> list[str]:
+    """Labels for ticks, with as few significant digits as keep them apart."""
+    for digits in range(2, 10):
+        labels = [dollars_tick(v, digits) for v in values]
+        if len(set(labels)) == len(labels):
+            return labels
+    return labels
 
 
 def material_step(key: str, values: list[float]) -> float:
@@ -264,52 +322,69 @@ def _operations(plt: ModuleType, board: Board, out: Path) -> list[Path]:
             scale, places = next((s, p) for k, _, s, p in ops if k == key)
             ax.text(j, i, "—" if v is None else f"{v * scale:.{places}f}", ha="center",
                     va="center", fontsize=8)
-    ax.set_title("Operational profile: green better, red worse than the models' median;\n"
-                 "grey within one material step (1–5 points for rates, 10% otherwise);\n"
-                 "white: no better or worse (calls a day describe, they do not rank)",
-                 fontsize=9)
+    ax.set_title("Operational profile of " + ", ".join(r.model for r in rows)
+                 if len(rows) <= 3 else "Operational profile", fontsize=10)
     ax.spines[:].set_visible(False)
-    return _finish(plt, fig, ax, out, "operations")
+    return _finish(plt, fig, ax, out, "operations",
+                   "green better, red worse than the models' median; grey within one "
+                   "material step (1–5 points for rates, 10% otherwise); white: describes, "
+                   "does not rank (calls a day, pricing regret)")
 
 
 def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
-    """Each model's mean net assets over the runs of its cohort, with the 95% CI as a
-    band; a regression's latest point is ringed in red. Nothing with one run."""
+    """Each model's mean share of the oracle over the runs of its cohort, each trial's
+    share a point and the mean's 95% t interval a whisker (the any-shape interval, which
+    the regression test uses, spans the whole range at three seeds: a grey slab); a
+    regression's latest point is ringed in red. Nothing with one run."""
     if len(trend.runs) < 2:
         return []
+    from ._board import t_interval
+
     plt = _plt()
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     order = {r["run_id"]: i for i, r in enumerate(trend.runs)}
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    style = styles(trend.models(), Roles.of(trend.cohort["scenario"]))
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    models = trend.models()
+    style = styles(models, Roles.of(trend.cohort["scenario"]))
     flagged = {(r["model"], r["latest_run"]) for r in trend.regressions}
-    for model in trend.models():
-        nights = [(order[n.run_id], n, n.oracle_share) for n in trend.of(model)
-                  if n.oracle_share is not None]
+    shift = {m: (k - (len(models) - 1) / 2) * 0.06 for k, m in enumerate(models)}
+    for model in models:
+        nights = [(order[n.run_id] + shift[model], n, n.oracle_share)
+                  for n in trend.of(model) if n.oracle_share is not None]
         if not nights:
             continue
-        x = [i for i, _, _ in nights]
-        ax.plot(x, [100 * share for _, _, share in nights], label=model, linewidth=1.6,
-                markersize=5, **{**style[model], "marker": style[model]["marker"] or "o"})
-        ci = [(i, n.ci_oracle_share) for i, n, _ in nights if n.ci_oracle_share]
-        if ci:
-            ax.fill_between([i for i, _ in ci], [100 * c[0] for _, c in ci],
-                            [100 * c[1] for _, c in ci], alpha=0.15,
-                            color=style[model]["color"], linewidth=0)
-        for i, n, share in nights:
+        colour = style[model]["color"]
+        ax.plot([x for x, _, _ in nights], [100 * share for _, _, share in nights],
+                label=model, linewidth=1.6, markersize=5,
+                **{**style[model], "marker": style[model]["marker"] or "o"})
+        for x, n, share in nights:
+            shares = [100 * v for v in n.shares.values()]
+            ax.plot([x] * len(shares), shares, ".", color=colour, alpha=0.45, markersize=4)
+            ci = t_interval(list(n.shares.values()), bounds=(0.0, n.cap or 1.25))
+            if ci is not None:
+                ax.vlines(x, 100 * ci[0], 100 * ci[1], color=colour, linewidth=2.5,
+                          alpha=0.5)
             if (model, n.run_id) in flagged:
-                ax.scatter([i], [100 * share], s=160, facecolors="none",
+                ax.scatter([x], [100 * share], s=160, facecolors="none",
                            edgecolors="#c0392b", linewidths=2, zorder=5)
-    ax.set_xticks(range(len(trend.runs)), [r["date"][5:] for r in trend.runs],
-                  rotation=30, ha="right")
+    ax.set_xticks(range(len(trend.runs)), run_labels(trend.runs), rotation=30, ha="right")
     c = trend.cohort
-    ax.set(title=f"{_cap(score_name(c['scenario']))} per run ({c['scenario']}, "
-                 f"{days_text(c['days'])}) as a share of the oracle's: mean, 95% CI; "
-                 "red ring = regression", xlabel="run (UTC)",
+    ax.set(title=f"{_cap(score_name(c['scenario']))} per run as a share of the oracle's "
+                 f"({c['scenario']}, {days_text(c['days'])})", xlabel="run (UTC)",
            ylabel="% of the oracle's score")
-    ax.title.set_fontsize(9)
-    return _finish(plt, fig, ax, out, "trend")
+    return _finish(plt, fig, ax, out, "trend",
+                   "line: each model's mean; dots: its trials; whisker: the mean's 95% "
+                   "Student's t interval over the trials; red ring: a regression (tested "
+                   "from 5 paired trials, by the interval valid for any shape)")
+
+
+def run_labels(runs: list[dict[str, Any]]) -> list[str]:
+    """A tick label per run: its date and minute, and its id's end where two runs
+    started in the same minute (identical labels told a reader nothing)."""
+    dates = [r["date"][5:] for r in runs]
+    return [f"{d} ({r['run_id'][-4:]})" if dates.count(d) > 1 else d
+            for d, r in zip(dates, runs)]
 
 
 def write_charts(board: Board, directory: str | Path) -> list[Path]:

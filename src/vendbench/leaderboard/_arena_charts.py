@@ -1,0 +1,86 @@
+"""The arena's charts (PNG and SVG): each model's earned score as a share of the oracle's
+alone, with its interval and each seat's share; and the head-to-head matrix, coloured
+only where its interval decides (docs/arena.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from ..environment import currency, score_name
+from ._arena import ArenaBoard, share_ci
+from ._charts import _finish, _plt
+
+# better and worse only where the head-to-head interval says so (docs/arena.md)
+VERDICT_COLOURS = {"better": "#1e8449", "worse": "#c0392b", "undecided": "#eeeeee"}
+
+
+def write_arena_charts(board: ArenaBoard, directory: str | Path) -> list[Path]:
+    """``arena_share`` and, with two models or more, ``head_to_head``, into
+    ``directory``; returns the files written."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    plt = _plt()
+    files = _shares(plt, board, out)
+    if len(board.rows) >= 2 and board.pairs:
+        files += _head_to_head(plt, board, out)
+    return files
+
+
+def _shares(plt: ModuleType, board: ArenaBoard, out: Path) -> list[Path]:
+    import numpy as np
+
+    rows = [r for r in board.rows if r.oracle_share is not None]
+    if not rows:
+        return []
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.8))
+    y = np.arange(len(rows))[::-1]
+    means = [r.oracle_share or 0.0 for r in rows]
+    errs = [[100 * (m - r.ci_oracle_share[0]) if r.ci_oracle_share else 0
+             for m, r in zip(means, rows)],
+            [100 * (r.ci_oracle_share[1] - m) if r.ci_oracle_share else 0
+             for m, r in zip(means, rows)]]
+    ax.barh(y, [100 * m for m in means], xerr=errs, capsize=4, color="#4c78a8", alpha=0.55)
+    for yi, r in zip(y, rows):
+        ax.plot([100 * v for v in r.shares], [yi] * len(r.shares), "o", color="black",
+                markersize=4, markerfacecolor="white", zorder=3)
+    ax.set_yticks(y, [f"{r.model}{'  (!)' if r.above_oracle else ''}\n"
+                      f"{share_ci(r.oracle_share, r.ci_oracle_share)}" for r in rows])
+    ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
+    ax.set_xlim(0, max(130.0, ax.get_xlim()[1]))
+    ax.set(title=f"Earned {score_name(board.scenario)} in the arena as a share of the "
+                 f"oracle's alone ({board.scenario}, {board.days} days, {board.seats} "
+                 "a match)", xlabel="% of the oracle's score alone on the same seed")
+    ax.title.set_fontsize(10)
+    return _finish(plt, fig, ax, out, "arena_share",
+                   "earned: the score less the net transfers received from other seats; "
+                   "bar: the mean over seats; whisker: its 95% interval (betting, valid at "
+                   "any number of matches); points: each seat; dotted: the oracle; (!) a "
+                   f"seat above the oracle alone. Money in {currency(board.scenario)}.")
+
+
+def _head_to_head(plt: ModuleType, board: ArenaBoard, out: Path) -> list[Path]:
+    from matplotlib.colors import to_rgb
+
+    models = [r.model for r in board.rows]
+    n = len(models)
+    fig, ax = plt.subplots(figsize=(1.6 * n + 3, 0.9 * n + 2))
+    grid = [[to_rgb("white")] * n for _ in range(n)]
+    texts: dict[tuple[int, int], str] = {}
+    for p in board.pairs:
+        i, j = models.index(p.model), models.index(p.opponent)
+        grid[i][j] = to_rgb(VERDICT_COLOURS[p.verdict])
+        texts[(i, j)] = f"{p.wins}-{p.ties}-{p.losses}\n{p.win_rate:.0%}"
+    ax.imshow(grid, aspect="auto")
+    for (i, j), text in texts.items():
+        ax.text(j, i, text, ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(n), models, rotation=20, ha="right")
+    ax.set_yticks(range(n), models)
+    ax.set(xlabel="opponent", title="Head to head in the arena: the row model's wins, "
+                                     "ties and losses against the column's")
+    ax.title.set_fontsize(10)
+    ax.spines[:].set_visible(False)
+    return _finish(plt, fig, ax, out, "head_to_head",
+                   "paired by match, on earned scores; the share: matches won (a tie "
+                   "counts one half); green: better, red: worse, by the win rate's 95% "
+                   "interval (betting, valid at any number of matches); grey: undecided")
