@@ -53,6 +53,34 @@ def test_the_plan_forecasts_what_the_bench_observes(cv):
     assert 0 < forecast.decided_within <= 1
 
 
+@pytest.mark.parametrize("spread", [0.02, 0.1])
+def test_the_plan_for_twins_forecasts_the_equivalence_the_bench_observes(spread):
+    """For two identical models `compare` forecast about 1,250 pairs (docs/compare.md:
+    about 130): the plan counted only winners, never "equivalent". Its median for no
+    difference is within 25 % of what the bench's comparisons take to equivalence
+    within 5 %, and the default --max-pairs reaches it for steady play (design §31.5)."""
+    from vendbench.compare import CompareSpec
+    from vendbench.orchestrator import build_config
+
+    rng = np.random.default_rng(11)
+    d = spread * rng.standard_normal((200, 400))
+    lo, hi = bench.betting_bands(d, bench.ALPHA)
+    verdict, took = bench.decide(lo, hi, 400)
+    assert set(np.unique(verdict)) <= {0, 2}                      # never a winner
+    observed = float(np.median(np.where(verdict == 2, took, 401)))
+    forecast = plan(0.0, spread, alpha=bench.ALPHA, bounds=bench.BOUNDS, max_pairs=400,
+                    batch=bench.BATCH, reps=200, seed=3, margin=bench.MARGIN)
+    assert forecast.median is not None
+    assert abs(forecast.median - observed) <= 0.25 * observed, (forecast, observed)
+    default = CompareSpec(base=build_config({"days": 30, "models": [
+        {"id": "baseline/oracle"}, {"id": "baseline/order-up-to"}]})).max_pairs
+    if spread <= 0.02:
+        assert forecast.p90 is not None and forecast.p90 <= default
+    winner_only = plan(0.0, spread, alpha=bench.ALPHA, bounds=bench.BOUNDS, max_pairs=400,
+                       batch=bench.BATCH, reps=50, seed=3)
+    assert winner_only.median is None                # what it forecast before: never
+
+
 def test_a_plan_keeps_what_was_paired_and_a_clear_difference_decides_soon():
     clear = plan(0.6, 0.02, alpha=0.05, bounds=(0.0, 1.25), max_pairs=50, batch=2)
     assert clear.median is not None and clear.median <= 20 and clear.decided_within == 1

@@ -82,7 +82,8 @@ def add(sub: Any) -> None:
     cmp.add_argument("--trial-budget", dest="budget", type=usd, metavar="USD",
                      help="USD budget per trial (as run --budget)")
     cmp.add_argument("--max-pairs", type=within("--max-pairs", 2, 10_000), metavar="N",
-                     help="pairs at most, 2-10,000 (default 50)")
+                     help="pairs at most, 2-10,000 (default 150: identical steady play "
+                          "is found equivalent within 5%% after about 130)")
     cmp.add_argument("--margin", type=number("a margin", 0, 1, above_low=True), metavar="M",
                      help="equivalence margin, a share of the oracle's score, fixed before "
                           "the first pair (default 0.05)")
@@ -323,6 +324,8 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
                   f"oracle; {method(spec)}"
                   + (f", budget ${spec.budget_usd}" if spec.budget_usd else ""),
                   file=sys.stderr, flush=True)
+            if spec.budget_usd is None:
+                _unbudgeted(spec)
         elif kind == "batch":
             cost = f"; forecast ${data['forecast']:.2f}" if data["forecast"] else ""
             print(f"batch {data['step']}: seeds {data['seeds'][0]}-{data['seeds'][-1]}{cost}",
@@ -341,6 +344,18 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
               f"--resume latest --db {args.db}", file=sys.stderr)
         return 130
     return _show(args, spec, outcome)
+
+
+def _unbudgeted(spec: Any) -> None:
+    """Without --budget, what the pair cap alone lets the comparison spend."""
+    from ..compare import usd_per_pair
+
+    each = usd_per_pair(spec)
+    if each:
+        print(textwrap.fill(
+            f"no --budget: up to {spec.max_pairs} pairs, about ${each * spec.max_pairs:,.2f} "
+            f"at the forecast of ${each:,.2f} a pair; --budget caps what it may spend",
+            80, subsequent_indent="  "), file=sys.stderr, flush=True)
 
 
 def _show(args: argparse.Namespace, spec: Any, outcome: Any) -> int:

@@ -75,10 +75,11 @@ def _text(value: Decimal | None) -> str | None:
 def plan(difference: float, spread: float, *, alpha: float, bounds: tuple[float, float],
          max_pairs: int, batch: int, observed: Sequence[float] = (), reps: int = PLAN_REPS,
          seed: int = 0, usd_per_pair: Decimal | None = None,
-         started_with: int = 2) -> Plan:
+         started_with: int = 2, margin: float | None = None) -> Plan:
     """The pairs a comparison of paired differences with mean ``difference`` and SD
-    ``spread`` is likely to take to a winner (``observed``: the differences paired so
-    far, kept as they are). ``alpha`` is split as ``assess`` splits it."""
+    ``spread`` is likely to take to a verdict: a winner, or (with ``margin``) equivalent
+    within it, as ``assess`` decides (``observed``: the differences paired so far, kept
+    as they are). ``alpha`` is split as ``assess`` splits it."""
     if not math.isfinite(difference) or not math.isfinite(spread) or spread < 0:
         raise ValueError(f"a difference of {difference} and a spread of {spread} plan "
                          "nothing")
@@ -90,7 +91,7 @@ def plan(difference: float, spread: float, *, alpha: float, bounds: tuple[float,
     # simulated over a longer and longer horizon until 90 % have decided (or the last)
     for horizon in sorted({*(h for h in (100, 250, HORIZON) if h > done), HORIZON,
                            max(HORIZON, max_pairs)}):
-        took = _pairs_taken(observed, future, horizon, width, level, batch)
+        took = _pairs_taken(observed, future, horizon, width, level, batch, margin)
         if np.mean(took <= horizon) >= 0.9:
             break
     median = float(np.median(took))
@@ -101,8 +102,9 @@ def plan(difference: float, spread: float, *, alpha: float, bounds: tuple[float,
 
 
 def _pairs_taken(observed: Sequence[float], future: np.ndarray, horizon: int, width: float,
-                 level: float, batch: int) -> np.ndarray:
-    """The pairs (in all) each simulated comparison takes to a winner, or horizon + 1."""
+                 level: float, batch: int, margin: float | None = None) -> np.ndarray:
+    """The pairs (in all) each simulated comparison takes to a verdict (a winner, or
+    within ``margin``: equivalent), or horizon + 1."""
     reps, done = future.shape[0], len(observed)
     d = np.clip(np.concatenate([np.tile(np.asarray(observed, float), (reps, 1)),
                                 future[:, :horizon - done]], axis=1), -width, width)
@@ -111,4 +113,6 @@ def _pairs_taken(observed: Sequence[float], future: np.ndarray, horizon: int, wi
     if not len(steps):
         return np.full(reps, horizon + 1)
     decided = (lo[:, steps] > 0) | (hi[:, steps] < 0)
+    if margin is not None:
+        decided |= (lo[:, steps] > -margin) & (hi[:, steps] < margin)
     return np.where(decided.any(1), steps[decided.argmax(1)] + 1, horizon + 1)
