@@ -99,6 +99,36 @@ def test_progress_shows_the_time_left_from_the_days_played():
     assert progress._eta(now=130.0) == " · ETA 10s"                # 15 of 20 days in 30 s
 
 
+def test_the_live_table_fits_80_columns_and_a_resume_says_what_it_resumes():
+    """The live run table wrapped model names at 80 columns, a resume first showed
+    "trials 0/0", and a model's setting in brackets was read as markup and vanished
+    (design §31)."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from vendbench.ui import RunProgress
+
+    config = SimpleNamespace(days=180, scenario="autovend", names_worlds=False, repeats=1)
+    progress = RunProgress(config, enabled=False, resuming="20261204-010203-abcd")
+    console = Console(width=80, record=True)
+    console.print(progress._render())
+    assert "resuming run 20261204-010203-abcd" in console.export_text()
+    progress._pool, progress._total = SimpleNamespace(spent=1.5, limit=None), 12
+    names = ["anthropic/claude-sonnet-4-5", "openai/gpt-4.1-mini-2025-04-14",
+             "gemini/gemini-2.5-pro [effort=low]"]
+    for i, (model, status) in enumerate(zip(names, ["running", "budget_exhausted",
+                                                    "completed"])):
+        progress._rows[str(i)] = {"model": model, "seed": 12, "repeat": 1, "status": status,
+                                  "day": 180, "net": 1_234_567.0, "cost": 12.3456}
+    console.print(progress._render())
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    for model in names[:2]:                        # 30 characters: on one line, whole
+        assert any(line.startswith(model + " ") for line in text.splitlines()), text
+    assert "[effort=low]" in text                    # a setting, not markup
+
+
 def test_serve_says_it_writes_its_database():
     out = run_cli("serve", "--help")
     assert "the trials are written to it" in " ".join(out.stdout.split())

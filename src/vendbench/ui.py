@@ -34,6 +34,7 @@ def print_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
     rows = [[printable(str(v)) for v in r] for r in rows]
     if sys.stdout.isatty():
         from rich.console import Console
+        from rich.console import Group
         from rich.table import Table
         from rich.text import Text
 
@@ -100,10 +101,12 @@ class RunProgress:
     trials done and spend against the budget, and requests waiting long for a reply.
     Plain lines on stderr when not a terminal."""
 
-    def __init__(self, config: Any, enabled: bool = True) -> None:
+    def __init__(self, config: Any, enabled: bool = True, resuming: str | None = None
+                 ) -> None:
         from .environment import currency, score_name
 
         self._config = config
+        self._resuming = resuming          # the run a resume continues (named at once)
         self._currency = currency(config.scenario)
         self._score = score_name(config.scenario)
         self._named_worlds = config.names_worlds
@@ -217,28 +220,40 @@ class RunProgress:
             print(text, file=sys.stderr, flush=True)
 
     def _render(self) -> Any:
+        from rich.console import Group
         from rich.table import Table
+        from rich.text import Text
 
         days = self._config.days
         spent = float(self._pool.spent) if self._pool is not None else 0.0
         cap = self._pool.limit if self._pool is not None else None
-        title = (f"trials {self._done}/{self._total} done · spent ${spent:.4f}"
-                 + (f" of ${cap}" if cap is not None else "") + self._eta())
+        if self._pool is None:             # before the run has counted its trials
+            title = (f"resuming run {self._resuming}: reading what it kept …"
+                     if self._resuming else "starting the run …")
+        else:
+            title = (f"trials {self._done}/{self._total} done · spent ${spent:.4f}"
+                     + (f" of ${cap}" if cap is not None else "") + self._eta())
         n, longest = self._waiting.now() if self._waiting is not None else (0, 0.0)
         if n and longest >= WAIT_SHOWN_S:
             title += f"\n{waiting_text(n, longest)}"
-        table = Table(title=title, expand=False)
-        for col in ("model", "seed", "rep", "status", "day", f"{self._score} {self._currency}",
-                    "spend USD"):               # names fold rather than cut to a lookalike
+        # 80 columns: no box, one space between columns, the repeat only when there are
+        # repeats (a model name of 30 characters fits; longer ones fold, never cut to a
+        # lookalike)
+        repeats = self._config.repeats > 1
+        table = Table(expand=False, box=None, padding=(0, 1), pad_edge=False,
+                      collapse_padding=True, show_edge=False)
+        for col in ("model", "seed", *(["rep"] if repeats else []), "status", "day",
+                    self._currency, "USD"):
             table.add_column(col, justify="left" if col in ("model", "status") else "right",
-                             overflow="fold")
+                             overflow="fold", header_style="bold")
         running = [r for r in self._rows.values() if r["status"] == "running"]
         finished = [r for r in self._rows.values() if r["status"] != "running"][-8:]
         for r in [*running, *finished][:30]:
-            table.add_row(r["model"], str(r["seed"]), str(r["repeat"]), r["status"],
-                          f"{r['day']}/{days}",
+            table.add_row(Text(printable(r["model"])), str(r["seed"]),  # text, not markup
+                          *([str(r["repeat"])] if repeats else []),
+                          r["status"], f"{r['day']}/{days}",
                           "—" if r["net"] is None else f"{r['net']:,.0f}", f"{r['cost']:.4f}")
-        return table
+        return Group(Text(title, style="bold"), table)   # the title as wide as the screen
 
 
 def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
@@ -273,8 +288,10 @@ def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
         covered = m["days_covered"]
         if covered is not None and covered < days:
             lasts = f"about {covered} of {days} days" if covered else "less than a day"
-            lines += textwrap.wrap(f"at that pace its {_usd(m['budget_usd'])} budget would "
-                                   f"last {lasts}, and a trial would end budget_exhausted",
+            lines += textwrap.wrap(f"if it is that busy, its {_usd(m['budget_usd'])} "
+                                   f"budget lasts {lasts} (a trial that runs out ends "
+                                   "budget_exhausted, scored 0; a model that asks less "
+                                   "spends less, one that asks more runs out sooner)",
                                    width=80, initial_indent="    ",
                                    subsequent_indent="      ")
         whole = Decimal(m["trial_usd"]) * m["trials"]

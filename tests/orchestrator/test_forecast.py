@@ -129,8 +129,9 @@ def test_run_prints_the_forecast_and_refuses_above_max_forecast(llm, tmp_path, c
     # once full: (60,000 - 4,096 + 1) in at $0.40 + 4,096 out at $1.60, x 1.2 margin
     assert "a request reserves $0.0092 at first, $0.0347 once the window is full" in err
     said = " ".join(err.split())
-    assert re.search(r"at that pace its \$0.50 budget would last about \d of 30 days, "
-                     r"and a trial would end budget_exhausted", said)    # a forecast
+    assert re.search(r"if it is that busy, its \$0.50 budget lasts about \d of 30 days "
+                     r"\(a trial that runs out ends budget_exhausted", said)   # a forecast,
+    assert "a model that asks less spends less" in said     # never said as this model's fate
     assert "trials end budget_exhausted" not in err
     assert "2 trials: $1.00 within their budgets (finishing them: $10.06)" in err
     assert "the run is forecast at $1.00, above --max-forecast $0.90" in err

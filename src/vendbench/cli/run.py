@@ -228,7 +228,7 @@ def with_progress(config: Any, db: str, *, resume: str | None, restart: bool, qu
     from ..orchestrator import execute
     from ..ui import RunProgress
 
-    progress = RunProgress(config, enabled=not quiet)
+    progress = RunProgress(config, enabled=not quiet, resuming=resume)
     state: dict[str, Any] = {}
 
     def on_event(kind: str, data: dict[str, Any]) -> None:
