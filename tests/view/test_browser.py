@@ -137,3 +137,16 @@ def test_markup_in_a_tool_calls_arguments_is_text_served_and_static(page, marked
         assert page.locator("#bold").count() == 0          # no element made of it
         assert page.locator("img[src='x']").count() == 0
         assert page.title() != "pwned"
+
+
+def test_a_static_page_opened_from_disk_runs_its_shared_script_and_style(page, marked_up):
+    """The static export's pages share assets/view.js and assets/view.css (design §31:
+    each page once carried both inline); opened from disk in Chromium, the keys still
+    move between days and the style still applies."""
+    from playwright.sync_api import expect
+
+    day = marked_up["site"] / "trial" / marked_up["trial"] / "day-1.html"
+    page.goto(day.as_uri())
+    assert page.eval_on_selector("header", "e => getComputedStyle(e).display") == "flex"
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Day 2")

@@ -3,6 +3,8 @@ window of a request, search, side by side, and what it refuses."""
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -100,7 +102,9 @@ def test_the_server_is_read_only_local_and_keyless(results, server):
 def test_static_pages_are_the_served_ones_as_files(results, tmp_path, capsys):
     out = tmp_path / "site"
     assert main(["view", "--db", results["db"], "--static", str(out)]) == 0
-    assert "pages into" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert re.search(r"wrote \d+ pages \([\d.]+ MB\) into", err)
+    assert "writing pages: " in err                        # progress, not 3 min of silence
     assert (out / "index.html").exists() and (out / "run" / f"{results['autovend']}.html").exists()
     day = (out / "trial" / results["llm"] / "day-3.html").read_text()
     assert "Daily report" in day and 'href="day-4.html"' in day
@@ -148,8 +152,15 @@ def test_the_pages_run_their_one_script_by_its_hash_and_no_other(results, server
     assert main(["view", "--db", results["db"], "--static", str(out)]) == 0
     day = (out / "trial" / results["llm"] / "day-2.html").read_text()
     meta = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)"', day)
-    assert meta and f"sha256-{digest}" in meta.group(1).replace("&#39;", "'")
-    assert re.findall(r"<script>(.*?)</script>", day, re.S) == scripts
+    policy = meta.group(1).replace("&#39;", "'")
+    # written pages share one script and one style sheet (design §31): nothing inline
+    # may run or style, and the script is the served one, byte for byte
+    assert "script-src 'self';" in policy and "style-src 'self';" in policy
+    assert "unsafe-inline" not in policy and "<style>" not in day
+    assert re.findall(r"<script>(.*?)</script>", day, re.S) == []
+    assert '<script src="../../assets/view.js"></script>' in day
+    assert (out / "assets" / "view.js").read_text() == scripts[0]
+    assert 'href="../../assets/view.css"' in day and (out / "assets" / "view.css").exists()
 
 
 def test_hidden_characters_are_shown_not_obeyed(tmp_path, monkeypatch):

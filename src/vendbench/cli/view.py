@@ -46,6 +46,28 @@ def add(sub: Any) -> None:
     view.set_defaults(func=command)
 
 
+def _progress(total: int) -> Any:
+    """A page counter on stderr: a live line on a terminal, a line each tenth when not."""
+    import time
+
+    tty = sys.stderr.isatty()
+    state = {"done": 0, "shown": time.monotonic(), "tenth": 0}
+
+    def on_page(path: str) -> None:
+        state["done"] += 1
+        done = state["done"]
+        if tty:
+            if time.monotonic() - state["shown"] >= 0.2 or done == total:
+                state["shown"] = time.monotonic()
+                end = "\n" if done == total else ""
+                print(f"\rwriting pages: {done:,}/{total:,}", end=end, file=sys.stderr,
+                      flush=True)
+        elif done * 10 // total > state["tenth"]:
+            state["tenth"] = done * 10 // total
+            print(f"writing pages: {done:,}/{total:,}", file=sys.stderr, flush=True)
+    return on_page
+
+
 def command(args: argparse.Namespace) -> int:
     from ..view import ViewConfig, static_plan, view, write_static
 
@@ -54,8 +76,11 @@ def command(args: argparse.Namespace) -> int:
 
         plan = static_plan(args.db, args.start)          # a bad id: nothing is created
         out = output_dir(args.static, flag="--static")
-        count = write_static(args.db, out, args.start, plan=plan)
-        print(f"wrote {count} pages into {out} (open {out / 'index.html'})", file=sys.stderr)
+        count = write_static(args.db, out, args.start, plan=plan,
+                             on_page=_progress(len(plan)))
+        size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+        print(f"wrote {count} pages ({size / 1e6:,.1f} MB) into {out} (open "
+              f"{out / 'index.html'})", file=sys.stderr)
         return 0
     view(ViewConfig(db=args.db, host=args.host, port=args.port, start=args.start))
     return 0

@@ -21,7 +21,7 @@ from ..environment import SALT_ENV, find_scenario
 from ..errors import ResultsError
 from ..results import PairKey, Store, TrialStatus, cached_share, ceilings_for, shares
 from ..results import SEARCH_LIMIT, Transcripts, path_id
-from ._templates import CSP, SCRIPT, TEMPLATES
+from ._templates import CSP, SCRIPT, STATIC_CSP, STYLE, TEMPLATES
 
 ID = r"[A-Za-z0-9._@+~-]+"
 ROUTES = [(re.compile(p), name) for p, name in (
@@ -50,14 +50,17 @@ class Pages:
     """Renders the pages of results file ``db``. ``served``: pages may link what only
     a server answers (search, full messages, live refresh)."""
 
-    def __init__(self, db: str, served: bool = True) -> None:
-        self.db, self.served = db, served
+    def __init__(self, db: str, served: bool = True, store: Store | None = None) -> None:
+        # ``store``: one open file for every page (the static export: opening the file
+        # for each page was two thirds of its time); served pages open it per request
+        self.db, self.served, self._store = db, served, store
         self.env = jinja2.Environment(loader=jinja2.DictLoader(TEMPLATES), autoescape=True,
                                       undefined=jinja2.ChainableUndefined, finalize=visible)
         self.env.globals.update(money=_money, percent=_percent, spark=_spark,
                                 pretty=_pretty, pretty_obj=_pretty_obj, share=_share_of,
-                                share_of=_share_of, csp=CSP, when=_when,
-                                script=Markup(SCRIPT))
+                                share_of=_share_of, csp=CSP if served else STATIC_CSP,
+                                when=_when, script=Markup(SCRIPT), style=Markup(STYLE),
+                                assets=not served)
         self.env.filters["path"] = path_id
 
     def get(self, path: str, query: dict[str, str] | None = None) -> Page:
@@ -66,16 +69,22 @@ class Pages:
             match = pattern.fullmatch(path)
             if match:
                 try:
+                    if self._store is not None:
+                        return self._render(self._store, name, match, query, path)
                     with Store(self.db, read_only=True) as store:
-                        tx = Transcripts(store)
-                        page: Page = getattr(self, f"_{name}")(
-                            tx, *(_resolve(tx, g) for g in match.groups()),
-                            query=query or {}, root="../" * path.count("/"))
-                    return page
+                        return self._render(store, name, match, query, path)
                 except ResultsError as exc:
                     return self._error(503, "The results file cannot be read", str(exc),
                                        "../" * path.count("/"))
         return self._error(404, "No such page", f"/{path} is not a page of the viewer", "")
+
+    def _render(self, store: Store, name: str, match: re.Match[str],
+                query: dict[str, str] | None, path: str) -> Page:
+        tx = Transcripts(store)
+        page: Page = getattr(self, f"_{name}")(tx, *(_resolve(tx, g) for g in match.groups()),
+                                               query=query or {},
+                                               root="../" * path.count("/"))
+        return page
 
     # -- pages -------------------------------------------------------------------------------
     def _page(self, template: str, root: str, crumbs: list[tuple[str, str | None]],

@@ -12,6 +12,7 @@ from ..errors import ConfigError, ResultsError
 from ..results import Store
 from ..results import Transcripts, path_id
 from ._pages import Pages, _pairs
+from ._templates import SCRIPT, STYLE
 
 
 def static_plan(db: str, run: str | None = None) -> list[str]:
@@ -45,19 +46,24 @@ def write_static(db: str, out: str | Path, run: str | None = None,
                  on_page: Callable[[str], None] | None = None,
                  plan: list[str] | None = None) -> int:
     """Write the pages of ``db`` (only run ``run``'s, if given; ``plan``: these, from
-    ``static_plan``) under ``out``; returns how many were written."""
-    pages = Pages(db, served=False)
+    ``static_plan``) under ``out``, and the style and script they share (``assets/``);
+    returns how many pages were written. ``on_page`` hears each page's path."""
     out = Path(out)
     plan = static_plan(db, run) if plan is None else plan
+    (out / "assets").mkdir(parents=True, exist_ok=True)
+    (out / "assets" / "view.css").write_text(STYLE, encoding="utf-8")
+    (out / "assets" / "view.js").write_text(SCRIPT, encoding="utf-8")
     written = 0
-    for path in plan:
-        page = pages.get(path)
-        if page.status != 200:
-            raise ConfigError(f"could not render {path}: {page.status}")
-        target = out / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(page.body, encoding="utf-8")
-        written += 1
-        if on_page is not None:
-            on_page(path)
+    with Store(db, read_only=True) as store:       # one open file for every page
+        pages = Pages(db, served=False, store=store)
+        for path in plan:
+            page = pages.get(path)
+            if page.status != 200:
+                raise ConfigError(f"could not render {path}: {page.status}")
+            target = out / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(page.body, encoding="utf-8")
+            written += 1
+            if on_page is not None:
+                on_page(path)
     return written

@@ -7,13 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 
-BASE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{ csp }}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{% block title %}vendbench{% endblock %} · vendbench view</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
+STYLE = """body{font-family:system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
 header{background:#20232a;color:#eee;padding:.6em 1.2em;display:flex;gap:1.2em;
        align-items:center;flex-wrap:wrap}
 header a{color:#9cf} main{padding:1em 1.2em;max-width:1500px}
@@ -32,14 +26,22 @@ details>summary{cursor:pointer} .call{border-left:3px solid #ccc;padding:.2em .8
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:1em}
 input[type=search]{padding:.3em .5em;font-size:14px;min-width:18em}
 .keys{font-size:12px;color:#aaa} kbd{border:1px solid #888;border-radius:3px;padding:0 3px}
-svg text{font-size:10px;fill:#555}
-</style></head>
+svg text{font-size:10px;fill:#555} td.wrap{white-space:normal}
+"""
+
+BASE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{{ csp }}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{% block title %}vendbench{% endblock %} · vendbench view</title>
+{% if assets %}<link rel="stylesheet" href="{{ root }}assets/view.css">{% else %}<style>
+{{ style }}</style>{% endif %}</head>
 <body><header><strong><a href="{{ root }}index.html">vendbench view</a></strong>
 <nav class="crumbs">{% for label, href in crumbs %}<span> › </span>{% if href %}<a href="{{ href }}">{{ label }}</a>{% else %}{{ label }}{% endif %}{% endfor %}</nav>
 <span class="keys">{% block keys %}{% endblock %}</span>
 {% if live %}<span class="muted" id="live" data-state="{{ live.url }}" data-seen="{{ live.seen }}">live: refreshes as days arrive</span>{% endif %}
 </header><main>{% block main %}{% endblock %}</main>
-<script>{{ script }}</script></body></html>"""
+{% if assets %}<script src="{{ root }}assets/view.js"></script>{% else %}<script>{{ script }}</script>{% endif %}</body></html>"""
 
 RUNS = """{% extends "base" %}{% block title %}runs{% endblock %}{% block main %}
 <h1>Runs in {{ db }}</h1>
@@ -129,11 +131,11 @@ WINDOW = """{% extends "base" %}{% block title %}window {{ seq }} · {{ t.trial_
 cache points {{ w.request.cache_points }}, status {{ w.status }}.</p>
 {% if served %}<table><thead><tr><th>#</th><th class="l">role</th><th>tokens</th><th class="l">text</th></tr></thead><tbody>
 {% for m in w.carried %}<tr><td><a href="message-{{ m.msg_id }}.html">{{ m.msg_id }}</a></td>
-<td class="l">{{ m.role }}</td><td>{{ m.tokens }}</td><td class="l" style="white-space:normal">{{ m.preview }}</td></tr>{% endfor %}
+<td class="l">{{ m.role }}</td><td>{{ m.tokens }}</td><td class="l wrap">{{ m.preview }}</td></tr>{% endfor %}
 </tbody></table>
 {% if w.evicted %}<details><summary>Evicted: {{ w.evicted|length }} messages, {{ evicted_tokens }} tokens</summary>
 <table><tbody>{% for m in w.evicted %}<tr><td>{{ m.msg_id }}</td><td class="l">{{ m.role }}</td><td>{{ m.tokens }}</td>
-<td class="l" style="white-space:normal">{{ m.preview }}</td></tr>{% endfor %}</tbody></table></details>{% endif %}
+<td class="l wrap">{{ m.preview }}</td></tr>{% endfor %}</tbody></table></details>{% endif %}
 {% else %}<p>Carried, by message number: {{ ranges(w.carried) }}.</p>
 {% if w.evicted %}<p>Evicted: {{ ranges(w.evicted) }} ({{ evicted_tokens }} tokens).</p>{% endif %}
 <p class="muted">The messages themselves are on the days' pages; <code>vendbench view</code> lists each with its text.</p>{% endif %}
@@ -150,7 +152,7 @@ SEARCH = """{% extends "base" %}{% block title %}search · {{ t.trial_id }}{% en
 {% if q %}<p class="meta">{{ hits|length }}{% if hits|length >= limit %}+ (the first {{ limit }}){% endif %} matches of “{{ q }}”</p>
 <table><thead><tr><th>day</th><th class="l">where</th><th class="l">text</th></tr></thead><tbody>
 {% for h in hits %}<tr><td><a href="day-{{ h.day }}.html#{{ 'call' if h.kind == 'call' else 'exchange' }}-{{ h.seq }}{{ '-1' if h.kind == 'reply' }}">{{ h.day }}</a></td>
-<td class="l">{{ h.what }}</td><td class="l" style="white-space:normal">{{ h.snippet }}</td></tr>{% endfor %}</tbody></table>{% endif %}
+<td class="l">{{ h.what }}</td><td class="l wrap">{{ h.snippet }}</td></tr>{% endfor %}</tbody></table>{% endif %}
 {% endblock %}"""
 
 COMPARE = """{% extends "base" %}{% block title %}side by side{% endblock %}{% block main %}
@@ -183,7 +185,7 @@ MATCH = """{% extends "base" %}{% block title %}match {{ first.match_id }}{% end
 <table><thead><tr><th>day</th><th class="l">from</th><th class="l">to</th><th class="l">what</th><th class="l">text</th><th class="l"></th></tr></thead><tbody>
 {% for m in messages %}<tr><td><a href="{{ root }}trial/{{ m.trial_id|path }}/day-{{ m.day }}.html#call-{{ m.seq }}">{{ m.day }}</a></td>
 <td class="l">{{ m.sender }}</td><td class="l">{{ m.to }}</td><td class="l">{{ m.name }}</td>
-<td class="l" style="white-space:normal">{% if m.args.subject is defined %}<b>{{ m.args.subject }}</b> {{ m.args.body }}{% else %}{{ money(m.args.amount) }} {{ currency }}{% if m.args.memo %}: {{ m.args.memo }}{% endif %}{% endif %}</td>
+<td class="l wrap">{% if m.args.subject is defined %}<b>{{ m.args.subject }}</b> {{ m.args.body }}{% else %}{{ money(m.args.amount) }} {{ currency }}{% if m.args.memo %}: {{ m.args.memo }}{% endif %}{% endif %}</td>
 <td class="l {{ 'ok' if m.ok else 'bad' }}">{{ 'delivered overnight' if m.ok else 'refused: ' ~ (m.result.error or '') }}</td></tr>{% endfor %}
 </tbody></table>{% endif %}{% endblock %}"""
 
@@ -218,3 +220,8 @@ _SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; "
        f"script-src 'sha256-{_SCRIPT_HASH}'; img-src data:; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'")
+# the static export's pages share one style sheet and one script (assets/): a page
+# carries only its content (each page once carried 2.2 KB of both), and nothing inline
+# may style or run at all
+STATIC_CSP = ("default-src 'none'; style-src 'self'; script-src 'self'; img-src data:; "
+              "form-action 'none'; base-uri 'none'")
