@@ -323,3 +323,41 @@ def test_a_day_page_shows_the_reasoning_the_provider_returned(tmp_path, monkeypa
     assert json.loads(reply)["text"] == "closing"
     page = Pages(db).get(f"trial/{trial['trial_id']}/day-1.html")
     assert page.status == 200 and "nothing sells on a Monday" in page.body
+
+
+def test_a_request_asked_again_shows_its_calls_once(tmp_path, monkeypatch):
+    """On the day of a resume the viewer showed a tool call twice: under the request in
+    flight and under its retry (design §31). The calls come from the attempt that was
+    answered and are listed under it alone; here the server fails day 1's second
+    request once, so it is asked again."""
+    import asyncio
+
+    from vendbench.orchestrator import build_config, execute
+    from vendbench.results import Store
+    from vendbench.view import Pages
+
+    from ..fakellm import FakeLLM
+    from .conftest import CANARY
+
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    db = str(tmp_path / "r.duckdb")
+    with FakeLLM() as llm:
+        llm.inject("500", times=1)
+        model = {"id": "openai/fake-model", "api_base": llm.url, "input_usd_per_mtok": "0.4",
+                 "output_usd_per_mtok": "1.6", "max_output_tokens": 512,
+                 "request_timeout_s": 5}
+        run = asyncio.run(execute(build_config({"days": 1, "seeds": [1],
+                                                "retry_backoff_s": 0.01,
+                                                "models": [model]}), db))
+    trial = run.as_json()["trials"][0]["trial_id"]
+    with Store(db, read_only=True) as store:
+        attempts = store.con.execute("SELECT seq, attempt, status FROM exchanges WHERE "
+                                     "trial_id = ? ORDER BY seq, attempt", [trial]).fetchall()
+        calls = [r[0] for r in store.con.execute(
+            "SELECT seq FROM tool_calls WHERE trial_id = ? AND day = 1", [trial]).fetchall()]
+    assert (1, 1) in [(s, a) for s, a, _ in attempts] and (1, 2) in [(s, a) for s, a, _ in
+                                                                     attempts]
+    page = Pages(db, served=False).get(f"trial/{trial}/day-1.html")
+    assert page.status == 200 and calls
+    for seq in calls:
+        assert page.body.count(f'id="call-{seq}"') == 1, seq

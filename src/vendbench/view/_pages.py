@@ -177,10 +177,15 @@ class Pages:
             by_exchange.setdefault(c["exchange_seq"], []).append(c)
         seqs = {e["seq"] for e in found["exchanges"]}
         loose = [c for c in found["calls"] if c["exchange_seq"] not in seqs]
+        # a request asked again (a retry, or a resume asking the one in flight) made its
+        # calls once, from the attempt that was answered: listed under its last attempt
+        # (under every attempt, a resumed day showed each call twice)
+        answered = {e["seq"]: e["attempt"] for e in found["exchanges"]}
         return self._page("day", root, [*self._crumbs(t, root, link=True), (f"day {n}", None)],
                           t=t, day=n, last=last, row=rows[0] if rows else None,
                           report=found["report"], exchanges=found["exchanges"], loose=loose,
-                          calls_of=lambda seq: by_exchange.get(seq, []),
+                          calls_of=lambda seq, attempt: by_exchange.get(seq, [])
+                          if answered.get(seq) == attempt else [],
                           notes=tx.notes(trial_id, n, about["notes_tool"]),
                           live=self._live_trial(tx, t) if n >= last else None, **about)
 

@@ -111,7 +111,7 @@ ${{ money(e.cost_usd, 5) }} · {{ money(e.latency_ms, 0) }} ms ·
 {% if e.error %}<pre class="bad">{{ e.error }}</pre>{% endif %}
 {% if e.reasoning %}<details><summary>reasoning</summary><pre>{{ e.reasoning }}</pre></details>{% endif %}
 {% if e.text %}<pre>{{ e.text }}</pre>{% endif %}
-{% for c in calls_of(e.seq) %}{% include "call" %}{% endfor %}</div>{% endfor %}
+{% for c in calls_of(e.seq, e.attempt) %}{% include "call" %}{% endfor %}</div>{% endfor %}
 {% if loose %}<h2>Tool calls</h2>{% for c in loose %}{% include "call" %}{% endfor %}{% endif %}
 {% if not exchanges and not loose %}<p class="muted">Nothing was logged on this day.</p>{% endif %}
 {% endblock %}"""
