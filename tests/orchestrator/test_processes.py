@@ -240,6 +240,29 @@ def test_ctrl_c_with_workers_marks_trials_interrupted_and_resume_finishes(llm, t
     assert days == (3 * 30, 3 * 30)                    # every day once, none lost
 
 
+def test_ctrl_c_while_the_workers_start_ends_the_run_quietly(llm, tmp_path):
+    """Ctrl-C before the workers have started (each imports litellm first, seconds on a
+    loaded machine) ends the run as any Ctrl-C does, at once: no hang waiting for
+    workers that never answered, no trial left running, nothing printed by them
+    (design §31: under load, a cancelled run's test once hung until pytest's timeout)."""
+    db = str(tmp_path / "r.duckdb")
+    proc = vendbench("run", "--models", "openai/fake", *llm_args(llm), "--seeds", "1", "2",
+                     "--days", "30", "--processes", "2", "--db", db, start_new_session=True)
+    seen = []
+    for line in proc.stderr:                 # the run is announced before workers start
+        seen.append(line)
+        if "trials to run" in line:
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    rc, out, err = finish(proc)
+    err = "".join(seen) + err
+    assert rc == 130 and "--resume" in err, err
+    assert not [c for c in COMPLAINTS if c in err], err
+    assert "Traceback" not in err, err
+    statuses = [s for s, in query(db, "SELECT status FROM trials")]
+    assert "running" not in statuses, statuses
+
+
 def test_processes_flag_errors_are_plain(llm, tmp_path):
     rc, out, err = finish(vendbench("run", "--models", "openai/fake", *llm_args(llm),
                                     "--processes", "2", "--total-budget", "1",
@@ -265,10 +288,14 @@ def test_a_worker_that_does_not_answer_a_cancel_is_recorded_by_the_scheduler(
 
     async def interrupt_with_one_worker_frozen() -> int:
         task = asyncio.create_task(execute(config, db))
-        await until(lambda: llm.served >= 12, what="12 requests")
-        frozen = _workers_of(os.getpid())[0]
-        os.kill(frozen, signal.SIGSTOP)
-        task.cancel()
+        try:                      # waits on the requests, however slowly workers start
+            await until(lambda: llm.served >= 12 or task.done(), timeout=200,
+                        what="12 requests")
+            assert not task.done(), task
+            frozen = _workers_of(os.getpid())[0]
+            os.kill(frozen, signal.SIGSTOP)
+        finally:                  # whatever happened, the run is cancelled, not left
+            task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         return frozen
