@@ -310,3 +310,29 @@ def test_a_comparisons_batches_stay_out_of_the_panels_leaderboard_and_trend(tmp_
     assert main(["runs", "--db", db]) == 0
     listed = capsys.readouterr().out
     assert listed.count("autovend compare") == 2 and "6/6" in listed
+
+
+def test_a_batch_shows_a_live_line_on_a_terminal(capsys):
+    """An LLM comparison's batch runs for an hour: on a terminal, a line says how far its
+    trials are and what it has spent (design §31.1), within 80 columns, ending with
+    every trial done."""
+    from types import SimpleNamespace
+
+    from vendbench.cli.compare import BatchLine
+
+    spec = SimpleNamespace(base=SimpleNamespace(days=30))
+    line = BatchLine(spec)
+    pool = SimpleNamespace(spent=Decimal("0.1234"))
+    line.event("run_started", {"trials": 2, "pool": pool})
+    for trial, day in (("a", 3), ("b", 5)):
+        line.shown = 0.0                               # (drawn at most 4 times a second)
+        line.event("trial_progress", {"outcome": SimpleNamespace(
+            spec=SimpleNamespace(trial_id=trial)), "day": day})
+    shown = capsys.readouterr().err
+    assert "0/2 trials done, 2 at day 4 of 30; $0.1234 spent" in shown
+    for trial in ("a", "b"):
+        line.event("trial_finished", {"outcome": SimpleNamespace(
+            spec=SimpleNamespace(trial_id=trial))})
+    shown = capsys.readouterr().err
+    assert shown.endswith("\n") and "2/2 trials done; $0.1234 spent" in shown
+    assert all(len(part) <= 80 for part in shown.replace("\r", "\n").splitlines())

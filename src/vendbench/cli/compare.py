@@ -335,15 +335,53 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
                 print(textwrap.fill(line, 80, initial_indent="  ", subsequent_indent="    "),
                       file=sys.stderr, flush=True)
 
+    live = None if args.json or not sys.stderr.isatty() else BatchLine(spec)
     try:
         outcome = run_until_signalled(
             lambda: compare(spec, args.db, resume=resume, on_event=on_event,
-                            extend=getattr(args, "extend", False)))
+                            extend=getattr(args, "extend", False),
+                            on_run_event=live.event if live else None))
     except (asyncio.CancelledError, KeyboardInterrupt):
         print(f"vendbench: compare interrupted; continue it with: vendbench compare "
               f"--resume latest --db {args.db}", file=sys.stderr)
         return 130
     return _show(args, spec, outcome)
+
+
+class BatchLine:
+    """On a terminal, a live line while a batch runs: its trials done, the days its
+    running trials have played, and what the batch has spent (piped: the batch lines
+    only)."""
+
+    def __init__(self, spec: Any) -> None:
+        self.spec, self.total, self.done = spec, 0, 0
+        self.days: dict[str, int] = {}         # a running trial's days played
+        self.pool: Any = None
+        self.shown = 0.0
+
+    def event(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "run_started":
+            self.total, self.done, self.pool = data["trials"], 0, data["pool"]
+            self.days = {}
+        elif kind == "trial_progress":
+            self.days[data["outcome"].spec.trial_id] = data["day"]
+        elif kind == "trial_finished":
+            self.done += 1
+            self.days.pop(data["outcome"].spec.trial_id, None)
+        else:
+            return
+        import time
+
+        last = self.total and self.done == self.total
+        if not last and time.monotonic() - self.shown < 0.25:
+            return                                     # four redraws a second at most
+        self.shown = time.monotonic()
+        running = len(self.days)
+        spent = float(self.pool.spent) if self.pool is not None else 0.0
+        line = (f"  this batch: {self.done}/{self.total} trials done"
+                + (f", {running} at day {sum(self.days.values()) // running} of "
+                   f"{self.spec.base.days}" if running else "") + f"; ${spent:.4f} spent")
+        print(f"\r{line[:79]:<79}", end="\n" if last else "", file=sys.stderr, flush=True)
 
 
 def _unbudgeted(spec: Any) -> None:

@@ -97,10 +97,11 @@ def _name(comparison_id: str, step: int) -> str:
 
 async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
                   on_event: Events | None = None, replay_only: bool = False,
-                  extend: bool = False) -> Outcome:
+                  extend: bool = False, on_run_event: Events | None = None) -> Outcome:
     """Run (or continue) a comparison into ``db`` (``replay_only``: only read back where
     the stored comparison ``resume`` stands; ``extend``: continue one that ended
-    inconclusive, under the new budget or pair cap stored with it)."""
+    inconclusive, under the new budget or pair cap stored with it; ``on_run_event``
+    hears each batch's run as ``execute``'s ``on_event`` does, for a live line)."""
     if len(spec.models) < 2:                  # (the run config refuses a model twice)
         raise ConfigError("compare needs two or more different models")
     emit = on_event or (lambda kind, data: None)
@@ -167,7 +168,7 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
                            "forecast": forecast})
             with Store(db, read_only=True) as store:
                 earlier = run_named(store, config.name)
-            finished = await _run_batch(config, db, earlier)
+            finished = await _run_batch(config, db, earlier, on_run_event)
             empty = state.empty_batches
             state = _replay(spec, db, state.row, state.steps, add=(step, finished))
             state.empty_batches = empty + 1 if state.row.pairs == pairs_now else 0
@@ -221,15 +222,16 @@ def _batch_forecast(config: RunConfig, costs: dict[str, list[Decimal]], pairs: i
     return total
 
 
-async def _run_batch(config: RunConfig, db: str, earlier: str | None) -> str:
+async def _run_batch(config: RunConfig, db: str, earlier: str | None,
+                     on_event: Events | None = None) -> str:
     """The batch's run id, run (or continued, after a crash) to its end."""
     if earlier is not None:
         with Store(db, read_only=True) as store:
             status = store.run(earlier)["status"]
         if status in ("completed", "completed_with_errors", "failed"):
             return earlier
-        return (await execute(config, db, resume=earlier)).run_id
-    return (await execute(config, db)).run_id
+        return (await execute(config, db, resume=earlier, on_event=on_event)).run_id
+    return (await execute(config, db, on_event=on_event)).run_id
 
 
 def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[ComparisonStep],
