@@ -98,7 +98,7 @@ def test_example_panel_is_valid_and_priced():
     assert linked and all((ROOT / page).exists() for page in linked), linked
     assert "README" not in text                 # the README is a front page: no sections
     config = load_panel(ROOT / "examples" / "nightly.toml")
-    assert config.total_budget_usd == 500 and len(config.models) == 4
+    assert config.total_budget_usd == 550 and len(config.models) == 4
     # trend tests score regressions only with five paired trials: a nightly example that
     # ran three seeds could never flag one (design §31)
     assert len(config.seeds) >= 5
