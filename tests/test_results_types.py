@@ -179,3 +179,19 @@ def test_a_results_file_of_schema_8_gets_its_replies_in_vendbenchs_shape(tmp_pat
                           "tool_calls": raw["choices"][0]["message"]["tool_calls"]}
     assert replies[2] == {"text": "", "reasoning": "", "tool_calls": []}
     assert replies[3] is None
+
+
+def test_a_reader_of_a_live_run_takes_the_oracle_scores_kept_and_computes_none(tmp_path):
+    """While a run writes the file the oracle's scores are its to compute: a reader that
+    computed the missing ones kept `leaderboard --arena` silent for 89 s (design §30)."""
+    from vendbench.results import CeilingRow, ceilings_for
+
+    db = str(tmp_path / "c.duckdb")
+    with Store(db) as store:
+        store.write(CeilingRow("network", 2026, 1, "", 5, "baseline/oracle@2", 123.0,
+                               dt.datetime(2026, 11, 1)))
+        keys = [(2026, 1), (2026, 2)]
+        assert ceilings_for(store, "network", 5, keys, None, None, compute=False) == {
+            (2026, 1): 123.0}
+        computed = ceilings_for(store, "network", 5, keys, None, None)
+    assert computed[(2026, 1)] == 123.0 and computed[(2026, 2)] > 0

@@ -246,10 +246,15 @@ def test_the_arena_of_reference_policies_and_its_cohort(tmp_path):
     assert [(r[0], r[1], r[2]) for r in rows] == [
         (1, 0, "baseline/oracle"), (1, 1, "baseline/undercutter"),
         (2, 0, "baseline/undercutter"), (2, 1, "baseline/oracle")]
+    # the run keeps what the oracle scores alone on each seed, the arena board's
+    # denominators: every reading computed them again (89 s for a 365-day arena)
+    kept = query(db, "SELECT world_seed, seed, days FROM ceilings ORDER BY seed")
+    assert kept == [(2026, 1, 12), (2026, 2, 12)]
     board = vendbench("leaderboard", "--arena", "--db", db, "--format", "json")
     assert board.returncode == 0, board.stderr
     parsed = json.loads(board.stdout)
     assert [r["model"] for r in parsed["rows"]][0] == "baseline/oracle"
+    assert all(r["oracle_share"] is not None for r in parsed["rows"])
     assert len(parsed["by_seat"]) == 2
     listed = vendbench("runs", "--db", db)
     assert "network arena ×2" in listed.stdout, listed.stdout

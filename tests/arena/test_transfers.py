@@ -108,3 +108,15 @@ def test_oracle_scores_kept_by_an_older_oracle_are_computed_again(tmp_path):
                       "--days", "5", "--seeds", "1", "--db", db, "--json")
     assert again.returncode == 0, again.stderr
     assert query(db, "SELECT policy, score FROM ceilings") == [("baseline/oracle@2", ceiling)]
+
+
+def test_an_arena_with_no_match_ended_yet_prints_its_table_and_says_so():
+    """`leaderboard --arena` on an arena whose matches were all still playing ended in a
+    traceback (an empty table's widths); it prints the empty table and says why."""
+    seats = [seat("m1", 1, 0, "a", 0.0, 0.0), seat("m1", 1, 1, "b", 0.0, 0.0)]
+    for s in seats:
+        s["status"] = "running"
+    board = ArenaBoard(["r"], "network", 30, 2, 0)
+    _rank(board, seats, {})
+    text = render_arena(board)
+    assert "still playing, not ranked yet: 1 match" in text and "None" not in text

@@ -94,6 +94,8 @@ class ArenaBoard:
     apart: list[dict[str, Any]] = field(default_factory=list)
     flagged: list[dict[str, Any]] = field(default_factory=list)   # above the oracle
     db: str = ""
+    pending_oracle: int = 0          # ended matches' seeds whose oracle score the live
+                                     # run has not computed yet
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -126,13 +128,29 @@ def build_arena(db: str, run: str = "latest") -> ArenaBoard:
             chosen = [r for r in arenas if r["run_id"] == run]
         head = store.run(chosen[-1]["run_id"])
         seats = store.match_seats([r["run_id"] for r in chosen])
-        keys = {PairKey.of(s).world for s in seats}
+        # the oracle's scores only for matches that ended: on an arena still running,
+        # computing them for every match (a second or more each at 365 days) kept a
+        # reader waiting 89 s for an empty table
+        ended = _ended(seats)
+        keys = {PairKey.of(s).world for s in seats if s["match_id"] in ended}
+        # while an arena runs, the oracle's scores are the run's to compute (it keeps
+        # them as it goes): a reader shows those kept, and the rest as pending
+        live = store.live is not None
         ceilings = ceilings_for(store, head["scenario"], head["days"], keys,
-                                head.get("world_salt_sha256"), None)
+                                head.get("world_salt_sha256"), None, compute=not live)
+        pending = len({k for k in keys if k not in ceilings}) if live else 0
     board = ArenaBoard([r["run_id"] for r in chosen], head["scenario"], head["days"],
-                       arena_seats(head), len({s["match_id"] for s in seats}), db=db)
+                       arena_seats(head), len({s["match_id"] for s in seats}), db=db,
+                       pending_oracle=pending)
     _rank(board, seats, ceilings)
     return board
+
+
+def _ended(seats: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The matches ``_rank`` counts: every seat scored (none running, unstarted, or
+    kept apart)."""
+    apart = {s["match_id"] for s in seats if s["status"] in SET_APART}
+    return {s["match_id"] for s in seats} - apart
 
 
 def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
@@ -265,9 +283,17 @@ def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
         lines.append(f"! above the oracle alone: {f['match_id']} seat {f['seat']} "
                      f"{printable(f['model'])} at {f['oracle_share']:.0%} of it (received "
                      f"{f['net_transfers']:+,.2f} {money} from other seats)")
+    going = [a for a in board.apart if a["status"] in ("running", "not_started")]
+    if going:
+        lines.append(f"still playing, not ranked yet: "
+                     f"{count(len({a['match_id'] for a in going}), 'match', 'matches')}")
+    if board.pending_oracle:
+        lines.append(f"shares pending for {count(board.pending_oracle, 'seed')}: the "
+                     "running arena computes the oracle's scores as its matches end")
     for a in board.apart:
-        lines.append(f"kept apart: {a['match_id']} seat {a['seat']} {printable(a['model'])} "
-                     f"({a['status']}): {a['reason']}")
+        if a not in going:
+            lines.append(f"kept apart: {a['match_id']} seat {a['seat']} "
+                         f"{printable(a['model'])} ({a['status']}): {a['reason']}")
     lines.append("ranked by earned score (score less the net transfers received from "
                  "other seats); shares and head to head on it too")
     lines.append(f"of oracle: the earned score's share of the oracle's score alone on the "

@@ -90,7 +90,7 @@ def fit_table(headers: list[str], rows: list[list[str]], width: int,
     dropped: list[str] = []
 
     def widths() -> list[int]:
-        return [max(len(headers[i]), *(len(r[i]) for r in rows)) for i in keep]
+        return [max([len(headers[i]), *(len(r[i]) for r in rows)]) for i in keep]
 
     for name in drop:
         if sum(widths()) + 2 * (len(keep) - 1) <= width:

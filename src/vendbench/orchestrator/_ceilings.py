@@ -23,8 +23,10 @@ def keep_ceilings(store: Store, writer: ResultsWriter, config: RunConfig,
     is idle or the trials have ended, so that a fixed cost a seed never takes CPU the trials want
     (design §25.1: in a thread of this process it cost a 50-trial zero-latency run a tenth
     of its throughput; started at once in its own process, still 0.92x)."""
-    # an arena's scores are not shares of a lone oracle's
-    keys = [] if config.seats else [(w, s) for w in config.world_seeds for s in config.seeds]
+    # an arena's too: its leaderboard takes each seat's earned score as a share of what
+    # the oracle scores alone on the seed (design §29.2); not kept, every reading of it
+    # computed them again (89 s for the matches of a 365-day arena)
+    keys = [(w, s) for w in config.world_seeds for s in config.seeds]
     salt = clients.world_salt
     todo = missing_ceilings(store, config.scenario, config.days, keys, salt)
 

@@ -123,14 +123,15 @@ def _die_with_parent() -> None:
 
 
 def ceilings_for(store: Store, scenario: str, days: int, keys: Iterable[Key],
-                 salt_sha256: str | None, salt: str | None) -> dict[Key, float]:
+                 salt_sha256: str | None, salt: str | None, compute: bool = True
+                 ) -> dict[Key, float]:
     """The oracle's score for each of ``keys``: kept, or computed now (not kept: the
-    store may be read-only). A private world's key without its ``salt`` (whose SHA-256
-    must be ``salt_sha256``) stays missing."""
+    store may be read-only; ``compute`` False: only those kept). A private world's key
+    without its ``salt`` (whose SHA-256 must be ``salt_sha256``) stays missing."""
     entry = find_scenario(scenario)
     kept = store.ceilings(scenario, days, salt_sha256, entry.ceiling_key if entry else None)
     missing = set(keys) - kept.keys()
-    if not missing or (salt_sha256 and salt_hash(salt) != salt_sha256):
+    if not missing or not compute or (salt_sha256 and salt_hash(salt) != salt_sha256):
         return kept
     if entry is None or entry.ceiling is None:
         return kept
