@@ -152,6 +152,7 @@ NOT_APPLICABLE = {
     "rotation": "no swap tool",
     "e-mail-orders": "no supplier e-mail",
     "midnight-crossing": "no working-day clock: a day is ended by end_day",
+    "buy-ahead": "no weekly discounts: the catalogue's costs are fixed",
 }
 
 
