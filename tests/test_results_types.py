@@ -188,7 +188,7 @@ def test_a_reader_of_a_live_run_takes_the_oracle_scores_kept_and_computes_none(t
 
     db = str(tmp_path / "c.duckdb")
     with Store(db) as store:
-        store.write(CeilingRow("network", 2026, 1, "", 5, "baseline/oracle@2", 123.0,
+        store.write(CeilingRow("network", 2026, 1, "", 5, "baseline/oracle@3", 123.0,
                                dt.datetime(2026, 11, 1)))
         keys = [(2026, 1), (2026, 2)]
         assert ceilings_for(store, "network", 5, keys, None, None, compute=False) == {

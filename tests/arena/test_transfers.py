@@ -87,19 +87,19 @@ def test_the_board_ranks_on_earned_scores_and_flags_seats_above_the_oracle():
 def test_oracle_scores_kept_by_an_older_oracle_are_computed_again(tmp_path):
     """design §29.3: the network oracle changed (ceiling revision 2). A results file that
     kept its oracle scores under the old one (policy "baseline/oracle") gets them
-    computed again under "baseline/oracle@2", never mixed with the new ones."""
+    computed again under "baseline/oracle@3", never mixed with the new ones."""
     from vendbench.environment import ceiling_score, find_scenario
     from vendbench.leaderboard import build
     from vendbench.results import Store
 
-    assert find_scenario("network").ceiling_key == "baseline/oracle@2"
+    assert find_scenario("network").ceiling_key == "baseline/oracle@3"
     assert find_scenario("autovend").ceiling_key == "baseline/oracle"     # unchanged
     db = str(tmp_path / "r.duckdb")
     done = vendbench("run", "--scenario", "network", "--models", "baseline/order-up-to",
                      "--days", "5", "--seeds", "1", "--db", db, "--json")
     assert done.returncode == 0, done.stderr
     ceiling = ceiling_score("network", seed=1, days=5)
-    assert query(db, "SELECT policy, score FROM ceilings") == [("baseline/oracle@2", ceiling)]
+    assert query(db, "SELECT policy, score FROM ceilings") == [("baseline/oracle@3", ceiling)]
     with Store(db) as store:                  # as the oracle before revision 2 kept it
         store.con.execute("UPDATE ceilings SET policy = 'baseline/oracle', score = 1.0")
     (row,) = build(db).rows
@@ -107,7 +107,7 @@ def test_oracle_scores_kept_by_an_older_oracle_are_computed_again(tmp_path):
     again = vendbench("run", "--scenario", "network", "--models", "baseline/order-up-to",
                       "--days", "5", "--seeds", "1", "--db", db, "--json")
     assert again.returncode == 0, again.stderr
-    assert query(db, "SELECT policy, score FROM ceilings") == [("baseline/oracle@2", ceiling)]
+    assert query(db, "SELECT policy, score FROM ceilings") == [("baseline/oracle@3", ceiling)]
 
 
 def test_an_arena_with_no_match_ended_yet_prints_its_table_and_says_so():

@@ -189,7 +189,8 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   adversarial="_adversarial", arena="Market",
                   messages=("email_operator", "pay_operator"), inspect=True,
                   day_tool="wait_for_next_day",
-                  ceiling_revision=2,     # 2: the oracle markets on a weekly schedule
+                  ceiling_revision=3,     # 2: the oracle markets on a weekly schedule;
+                                          # 3: it buys ahead while a unit is cheap
                   # bench_workload: 6,447 requests in 365 days, short tool results
                   workload=Workload((585, 519, 526, 526, 538, 529, 525, 529, 531, 526, 527,
                                      525), 503, 38)))

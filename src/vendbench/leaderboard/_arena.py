@@ -33,7 +33,7 @@ from .._text import count, printable
 from ..errors import ResultsError
 from ..results import SET_APART, PairKey, Store, ceilings_for, trial_score
 from ._board import INTERVAL_METHOD, mean_interval
-from ._render import fit_table
+from ._table import fit_table
 
 LEVEL = 0.95
 

@@ -13,6 +13,7 @@ from ..environment import display_columns, find_scenario
 from ..results import TrialStatus
 
 from ._board import INTERVAL_METHOD, T_METHOD
+from ._table import fit_table
 
 if TYPE_CHECKING:
     from ._build import Board
@@ -79,33 +80,6 @@ def share_text(r: Any, wide: bool = False) -> str:
 
 
 NARROW_DROP = ("vs base", "cost $", "of oracle, 95% CI")   # what gives way to a long name
-
-
-def fit_table(headers: list[str], rows: list[list[str]], width: int,
-              drop: tuple[str, ...] = ()) -> tuple[str, list[str]]:
-    """A plain table (two spaces between columns, the first two left-aligned) within
-    ``width`` characters: the columns in ``drop`` go, in that order, until it fits.
-    Returns the table and the headers dropped."""
-    keep = list(range(len(headers)))
-    dropped: list[str] = []
-
-    def widths() -> list[int]:
-        return [max([len(headers[i]), *(len(r[i]) for r in rows)]) for i in keep]
-
-    for name in drop:
-        if sum(widths()) + 2 * (len(keep) - 1) <= width:
-            break
-        keep.remove(headers.index(name))
-        dropped.append(name)
-    w = widths()
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(n) if j < 2 else c.rjust(n)
-                         for j, (c, n) in enumerate(zip(cells, w))).rstrip()
-
-    out = [line([headers[i] for i in keep]), "  ".join("-" * n for n in w)]
-    out += [line([r[i] for i in keep]) for r in rows]
-    return "\n".join(out), dropped
 
 
 def _interval_words(ci: str) -> str:

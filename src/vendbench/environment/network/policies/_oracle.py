@@ -5,8 +5,11 @@ only through the 22 tools, within the working day:
 - it buys each product where a received unit costs least today (suppliers' list
   prices, negotiated terms, volume tiers, this week's discounts, expected short
   shipments), from suppliers that will deliver, in lots that earn the volume tier,
-  and never more than the rest of the horizon will sell; a fresh product (one that
-  keeps under 30 days) just in time, in lots that sell by their sell-by day;
+  and never more than the rest of the horizon will sell; on a day a product that keeps
+  is cheaper than in a week without discounts, what sells until it is as cheap again
+  (the weekly discounts come from the seed), at most what sells before it expires; a
+  fresh product (one that keeps under 30 days) just in time, in lots that sell by their
+  sell-by day;
 - it negotiates every supplier it buys from down to its best terms;
 - it stocks every slot, all of a machine's products at least once and the extra
   slots to those that sell most among the products that keep, and prices each
@@ -107,8 +110,8 @@ class NetworkOracle:
                 best = (sup.id, cost)
         return best
 
-    def _delivers(self, sup: Any) -> bool:
-        d = self.env.day
+    def _delivers(self, sup: Any, day: int | None = None) -> bool:
+        d = self.env.day if day is None else day
         if sup.vanishes_on is not None and d >= sup.vanishes_on:
             return False
         arrives = d + sup.lead_days + 2
@@ -306,9 +309,17 @@ class NetworkOracle:
                     continue
                 cover = rate * self._nights(arrives, life) - max(left_then, 0)
             else:
-                if have >= rate * (lead + 3):
+                held = have + shelf.get(p, 0)
+                # cheap today (a weekly discount): buy what sells until a unit costs as
+                # little again, while it keeps (the buy-ahead family, design §30)
+                ahead = rate * (self._as_cheap_in(p, best[1]) + lead + 3)
+                ahead = min(ahead, rate * (life - lead - 2))
+                if have < rate * (lead + 3):
+                    cover = max(LOT, rate * 10, ahead - held)
+                elif ahead - held >= LOT:
+                    cover = ahead - held
+                else:
                     continue
-                cover = max(LOT, rate * 10)
             wanted = rate * max(left - 1, 0) - have - shelf.get(p, 0)   # all it can sell
             qty = int(min(cover, wanted))
             if qty > 0:
@@ -330,6 +341,33 @@ class NetworkOracle:
                            * i["quantity"] for i in items)
             if items:
                 call("order_goods", {"supplier_id": sid, "items": items})
+
+    def _as_cheap_in(self, product: str, today: float) -> int:
+        """Days until a unit of ``product`` costs no more than ``today`` again (weekly
+        discounts come from the seed), at most the days left; 1 if today is no deal."""
+        env = self.env
+        week = self.eco["offers"]["week_days"]
+        plain = min((self._received(sup, product, 0.0) for sup in self.eco.suppliers.values()
+                     if product in sup.products and self._delivers(sup)), default=today)
+        if today >= plain * (1 - 1e-9):
+            return 1
+        now: int = env.day
+        first = now + week - (now - 1) % week                 # the next week's first day
+        for day in range(first, env.days + 1, week):
+            costs = [self._received(sup, product, env.weekly_discount(sup.id, product, day))
+                     for sup in self.eco.suppliers.values()
+                     if product in sup.products and self._delivers(sup, day)]
+            if costs and min(costs) <= today * (1 + 1e-9):
+                return day - now
+        return int(env.days) - now
+
+    def _received(self, sup: Any, product: str, discount: float) -> float:
+        """What a received unit from ``sup`` costs in a lot, at ``discount`` this week."""
+        price = self.env.unit_price(sup.id, product, LOT)
+        price = price / (1 - self.env.weekly_discount(sup.id, product, self.env.day)) \
+            * (1 - discount)
+        received: float = price / (1 - sup.short_chance * 0.3) * (1 + 0.1 * sup.delay_chance)
+        return received
 
     def _market(self, call: Call) -> None:
         """Today's campaigns of the weekly schedule, each where the hidden model says its

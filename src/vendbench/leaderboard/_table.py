@@ -1,0 +1,30 @@
+"""A plain text table that fits a terminal, for the leaderboard's and the arena's."""
+
+from __future__ import annotations
+
+
+def fit_table(headers: list[str], rows: list[list[str]], width: int,
+              drop: tuple[str, ...] = ()) -> tuple[str, list[str]]:
+    """A plain table (two spaces between columns, the first two left-aligned) within
+    ``width`` characters: the columns in ``drop`` go, in that order, until it fits.
+    Returns the table and the headers dropped."""
+    keep = list(range(len(headers)))
+    dropped: list[str] = []
+
+    def widths() -> list[int]:
+        return [max([len(headers[i]), *(len(r[i]) for r in rows)]) for i in keep]
+
+    for name in drop:
+        if sum(widths()) + 2 * (len(keep) - 1) <= width:
+            break
+        keep.remove(headers.index(name))
+        dropped.append(name)
+    w = widths()
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(n) if j < 2 else c.rjust(n)
+                         for j, (c, n) in enumerate(zip(cells, w))).rstrip()
+
+    out = [line([headers[i] for i in keep]), "  ".join("-" * n for n in w)]
+    out += [line([r[i] for i in keep]) for r in rows]
+    return "\n".join(out), dropped
