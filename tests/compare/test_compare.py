@@ -17,7 +17,7 @@ from vendbench.compare import EQUIVALENT, INCONCLUSIVE, WINNER, CompareSpec, com
 from vendbench.orchestrator import build_config
 from vendbench.results import Store, comparison, comparison_steps
 
-from ..fakellm import FakeLLM, Reply
+from ..fakellm import FakeLLM, Reply, vending_script
 from ..orchestrator.conftest import api_key  # noqa: F401  (a canary key for the fake models)
 
 PRODUCTS = ["P0001", "P0045", "P0200"]
@@ -336,3 +336,71 @@ def test_a_batch_shows_a_live_line_on_a_terminal(capsys):
     shown = capsys.readouterr().err
     assert shown.endswith("\n") and "2/2 trials done; $0.1234 spent" in shown
     assert all(len(part) <= 80 for part in shown.replace("\r", "\n").splitlines())
+
+
+def test_resume_drops_the_pair_the_comparisons_own_pool_cut_as_the_whole_run_does(
+        tmp_path):
+    """design §30: `compare --resume` must drop a pair whose trial the comparison's own
+    budget stopped, as the uninterrupted comparison does. The fake model's requests turn
+    dear after the first batch (its reported prompt grows), so the second batch's
+    trial does not fit what is left of the comparison's budget; one comparison runs
+    through, the other is interrupted inside that batch (after its first trial) and
+    resumed. One trial at a time, so both meet the same order."""
+    dear = [False]
+
+    def script(body: dict) -> Reply:
+        reply = vending_script(body)
+        if dear[0]:
+            reply.prompt_tokens = 55_000
+        return reply
+
+    outcomes = []
+    with FakeLLM(script=script) as server:
+        model = {"id": "openai/b", "api_base": server.url, "input_usd_per_mtok": "4",
+                 "output_usd_per_mtok": "16", "max_output_tokens": 256,
+                 "request_timeout_s": 5, "budget_usd": "0.4"}
+        spec = CompareSpec(base=build_config({
+            "days": 3, "seeds": [1], "workers": 1,
+            "models": [{"id": "baseline/order-up-to"}, model]}),
+            max_pairs=3, batch=1, margin=0.5, budget_usd=Decimal("0.42"))
+
+        def turn_dear(kind, data):
+            if kind == "batch" and data["step"] == 2:
+                dear[0] = True
+
+        for name in ("whole", "resumed"):
+            dear[0] = False
+            db = str(tmp_path / f"{name}.duckdb")
+            if name == "whole":
+                outcomes.append(asyncio.run(compare(spec, db, on_event=turn_dear)))
+                continue
+
+            async def interrupted() -> None:     # as Ctrl-C does: the task cancelled
+                inside = asyncio.Event()
+
+                def crash(kind, data):
+                    if kind == "trial_finished" and dear[0]:
+                        inside.set()                 # the second batch's first trial
+
+                task = asyncio.create_task(compare(spec, db, on_event=turn_dear,
+                                                   on_run_event=crash))
+                done, _ = await asyncio.wait({task, asyncio.create_task(inside.wait())},
+                                             return_when=asyncio.FIRST_COMPLETED)
+                assert task not in done, "the comparison ended before its second batch"
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+
+            asyncio.run(interrupted())
+            assert _status_of(db) == "interrupted"
+            outcomes.append(asyncio.run(compare(spec, db, resume="latest")))
+    whole, resumed = outcomes
+    assert whole.dropped >= 1                     # the pool's doing: dropped, not scored
+    assert (resumed.row.pairs, resumed.dropped, resumed.row.verdict, resumed.row.reason) == \
+        (whole.row.pairs, whole.dropped, whole.row.verdict, whole.row.reason)
+    assert resumed.scores == whole.scores
+
+
+def _status_of(db: str) -> str:
+    with Store(db, read_only=True) as store:
+        return comparison(store, "latest").status
