@@ -142,11 +142,14 @@ def test_no_overspend_with_many_trials_in_flight_on_one_pool(llm, tmp_path):
     assert llm.max_in_flight >= 10
     spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
     assert spent <= D("0.05")                              # never over the cap…
-    assert spent > D("0.025")                              # …with the pool really drawn on
     assert {t["status"] for t in trials} == {"budget_exhausted"}
+    needs = []
     for t in trials:        # each stopped because its next reservation did not fit
         needed, left = re.search(r"needs \$([\d.]+) but only \$([\d.]+)", t["reason"]).groups()
         assert "run budget" in t["reason"] and D(left) < D(needed)
+        needs.append(D(needed))
+    # …with the pool really drawn on: the last to stop had nothing in flight beside it
+    assert D("0.05") - spent < max(needs), (spent, needs)
     assert sum(t["cost_usd"] for t in trials) == pytest.approx(float(spent))
 
 
@@ -167,7 +170,13 @@ def test_a_server_counting_4x_our_tokens_never_takes_the_pool_past_its_cap(llm, 
     spent = query(db, "SELECT sum(cost_usd) FROM exchanges")[0][0]
     assert bill == spent == result.pool.spent                  # the server's bill is ours
     assert spent <= cap, spent                                 # and it never passed the cap
-    assert spent > cap * D("0.8")                              # with the pool really used
+    # ... with the pool really used: when the last trial stopped nothing was in flight,
+    # so what is left is less than what that trial's next request needed (a share of
+    # the cap, 80 %, held unloaded and failed on a loaded machine, where more requests
+    # overlap and their unused reservations come back late)
+    needs = [D(m.group(1)) for t in result.as_json()["trials"]
+             if (m := re.search(r"needs \$([\d.]+) but only", t["reason"] or ""))]
+    assert needs and cap - spent < max(needs), (cap - spent, needs)
     statuses = [t["status"] for t in result.as_json()["trials"]]
     # each trial ran until the pool could not pay its next request; on a busy machine the
     # pool may be gone before the last trials begin: those were never started
