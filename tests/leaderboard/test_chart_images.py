@@ -148,8 +148,13 @@ def test_the_arena_has_the_leaderboards_formats_and_charts(tmp_path, drawn, caps
     assert "of oracle, 95% CI" in table
     assert re.search(r"^baseline/oracle\b.* \d+% \(\d+%–\d+%\)", table, re.M), table
     assert {p.name for p in (tmp_path / "charts").iterdir()} == {
-        f"{n}.{e}" for n in ("arena_share", "head_to_head") for e in ("png", "svg")}
-    assert len(drawn) == 4 and all(fits(f) for f in drawn)
+        f"{n}.{e}" for n in ("arena_share", "head_to_head") for e in ("png", "svg")} | {
+        "report.html"}
+    report = (tmp_path / "charts" / "report.html").read_text()
+    assert report.count("<svg") == 2 and "baseline/order-up-to" in report
+    for external in ("src=", "<link", 'href="http', "@import"):
+        assert external not in report                   # one file, nothing from outside
+    assert len(drawn) >= 4 and all(fits(f) for f in drawn)
     assert all("arena" in f["title"].lower() for f in drawn)
     assert main(["leaderboard", "--arena", "--db", db, "--format", "markdown"]) == 0
     markdown = capsys.readouterr().out
@@ -158,5 +163,7 @@ def test_the_arena_has_the_leaderboards_formats_and_charts(tmp_path, drawn, caps
     rows = capsys.readouterr().out.strip().splitlines()
     assert rows[0].startswith("rank,model,seats") and len(rows) == 3
     assert 0 < float(rows[1].split(",")[7]) <= 1.25                  # a share, not text
+    assert main(["leaderboard", "--arena", "--db", db, "--format", "html"]) == 0
+    assert capsys.readouterr().out.startswith("<!doctype html>")
     assert main(["leaderboard", "--arena", "--db", db, "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["rows"][0]["shares"]

@@ -69,8 +69,8 @@ def add(sub: Any) -> None:
     board.add_argument("--arena", action="store_true",
                        help="rank the models of arena matches (vendbench arena): earned "
                             "score and head-to-head wins, paired by match, with their "
-                            "intervals (every format but html; --charts writes "
-                            "arena_share and head_to_head)")
+                            "intervals (every format; --charts writes arena_share, "
+                            "head_to_head and report.html)")
     board.set_defaults(func=leaderboard)
     trend = sub.add_parser(
         "trend", help="each model's score across runs (nights) of a cohort; regressions",
@@ -126,11 +126,10 @@ def _arena_board(args: argparse.Namespace) -> int:
                                       ("--scenario", args.scenario),
                                       ("--include-compare", args.include_compare),
                                       ("--ci any-shape", args.ci != "t")) if value]
-    if given or args.format == "html":
-        raise ConfigError(f"--arena ranks one arena run (or 'all' of its kind) as a table, "
-                          f"markdown, csv or json, with --charts; drop "
-                          f"{', '.join(given) or '--format html'} (its interval is the "
-                          "betting one, valid at any number of matches)")
+    if given:
+        raise ConfigError(f"--arena ranks one arena run (or 'all' of its kind); drop "
+                          f"{', '.join(given)} (its interval is the betting one, valid at "
+                          "any number of matches)")
     out = output_dir(args.charts) if args.charts else None     # before any output
     board = build_arena(args.db, args.run)
     print(render_arena(board, args.format))
@@ -138,8 +137,9 @@ def _arena_board(args: argparse.Namespace) -> int:
         from ..leaderboard import write_arena_charts
 
         files = _writing(out, lambda: write_arena_charts(board, out))
-        print(f"\nwrote {', '.join(str(f) for f in files) or 'no chart (nothing ranked)'}",
-              file=sys.stderr)
+        report = out / "report.html"
+        _writing(out, lambda: report.write_text(render_arena(board, "html")))
+        print(f"\nwrote {count(len(files), 'chart file')} and {report}", file=sys.stderr)
     return 0
 
 

@@ -233,52 +233,81 @@ def _beat(x: float, y: float) -> float:
 
 def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
     """The arena leaderboard as an 80-column table, markdown, csv (the ranking, one
-    value per cell) or json."""
+    value per cell), json, or html (``arena_html``: the tables, notes and charts)."""
     from tabulate import tabulate
-
-    from ..environment import currency
 
     if fmt == "json":
         return json.dumps(board.as_json(), default=str)
     if fmt == "csv":
         return _csv(board)
-    style = "github"
+    if fmt == "html":
+        from ._arena_charts import arena_html
 
-    def table_text(headers: list[str], rows: list[list[Any]]) -> str:
-        drop = tuple(h for h in ("cost $", "transfers", "margin") if h in headers)
-        if fmt == "markdown":
-            text: str = tabulate(rows, headers=headers, tablefmt=style,
-                                 disable_numparse=True)
+        return arena_html(board)
+    wide = fmt == "markdown"
+
+    def table_text(headers: list[str], rows: list[list[str]]) -> str:
+        if wide:
+            text: str = tabulate([[_code(r[0]), *r[1:]] for r in rows],
+                                 headers=headers, tablefmt="github", disable_numparse=True)
             return text
-        cells = [[str(c) for c in row] for row in rows]
-        return fit_table(headers, cells, width=80, drop=drop)[0]
+        drop = tuple(h for h in ("cost $", "score", "transfers", "margin") if h in headers)
+        return fit_table(headers, rows, width=80, drop=drop)[0]
 
-    def name(model: str) -> str:
-        return f"`{printable(model)}`" if fmt == "markdown" else printable(model)
+    (ranking, rows), (h2h, pairs) = arena_tables(board)
+    lines = [arena_title(board), table_text(ranking, rows)]
+    if pairs:
+        lines.append("head to head (paired by match; 1 a win, 1/2 a tie):")
+        lines.append(table_text(h2h, [[r[0], _code(r[1]) if wide else r[1], *r[2:]]
+                                      for r in pairs]))
+    if not wide:
+        lines.append("every column (score, transfers, cost): --format markdown, csv, json "
+                     "or html")
+    lines += arena_notes(board)
+    if wide:
+        return "\n\n".join(lines)
+    return "\n".join(textwrap.fill(line, 80, subsequent_indent="  ")
+                     if "\n" not in line else line for line in lines)
+
+
+def _code(name: str) -> str:
+    """A model's name as markdown code (its flag outside)."""
+    flagged = name.endswith(" !")
+    return f"`{name[:-2] if flagged else name}`" + (" !" if flagged else "")
+
+
+def arena_title(board: ArenaBoard) -> str:
+    return (f"arena: {board.scenario}, {board.days} days, {board.seats} operators a match, "
+            f"{count(board.matches, 'match', 'matches')} (runs {', '.join(board.runs)})")
+
+
+def arena_tables(board: ArenaBoard) -> tuple[tuple[list[str], list[list[str]]],
+                                             tuple[list[str], list[list[str]]]]:
+    """The ranking and the head-to-head table: headers and rows of text (names
+    printable)."""
+    from ..environment import currency
+
+    ranking = ["model", "seats", f"earned {currency(board.scenario)}", "score", "transfers",
+               "of oracle, 95% CI", "h2h wins", "cost $"]
+    rows = [[printable(r.model) + (" !" if r.above_oracle else ""), str(r.trials),
+             f"{r.mean_earned:,.0f}", f"{r.mean_score:,.0f}", f"{r.net_transfers:+,.2f}",
+             share_ci(r.oracle_share, r.ci_oracle_share), f"{r.wins:g}/{r.meetings}",
+             "—" if r.cost_usd is None else f"{r.cost_usd:,.2f}"] for r in board.rows]
+    h2h = ["model", "vs", "W-T-L", "win rate, 95% CI", "margin", "verdict"]
+    pairs = [[printable(p.model), printable(p.opponent), f"{p.wins}-{p.ties}-{p.losses}",
+              share_ci(p.win_rate, p.ci_win_rate), f"{p.mean_margin:+,.0f}", p.verdict]
+             for p in board.pairs if p.model < p.opponent]
+    return (ranking, rows), (h2h, pairs)
+
+
+def arena_notes(board: ArenaBoard) -> list[str]:
+    """What the tables do not say: by seat, seats above the oracle, matches still playing
+    or kept apart, what ranks and what the shares are."""
+    from ..environment import currency
 
     money = currency(board.scenario)
-    lines = [f"arena: {board.scenario}, {board.days} days, {board.seats} operators a match, "
-             f"{count(board.matches, 'match', 'matches')} (runs {', '.join(board.runs)})"]
-    wide = fmt == "markdown"
-    rows = [[name(r.model) + (" !" if r.above_oracle else ""), str(r.trials),
-             f"{r.mean_earned:,.0f}", *([f"{r.mean_score:,.0f}"] if wide else []),
-             f"{r.net_transfers:+,.2f}", share_ci(r.oracle_share, r.ci_oracle_share),
-             f"{r.wins:g}/{r.meetings}",
-             "—" if r.cost_usd is None else f"{r.cost_usd:,.2f}"] for r in board.rows]
-    lines.append(table_text(["model", "seats", f"earned {money}",
-                             *(["score"] if wide else []), "transfers",
-                             "of oracle, 95% CI", "h2h wins", "cost $"], rows))
-    if board.pairs:
-        lines.append("head to head (paired by match; 1 a win, 1/2 a tie):")
-        lines.append(table_text(
-            ["model", "vs", "W-T-L", "win rate, 95% CI", "margin", "verdict"],
-            [[name(p.model), name(p.opponent), f"{p.wins}-{p.ties}-{p.losses}",
-              share_ci(p.win_rate, p.ci_win_rate), f"{p.mean_margin:+,.0f}", p.verdict]
-             for p in board.pairs if p.model < p.opponent]))
-    if fmt == "table":
-        lines.append("every column (score, cost): --format markdown, csv or json")
-    lines.append("by seat: " + ", ".join(f"seat {s['seat']} {s['mean_score']:,.2f} "
-                                         f"({s['trials']})" for s in board.by_seat))
+    lines = ["by seat: " + ", ".join(f"seat {s['seat']} {s['mean_score']:,.2f} "
+                                     f"({s['trials']})" for s in board.by_seat)]
     for f in board.flagged:
         lines.append(f"! above the oracle alone: {f['match_id']} seat {f['seat']} "
                      f"{printable(f['model'])} at {f['oracle_share']:.0%} of it (received "
@@ -298,10 +327,7 @@ def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
                  "other seats); shares and head to head on it too")
     lines.append(f"of oracle: the earned score's share of the oracle's score alone on the "
                  f"same seed; intervals: {INTERVAL_METHOD}")
-    if fmt == "markdown":
-        return "\n\n".join(lines)
-    return "\n".join(textwrap.fill(line, 80, subsequent_indent="  ")
-                     if "\n" not in line else line for line in lines)
+    return lines
 
 
 def share_ci(share: float | None, ci: tuple[float, float] | None) -> str:

@@ -27,6 +27,37 @@ def write_arena_charts(board: ArenaBoard, directory: str | Path) -> list[Path]:
     return files
 
 
+def arena_html(board: ArenaBoard) -> str:
+    """One HTML file with no external reference: the arena's tables, notes and both
+    charts inline (SVG), as ``leaderboard``'s report is."""
+    import html
+    import tempfile
+
+    from ._arena import arena_notes, arena_tables, arena_title
+    from ._report import _SCRIPT, _STYLE, _inline_svg, _table
+
+    (ranking, rows), (h2h, pairs) = arena_tables(board)
+    # numbered, as the leaderboard's report: its style keeps the first column narrow and
+    # the second (the model) in view while the table scrolls
+    ranking, h2h = ["#", *ranking], ["#", *h2h]
+    rows = [[str(i), *r] for i, r in enumerate(rows, 1)]
+    pairs = [[str(i), *r] for i, r in enumerate(pairs, 1)]
+    body = _table(ranking, rows, "sortable board", "Models ranked by mean earned "
+                  f"{score_name(board.scenario)}; click a column to sort") \
+        if rows else "<p class='note'>No match has ended yet.</p>"
+    if pairs:
+        body += _table(h2h, pairs, "sortable", "Head to head, paired by match")
+    body += "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in arena_notes(board)) \
+        + "</ul>"
+    with tempfile.TemporaryDirectory() as tmp:
+        body += "".join(f"<figure>{_inline_svg(p)}</figure>"
+                        for p in write_arena_charts(board, tmp) if p.suffix == ".svg")
+    title = html.escape(arena_title(board))
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{title}</title>"
+            f"<style>{_STYLE}</style></head><body><h1>{title}</h1>{body}"
+            f"<script>{_SCRIPT}</script></body></html>")
+
+
 def _shares(plt: ModuleType, board: ArenaBoard, out: Path) -> list[Path]:
     import numpy as np
 
