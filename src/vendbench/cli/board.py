@@ -130,15 +130,17 @@ def _arena_board(args: argparse.Namespace) -> int:
         raise ConfigError(f"--arena ranks one arena run (or 'all' of its kind); drop "
                           f"{', '.join(given)} (its interval is the betting one, valid at "
                           "any number of matches)")
+    from ..leaderboard import arena_html
+
     out = output_dir(args.charts) if args.charts else None     # before any output
     board = build_arena(args.db, args.run)
-    print(render_arena(board, args.format))
+    print(arena_html(board) if args.format == "html" else render_arena(board, args.format))
     if out is not None:
         from ..leaderboard import write_arena_charts
 
         files = _writing(out, lambda: write_arena_charts(board, out))
         report = out / "report.html"
-        _writing(out, lambda: report.write_text(render_arena(board, "html")))
+        _writing(out, lambda: report.write_text(arena_html(board)))
         print(f"\nwrote {count(len(files), 'chart file')} and {report}", file=sys.stderr)
     return 0
 

@@ -12,7 +12,7 @@ hidden demand model); it never writes to the database.
 from __future__ import annotations
 
 from ._arena import ArenaBoard, arena_seats, build_arena, render_arena
-from ._arena_charts import write_arena_charts
+from ._arena_charts import arena_html, write_arena_charts
 from ._board import INTERVAL_METHOD, ModelRow, Roles, bootstrap_ci, mean_interval
 from ._build import Board, build
 from ._charts import _plt as chart_pyplot
@@ -29,6 +29,6 @@ def render(board: Board, fmt: str = "table", wide: bool = False) -> str:
     return html_report(board) if fmt == "html" else _text(board, fmt, wide)
 
 
-__all__ = ["ArenaBoard", "arena_seats", "build_arena", "render_arena", "write_arena_charts", "Board", "Filters", "INTERVAL_METHOD", "ModelRow", "Roles", "Selection", "Trend",
+__all__ = ["ArenaBoard", "arena_seats", "build_arena", "render_arena", "arena_html", "write_arena_charts", "Board", "Filters", "INTERVAL_METHOD", "ModelRow", "Roles", "Selection", "Trend",
            "bootstrap_ci", "build", "chart_pyplot", "dress", "build_trend", "html_report", "mean_interval", "render", "render_trend",
            "select", "write_charts", "write_trend_chart"]

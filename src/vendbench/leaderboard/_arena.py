@@ -233,17 +233,13 @@ def _beat(x: float, y: float) -> float:
 
 def render_arena(board: ArenaBoard, fmt: str = "table") -> str:
     """The arena leaderboard as an 80-column table, markdown, csv (the ranking, one
-    value per cell), json, or html (``arena_html``: the tables, notes and charts)."""
+    value per cell) or json (html: ``arena_html``, which draws the charts)."""
     from tabulate import tabulate
 
     if fmt == "json":
         return json.dumps(board.as_json(), default=str)
     if fmt == "csv":
         return _csv(board)
-    if fmt == "html":
-        from ._arena_charts import arena_html
-
-        return arena_html(board)
     wide = fmt == "markdown"
 
     def table_text(headers: list[str], rows: list[list[str]]) -> str:
