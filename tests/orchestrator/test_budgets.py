@@ -131,11 +131,33 @@ def test_a_budget_below_one_request_is_said_plainly(llm, tmp_path):
 
 def test_no_overspend_with_many_trials_in_flight_on_one_pool(llm, tmp_path):
     """20 trials draw on one pool at once, against a server reporting large usage."""
+    import threading
+
     llm.script = lambda body: Reply(tool_calls=[("list_machines", "{}")],
-                                    completion_tokens=500, delay=0.5)   # all 20 overlap
+                                    completion_tokens=500, delay=0.5)
+    arrived = [0]
+
+    def hold(body: dict) -> None:
+        """Once the first reply has calibrated the count, replies wait until ten
+        requests are in flight at once: overlap by event, not by a delay a loaded
+        machine outlasts (9 in flight beside two CPU hogs)."""
+        arrived[0] += 1
+        if arrived[0] == 2:
+            llm.gate.clear()
+        if llm.in_flight >= 10:
+            llm.gate.set()
+
+    llm.on_arrival = hold
+    never_hang = threading.Timer(120, llm.gate.set)   # (then the count below fails)
+    never_hang.start()
     db = str(tmp_path / "r.duckdb")
-    result = run(db, days=30, seeds=list(range(1, 21)), workers=20, total_budget_usd="0.05",
-                 models=[model(llm, max_output_tokens=600, max_concurrency=32)])
+    try:
+        result = run(db, days=30, seeds=list(range(1, 21)), workers=20,
+                     total_budget_usd="0.05",
+                     models=[model(llm, max_output_tokens=600, max_concurrency=32)])
+    finally:
+        never_hang.cancel()
+        llm.gate.set()
     trials = result.as_json()["trials"]
     # many at once: as many as the pool's reservations allow (about 15 of ~$0.0032 each,
     # once the first reply has calibrated the count), not one by one

@@ -290,17 +290,24 @@ class LiveServer:
         closed, so the writer's own connection can close cleanly after."""
         with self._lock:
             self._closing = True
-            cursors, sockets = list(self._cursors), list(self._sockets)
-        for cursor in cursors:
-            try:
-                cursor.interrupt()
-            except Exception:               # a cursor that just finished
-                pass
+            sockets = list(self._sockets)
         deadline = time.monotonic() + END_WAIT_S    # their answers ("the run is ending")
+        interrupted = -1.0
         while time.monotonic() < deadline:          # go out before the connections close
             with self._lock:
                 if not self._answering:
                     break
+                cursors = list(self._cursors)
+            # interrupted again every 50 ms while they answer: a query admitted just
+            # before the run ended may not have begun when the first interrupt came
+            # (lost: it then ran to its 10 s limit, past a loaded test's patience)
+            if time.monotonic() - interrupted >= 0.05:
+                interrupted = time.monotonic()
+                for cursor in cursors:
+                    try:
+                        cursor.interrupt()
+                    except Exception:       # a cursor that just finished
+                        pass
             time.sleep(0.005)
         self._server.shutdown()
         self._server.server_close()
