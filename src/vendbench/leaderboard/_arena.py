@@ -33,7 +33,7 @@ from .._text import count, printable
 from ..errors import ResultsError
 from ..results import SET_APART, PairKey, Store, ceilings_for, trial_score
 from ._board import INTERVAL_METHOD, mean_interval
-from ._table import fit_table
+from ._table import fit_table, share_ci
 
 LEVEL = 0.95
 
@@ -162,7 +162,8 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
     for s in seats:
         matches.setdefault(s["match_id"], []).append(s)
     # a match counts only when every seat has a score (none kept apart)
-    whole = {m: ss for m, ss in matches.items() if all(s["status"] not in apart for s in ss)}
+    ended = _ended(seats)
+    whole = {m: ss for m, ss in matches.items() if m in ended}
     board.matches = len(whole)
     bounds = share_bounds(board.scenario)
     per_model: dict[str, list[Mapping[str, Any]]] = {}
@@ -324,13 +325,6 @@ def arena_notes(board: ArenaBoard) -> list[str]:
     lines.append(f"of oracle: the earned score's share of the oracle's score alone on the "
                  f"same seed; intervals: {INTERVAL_METHOD}")
     return lines
-
-
-def share_ci(share: float | None, ci: tuple[float, float] | None) -> str:
-    """A share and its interval in percents, as the leaderboard prints them."""
-    if share is None:
-        return "—"
-    return f"{share:.0%}" + ("" if ci is None else f" ({ci[0]:.0%}–{ci[1]:.0%})")
 
 
 def _csv(board: ArenaBoard) -> str:

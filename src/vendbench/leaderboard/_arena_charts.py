@@ -8,8 +8,9 @@ from pathlib import Path
 from types import ModuleType
 
 from ..environment import currency, score_name
-from ._arena import ArenaBoard, share_ci
-from ._charts import _finish, _plt
+from ._arena import ArenaBoard
+from ._table import share_ci
+from ._charts import _finish, _plt, share_bars
 
 # better and worse only where the head-to-head interval says so (docs/arena.md)
 VERDICT_COLOURS = {"better": "#1e8449", "worse": "#c0392b", "undecided": "#eeeeee"}
@@ -59,25 +60,14 @@ def arena_html(board: ArenaBoard) -> str:
 
 
 def _shares(plt: ModuleType, board: ArenaBoard, out: Path) -> list[Path]:
-    import numpy as np
-
     rows = [r for r in board.rows if r.oracle_share is not None]
     if not rows:
         return []
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.8))
-    y = np.arange(len(rows))[::-1]
-    means = [r.oracle_share or 0.0 for r in rows]
-    errs = [[100 * (m - r.ci_oracle_share[0]) if r.ci_oracle_share else 0
-             for m, r in zip(means, rows)],
-            [100 * (r.ci_oracle_share[1] - m) if r.ci_oracle_share else 0
-             for m, r in zip(means, rows)]]
-    ax.barh(y, [100 * m for m in means], xerr=errs, capsize=4, color="#4c78a8", alpha=0.55)
-    for yi, r in zip(y, rows):
-        ax.plot([100 * v for v in r.shares], [yi] * len(r.shares), "o", color="black",
-                markersize=4, markerfacecolor="white", zorder=3)
-    ax.set_yticks(y, [f"{r.model}{'  (!)' if r.above_oracle else ''}\n"
-                      f"{share_ci(r.oracle_share, r.ci_oracle_share)}" for r in rows])
-    ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
+    share_bars(ax, [f"{r.model}{'  (!)' if r.above_oracle else ''}\n"
+                    f"{share_ci(r.oracle_share, r.ci_oracle_share)}" for r in rows],
+               [(r.oracle_share or 0.0, r.ci_oracle_share) for r in rows],
+               [r.shares for r in rows])
     ax.set_xlim(0, max(130.0, ax.get_xlim()[1]))
     ax.set(title=f"Earned {score_name(board.scenario)} in the arena as a share of the "
                  f"oracle's alone ({board.scenario}, {board.days} days, {board.seats} "

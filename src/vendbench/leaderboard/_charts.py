@@ -152,30 +152,38 @@ def _trajectories(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     return _finish(plt, fig, ax, out, "trajectories")
 
 
-def _terminal(plt: ModuleType, board: Board, out: Path) -> list[Path]:
+def share_bars(ax: Axes, labels: list[str],
+               means: list[tuple[float, tuple[float, float] | None]],
+               points: list[list[float]]) -> None:
+    """Shares of the oracle as horizontal bars, top to bottom: each mean a bar, its
+    interval a whisker, each trial's share a point, the oracle a dotted line (the
+    leaderboard's chart and the arena's)."""
     import numpy as np
 
+    y = np.arange(len(labels))[::-1]
+    errs = [[100 * (m - ci[0]) if ci else 0 for m, ci in means],
+            [100 * (ci[1] - m) if ci else 0 for m, ci in means]]
+    ax.barh(y, [100 * m for m, _ in means], xerr=errs, capsize=4, color="#4c78a8",
+            alpha=0.55)
+    for yi, shares in zip(y, points):
+        ax.plot([100 * v for v in shares], [yi] * len(shares), "o", color="black",
+                markersize=4, markerfacecolor="white", zorder=3)
+    ax.set_yticks(y, labels)
+    ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
+
+
+def _terminal(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     shared = [(r, r.oracle_share) for r in board.rows if r.oracle_share is not None]
     if not shared:
         board.chart_notes["oracle_share"] = ("Share of the oracle's score: not drawn, no "
                                              "finished trial with an oracle score yet")
         return []
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(shared) + 1.5))
-    y = np.arange(len(shared))[::-1]
-    errs = [[100 * (share - r.ci_oracle_share[0]) if r.ci_oracle_share else 0
-             for r, share in shared],
-            [100 * (r.ci_oracle_share[1] - share) if r.ci_oracle_share else 0
-             for r, share in shared]]
-    ax.barh(y, [100 * share for _, share in shared], xerr=errs, capsize=4,
-            color="#4c78a8", alpha=0.55)
-    for yi, (r, _) in zip(y, shared):        # each seed's own share, as a point (design §30)
-        seeds = [100 * p["share"] for p in board.points
-                 if p["model"] == r.model and p["share"] is not None]
-        ax.plot(seeds, [yi] * len(seeds), "o", color="black", markersize=4,
-                markerfacecolor="white", zorder=3)
-    ax.set_yticks(y, [r.model + ("  (!) above the oracle" if r.above_oracle else "")
-                      for r, _ in shared])
-    ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
+    share_bars(ax, [r.model + ("  (!) above the oracle" if r.above_oracle else "")
+                    for r, _ in shared],
+               [(share, r.ci_oracle_share) for r, share in shared],
+               [[p["share"] for p in board.points     # each seed's share (design §30)
+                 if p["model"] == r.model and p["share"] is not None] for r, _ in shared])
     method = ("Student's t over the seeds" if board.ci == "t" else
               "betting, valid at any n")
     ax.set(title=f"Terminal {board.score_name} as a share of the oracle's",

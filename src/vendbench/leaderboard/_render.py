@@ -13,7 +13,7 @@ from ..environment import display_columns, find_scenario
 from ..results import TrialStatus
 
 from ._board import INTERVAL_METHOD, T_METHOD
-from ._table import fit_table
+from ._table import fit_table, share_ci
 
 if TYPE_CHECKING:
     from ._build import Board
@@ -71,12 +71,10 @@ def share_text(r: Any, wide: bool = False) -> str:
     if r.oracle_share is None:
         return "—"
     flag = " !" if getattr(r, "above_oracle", 0) else ""
-    if r.ci_oracle_share is None:
-        return f"{r.oracle_share:.0%}{flag}"
-    lo, hi = r.ci_oracle_share
-    if wide:
+    if wide and r.ci_oracle_share is not None:
+        lo, hi = r.ci_oracle_share
         return f"{r.oracle_share:.1%} [{lo:.1%}, {hi:.1%}]{flag}"
-    return f"{r.oracle_share:.0%} ({lo:.0%}–{hi:.0%}){flag}"
+    return share_ci(r.oracle_share, r.ci_oracle_share) + flag
 
 
 NARROW_DROP = ("vs base", "cost $", "of oracle, 95% CI")   # what gives way to a long name

@@ -1,4 +1,5 @@
-"""A plain text table that fits a terminal, for the leaderboard's and the arena's."""
+"""A plain text table that fits a terminal, and the share cell, for the leaderboard's
+and the arena's tables."""
 
 from __future__ import annotations
 
@@ -28,3 +29,11 @@ def fit_table(headers: list[str], rows: list[list[str]], width: int,
     out = [line([headers[i] for i in keep]), "  ".join("-" * n for n in w)]
     out += [line([r[i] for i in keep]) for r in rows]
     return "\n".join(out), dropped
+
+
+def share_ci(share: float | None, ci: tuple[float, float] | None) -> str:
+    """A share and its interval in percents (``39% (29%–48%)``), as every table prints
+    them; ``—`` without a share."""
+    if share is None:
+        return "—"
+    return f"{share:.0%}" + ("" if ci is None else f" ({ci[0]:.0%}–{ci[1]:.0%})")
