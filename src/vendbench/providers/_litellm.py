@@ -23,6 +23,7 @@ from .._secrets import redact, redact_json, secret_values
 from .._text import no_surrogates
 from ..errors import ConfigError
 from ._base import Completion, CompletionRequest, ContextLimit, Failure, RetryKind, said
+from ._inline import done, inline_for
 from ._profiles import ServerProfile, context_numbers, wire_profile
 from ._wire import litellm_kwargs, usage_from
 
@@ -74,7 +75,11 @@ class LiteLLMProvider:
             kwargs["api_base"] = request.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
-        response = await self._litellm.acompletion(**kwargs)
+        token = inline_for(self.model, self._litellm)
+        try:
+            response = await self._litellm.acompletion(**kwargs)
+        finally:
+            done(token)
         completion = _completion(response, [self._api_key or ""], wire_profile(self.model))
         most = request.max_tokens + (request.thinking_budget or 0)
         if completion.usage is not None and completion.usage.completion_tokens > most:
