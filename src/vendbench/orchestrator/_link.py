@@ -9,7 +9,8 @@ so one system call and one wake-up of the other end, for what many trials sent i
 same turn of the loop), never later than the loop's next turn, and in the order sent.
 What it buys (design §25.1): at zero latency a worker sends 3-4 frames an exchange; each
 its own write took about 3 % of a worker's trial loop (py-spy, 50 trials), and as many
-wake-ups of the scheduler.
+wake-ups of the scheduler. In whole runs the saving is within the host's drift between
+runs (benchmarks/README.md, session 22).
 """
 
 from __future__ import annotations

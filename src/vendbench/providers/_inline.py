@@ -10,8 +10,9 @@ the loop to take the result, and the two threads' contention for the GIL.
 What it buys (design §25.1, measured in one sitting): bare ``litellm.acompletion`` from
 50 loops against the zero-latency server, eight alternating rounds of 2,000 requests,
 4.79 ms of CPU a request (207 requests/s) built in the loop against 5.08 ms (193/s) in a
-thread. What it costs: while a request is being built, the loop serves nothing else
-(about 1 ms), as it would wait for the GIL anyway.
+thread. In whole 50-trial runs the difference is within the host's drift between runs
+(benchmarks/README.md, session 22). What it costs: while a request is being built, the
+loop serves nothing else (about 1 ms), as it would wait for the GIL anyway.
 
 Only litellm's own ``completion``, only while ``LiteLLMProvider`` awaits a request for a
 provider listed in ``INLINE_PREFIXES`` (a context variable says so), runs inline; every
@@ -43,7 +44,7 @@ _installed: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 class InlineBuild(ThreadPoolExecutor):
     """A default executor that runs litellm's request building in the calling thread
-    when ``building`` says so, and everything else in its threads."""
+    while ``_building`` is set, and everything else in its threads."""
 
     def __init__(self, completion: Callable[..., Any]) -> None:
         super().__init__(thread_name_prefix="asyncio")
@@ -55,7 +56,7 @@ class InlineBuild(ThreadPoolExecutor):
             done: Future[Any] = Future()
             try:
                 done.set_result(fn(*args, **kwargs))
-            except BaseException as exc:          # the awaiting caller gets it, as before
+            except Exception as exc:              # the awaiting caller gets it, as before
                 done.set_exception(exc)
             return done
         return super().submit(fn, *args, **kwargs)
