@@ -400,11 +400,10 @@ def verdict_cost(rng: np.random.Generator, reps: int) -> list[str]:
     for cv in (0.3, 0.6):
         row = [f"{cv:.0%}"]
         for c, cap in ((0.75, 1.25), (0.9, 1.25), (0.75, 1.05), (0.9, 1.05)):
-            a, b = _normal(cv, mean=0.5)(rng, reps, 400, 0.1)
-            a, b = np.clip(a, 0, cap), np.clip(b, 0, cap)
+            d = _ten_points(rng, cv, cap, reps, 400)
             old, betting.TRUNCATION = betting.TRUNCATION, c
             try:
-                lo, hi = sequences(b - a, bounds=(-cap, cap), alpha=ALPHA)
+                lo, hi = sequences(d, bounds=(-cap, cap), alpha=ALPHA)
             finally:
                 betting.TRUNCATION = old
             v, n = decide(lo, hi, 400)
@@ -412,9 +411,8 @@ def verdict_cost(rng: np.random.Generator, reps: int) -> list[str]:
         firsts = []
         for cap in (1.25, 1.05):
             bet, growth = _best_bet(rng, cv, cap)
-            a, b = _normal(cv, mean=0.5)(rng, reps, 400, 0.1)
-            capital = np.cumsum(np.log1p(bet * (np.clip(b, 0, cap) - np.clip(a, 0, cap))),
-                                1)[:, BATCH - 1::BATCH]
+            d = _ten_points(rng, cv, cap, reps, 400)
+            capital = np.cumsum(np.log1p(bet * d), 1)[:, BATCH - 1::BATCH]
             won = capital >= math.log(2 / ALPHA)
             took = np.where(won.any(1), (won.argmax(1) + 1) * BATCH, 401)
             row.append(_median_pairs(took) + f", l* {bet:.2f}")
@@ -431,12 +429,19 @@ def _median_pairs(took: np.ndarray) -> str:
     return f"{np.median(took):.0f} (90 %: {np.percentile(took, 90):.0f})"
 
 
+def _ten_points(rng: np.random.Generator, cv: float, cap: float, reps: int, n: int
+                ) -> np.ndarray:
+    """``verdict_cost``'s paired differences b - a: shares 0.5 and 0.6 at ``cv``, each
+    clipped to [0, ``cap``]; ``reps`` comparisons of ``n`` pairs."""
+    a, b = _normal(cv, mean=0.5)(rng, reps, n, 0.1)
+    return np.clip(b, 0, cap) - np.clip(a, 0, cap)
+
+
 def _best_bet(rng: np.random.Generator, cv: float, cap: float) -> tuple[float, float]:
-    """The growth-optimal constant bet on the differences of ``verdict_cost``'s shape
-    within ``cap`` (bets up to 1 / cap, so that no factor is negative), and its growth
-    E log(1 + l d) a pair, from a million draws."""
-    a, b = _normal(cv, mean=0.5)(rng, 1, 1_000_000, 0.1)
-    d = (np.clip(b, 0, cap) - np.clip(a, 0, cap))[0]
+    """The growth-optimal constant bet on ``_ten_points``' differences within ``cap``
+    (bets up to 1 / cap, so that no factor is negative), and its growth E log(1 + l d)
+    a pair, from a million draws."""
+    d = _ten_points(rng, cv, cap, 1, 1_000_000)[0]
     bets = np.linspace(0.01, 0.999 / cap, 200)
     growth = np.array([np.log1p(bet * d).mean() for bet in bets])
     return float(bets[growth.argmax()]), float(growth.max())
