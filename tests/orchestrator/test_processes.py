@@ -99,9 +99,13 @@ def test_processes_are_planned_and_limits_split_exactly(monkeypatch):
     assert plan_processes(config()) == 2                 # automatic: 16+ trials per worker…
     assert plan_processes(config(seeds=list(range(1, 201)), workers=200,
                                  models=[{"id": "openai/x", "max_concurrency": 64}])) == 8
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)             # …one a core…
     assert plan_processes(config(seeds=list(range(1, 201)), workers=200,
-                                 models=[{"id": "openai/x", "max_concurrency": 64}])) == 3
+                                 models=[{"id": "openai/x", "max_concurrency": 64}])) == 2
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)             # …none on one core
+    assert plan_processes(config(seeds=list(range(1, 201)), workers=200,
+                                 models=[{"id": "openai/x", "max_concurrency": 64}])) == 0
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     assert plan_processes(config(workers=31)) == 0       # …else one process
     assert plan_processes(config(seeds=[1], workers=40)) == 0
     assert plan_processes(config(processes=3)) == 3

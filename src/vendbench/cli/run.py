@@ -113,8 +113,8 @@ def add(sub: Any) -> None:
     run.add_argument("--workers", type=positive, metavar="W",
                      help="trials in flight at most (default 8)")
     run.add_argument("--processes", type=positive, metavar="P",
-                     help="processes running the LLM trials (default: one more than the "
-                          "cores, at most one per 16 LLM trials in flight); budgets stay "
+                     help="processes running the LLM trials (default: one a core, "
+                          "at most one per 16 LLM trials in flight); budgets stay "
                           "exact")
     run.add_argument("--budget", type=usd, metavar="USD", help="USD budget per trial")
     run.add_argument("--total-budget", type=usd, metavar="USD",

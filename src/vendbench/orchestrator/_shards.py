@@ -45,7 +45,7 @@ from ._spec import TrialOutcome, TrialSpec
 
 log = logging.getLogger(__name__)
 
-AUTO_MIN_TRIALS = 16      # LLM trials in flight per worker at least (a worker costs ~360 MB)
+AUTO_MIN_TRIALS = 16      # LLM trials in flight per worker at least (a worker costs ~300 MB)
 AUTO_MAX_PROCESSES = 8
 CANCEL_GRACE_S = 15.0     # how long a cancelled trial may take to record itself
 
@@ -53,17 +53,20 @@ CANCEL_GRACE_S = 15.0     # how long a cancelled trial may take to record itself
 def plan_processes(config: RunConfig) -> int:
     """How many worker processes run the LLM trials (0: they run in this process).
 
-    ``processes`` None is automatic: one more than the cores (a worker's loop is
-    latency-bound before it is CPU-bound: with 100 trials at 1 s latency on 2 cores, 2
-    workers kept 86–87 % of the ideal rate and 3 kept 86–91 %), but no more than one per
-    16 LLM trials in flight (each worker holds its own litellm and tokenizer, ~360 MB),
-    and only if the run allows it. An explicit figure that the run cannot honour is an
-    error that says why.
+    ``processes`` None is automatic: one a core, the scheduler beside them (design §25.1,
+    session 23, 2 cores, four alternating runs in one sitting: at zero latency 50 trials
+    made a median 207 exchanges/s over 2 workers against 199 over 3, the workers spending
+    about 0.5 ms less CPU an exchange and 2.9 s less starting; three at 1 s latency: 100
+    trials kept a median 86 % of the ideal rate over 2 against 85 % over 3, in 1,125
+    against 1,425 MB PSS), but no more than one per 16 LLM trials in flight (each worker
+    holds its own litellm and tokenizer, ~300 MB), and only if the run allows it: on one
+    core the trials run in this process. An explicit figure that the run cannot honour
+    is an error that says why.
     """
     llm = [m for m in config.models if not m.in_process]
     in_flight = min(len(llm) * len(config.seeds) * config.repeats, config.workers)
     wanted = config.processes if config.processes is not None else \
-        min((os.cpu_count() or 1) + 1, AUTO_MAX_PROCESSES, in_flight // AUTO_MIN_TRIALS)
+        min(os.cpu_count() or 1, AUTO_MAX_PROCESSES, in_flight // AUTO_MIN_TRIALS)
     if wanted <= 1 or not llm:
         return 0
     problems = []
