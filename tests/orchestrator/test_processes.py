@@ -55,7 +55,10 @@ def _under_way(llm, db: str, *seeds: str):
         if llm.served >= 20 or proc.poll() is not None:
             break
         time.sleep(0.05)
-    assert len(_workers_of(proc.pid)) == 2
+    workers = _workers_of(proc.pid)
+    assert len(workers) == 2
+    # each in a process group of its own: a terminal's Ctrl-C reaches the scheduler only
+    assert [os.getpgid(w) for w in workers] == workers and os.getpgid(proc.pid) == proc.pid
     return proc
 
 
@@ -211,8 +214,8 @@ def test_a_worker_that_dies_fails_only_the_trial_it_was_running(llm, tmp_path):
 
 
 def test_ctrl_c_with_workers_marks_trials_interrupted_and_resume_finishes(llm, tmp_path):
-    """Ctrl-C reaches the whole process group: the workers leave it to the scheduler,
-    which has every running trial recorded ``interrupted``."""
+    """Ctrl-C reaches the scheduler's process group (the workers have their own): the
+    scheduler has every running trial recorded ``interrupted``."""
     llm.latency = 0.05
     db = str(tmp_path / "r.duckdb")
     proc = _under_way(llm, db, "1", "2", "3")

@@ -4,9 +4,10 @@
 
 Messages arrive on stdin; replies leave on the process's original stdout, which is
 moved aside at start so that nothing printed by a library can corrupt a frame (fd 1 then
-points at stderr). Ctrl-C reaches the whole process group, so this process ignores
-SIGINT and lets the scheduler decide; SIGTERM, or the scheduler's end, cancels every
-running trial, which records itself ``interrupted`` before the process exits.
+points at stderr). It runs in a process group of its own, so Ctrl-C at a terminal
+reaches the scheduler only, and it ignores SIGINT besides (a ``kill -INT`` of its pid):
+the scheduler decides. SIGTERM, or the scheduler's end, cancels every running trial,
+which records itself ``interrupted`` before the process exits.
 """
 
 from __future__ import annotations

@@ -279,30 +279,39 @@ class Workers:
         row of a trial whose worker could not (it died, or did not answer a cancel)."""
         links: list[tuple[asyncio.subprocess.Process, Link]] = []
         workers = []
-        for i in range(n):
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "vendbench.orchestrator._shard_main",
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                limit=2**24)
-            assert proc.stdin is not None and proc.stdout is not None
-            link = Link(proc.stdout, proc.stdin)
-            link.send(Init(shard_config(config, i, n), prices))
-            links.append((proc, link))
-        # trials are handed out only once every worker is ready (litellm imported, its
-        # tokenizer loaded), so that the scheduler's staggered starts stay staggered
-        for i, (proc, link) in enumerate(links):
-            try:
-                message = await link.recv()
-            except LinkClosed:
-                code = await proc.wait()
-                for other, _ in links:
-                    if other.returncode is None:
-                        other.kill()
-                raise ConfigError(f"worker process {i + 1} could not start (exit code "
-                                  f"{code}; its error is printed above)") from None
-            if not isinstance(message, Ready):
-                raise TypeError(f"worker {i + 1} sent {message!r} before it was ready")
-            workers.append(Worker(i, proc, link, writer, on_event, record))
+        try:
+            for i in range(n):
+                # a process group of its own: Ctrl-C at the terminal (SIGINT to the
+                # foreground group) reaches the scheduler only, which cancels the trials
+                # in each worker; one that arrived while a worker's interpreter was still
+                # starting, before it could ignore SIGINT, killed it with a traceback
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "vendbench.orchestrator._shard_main",
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    limit=2**24, process_group=0)
+                assert proc.stdin is not None and proc.stdout is not None
+                link = Link(proc.stdout, proc.stdin)
+                link.send(Init(shard_config(config, i, n), prices))
+                links.append((proc, link))
+            # trials are handed out only once every worker is ready (litellm imported, its
+            # tokenizer loaded), so that the scheduler's staggered starts stay staggered
+            for i, (proc, link) in enumerate(links):
+                try:
+                    message = await link.recv()
+                except LinkClosed:
+                    code = await proc.wait()
+                    raise ConfigError(f"worker process {i + 1} could not start (exit code "
+                                      f"{code}; its error is printed above)") from None
+                if not isinstance(message, Ready):
+                    raise TypeError(f"worker {i + 1} sent {message!r} before it was ready")
+                workers.append(Worker(i, proc, link, writer, on_event, record))
+        except BaseException:       # one could not start, or the run was interrupted
+            for worker in workers:
+                worker._reader.cancel()
+            for proc, _ in links:
+                if proc.returncode is None:
+                    proc.kill()
+            raise
         return cls(workers)
 
     def pick(self, model: ModelConfig) -> Worker:
