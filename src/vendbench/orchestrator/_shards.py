@@ -278,7 +278,6 @@ class Workers:
         """Start ``n`` workers and wait until each is ready. ``record`` writes the trial
         row of a trial whose worker could not (it died, or did not answer a cancel)."""
         links: list[tuple[asyncio.subprocess.Process, Link]] = []
-        workers = []
         try:
             for i in range(n):
                 # a process group of its own: Ctrl-C at the terminal (SIGINT to the
@@ -304,15 +303,15 @@ class Workers:
                                       f"{code}; its error is printed above)") from None
                 if not isinstance(message, Ready):
                     raise TypeError(f"worker {i + 1} sent {message!r} before it was ready")
-                workers.append(Worker(i, proc, link, writer, on_event, record))
         except BaseException:       # one could not start, or the run was interrupted
-            for worker in workers:
-                worker._reader.cancel()
             for proc, _ in links:
                 if proc.returncode is None:
                     proc.kill()
             raise
-        return cls(workers)
+        # each Worker reads its link from here on (a ready worker sends nothing more
+        # until it is handed a trial)
+        return cls([Worker(i, proc, link, writer, on_event, record)
+                    for i, (proc, link) in enumerate(links)])
 
     def pick(self, model: ModelConfig) -> Worker:
         """The live worker with the fewest trials of this model running (then overall)."""
