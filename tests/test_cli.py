@@ -31,8 +31,9 @@ def test_baseline_several_seeds_and_policies_summarise(capsys):
     assert main(["baseline", "--policy", "all", "--seeds", "1", "2", "--days", "3",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert len(out["trials"]) == 4
-    assert [s["policy"] for s in out["summary"]] == ["baseline/order-up-to", "baseline/oracle"]
+    assert len(out["trials"]) == 6              # every policy, doing nothing's included
+    assert [s["policy"] for s in out["summary"]] == ["baseline/order-up-to", "baseline/oracle",
+                                                     "baseline/idle"]
     assert all(s["trials"] == 2 and s["cv"] is not None for s in out["summary"])
 
 

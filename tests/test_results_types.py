@@ -182,16 +182,24 @@ def test_a_results_file_of_schema_8_gets_its_replies_in_vendbenchs_shape(tmp_pat
 
 
 def test_a_reader_of_a_live_run_takes_the_oracle_scores_kept_and_computes_none(tmp_path):
-    """While a run writes the file the oracle's scores are its to compute: a reader that
-    computed the missing ones kept `leaderboard --arena` silent for 89 s (design §30)."""
-    from vendbench.results import CeilingRow, ceilings_for
+    """While a run writes the file the anchors of its shares are its to compute: a reader
+    that computed the missing ones kept `leaderboard --arena` silent for 89 s (design §30).
+    A key needs both doing nothing's score and the oracle's (design §34)."""
+    from vendbench.environment import Anchors
+    from vendbench.results import CeilingRow, FloorRow, anchors_for
 
     db = str(tmp_path / "c.duckdb")
+    when = dt.datetime(2026, 11, 1)
     with Store(db) as store:
-        store.write(CeilingRow("network", 2026, 1, "", 5, "baseline/oracle@3", 123.0,
-                               dt.datetime(2026, 11, 1)))
-        keys = [(2026, 1), (2026, 2)]
-        assert ceilings_for(store, "network", 5, keys, None, None, compute=False) == {
-            (2026, 1): 123.0}
-        computed = ceilings_for(store, "network", 5, keys, None, None)
-    assert computed[(2026, 1)] == 123.0 and computed[(2026, 2)] > 0
+        store.write(CeilingRow("network", 2026, 1, "", 5, "baseline/oracle@3", 123.0, when))
+        store.write(FloorRow("network", 2026, 1, "", 5, "baseline/idle", 45.0, when))
+        store.write(CeilingRow("network", 2026, 3, "", 5, "baseline/oracle@3", 99.0, when))
+        keys = [(2026, 1), (2026, 2), (2026, 3)]
+        assert anchors_for(store, "network", 5, keys, None, None, compute=False) == {
+            (2026, 1): Anchors(45.0, 123.0)}               # seed 3 lacks doing nothing's
+        computed = anchors_for(store, "network", 5, keys, None, None)
+        # the two tables keep one score a key each: the oracle's row is not replaced
+        assert store.ceilings("network", 5, None)[(2026, 1)] == 123.0
+    assert computed[(2026, 1)] == Anchors(45.0, 123.0) and computed[(2026, 3)].oracle == 99.0
+    assert computed[(2026, 2)].oracle > 0 and computed[(2026, 3)].idle == \
+        computed[(2026, 2)].idle == 1_500 - 5 * 12               # rent alone, five days

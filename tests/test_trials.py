@@ -70,14 +70,15 @@ def test_the_oracles_scores_are_played_in_a_process_of_their_own(monkeypatch):
     import asyncio
     import os
 
-    from vendbench.results import ceiling_rows, ceiling_rows_apart
+    from vendbench.results import FloorRow, anchor_rows, anchor_rows_apart
 
-    keys = [(2026, 1), (7, 2)]
-    here = ceiling_rows("autovend", 10, keys, "pepper")
-    apart = asyncio.run(ceiling_rows_apart("autovend", 10, keys, "pepper"))
-    assert [(r.world_seed, r.seed, r.salt_sha256, r.score) for r in apart] == \
-        [(r.world_seed, r.seed, r.salt_sha256, r.score) for r in here]
-    assert len({r.score for r in apart}) == 2
+    jobs = [("ceiling", 2026, 1), ("ceiling", 7, 2), ("floor", 7, 2)]
+    here = anchor_rows("autovend", 10, jobs, "pepper")
+    apart = asyncio.run(anchor_rows_apart("autovend", 10, jobs, "pepper"))
+    assert [(type(r), r.world_seed, r.seed, r.salt_sha256, r.policy, r.score)
+            for r in apart] == [(type(r), r.world_seed, r.seed, r.salt_sha256, r.policy,
+                                 r.score) for r in here]
+    assert len({r.score for r in apart}) == 3 and isinstance(apart[2], FloorRow)
 
     spawned: list[int] = []
     real = asyncio.create_subprocess_exec
@@ -90,7 +91,7 @@ def test_the_oracles_scores_are_played_in_a_process_of_their_own(monkeypatch):
     monkeypatch.setattr(asyncio, "create_subprocess_exec", watched)
 
     async def cancelled() -> None:
-        job = asyncio.create_task(ceiling_rows_apart("autovend", 180, keys * 3, None))
+        job = asyncio.create_task(anchor_rows_apart("autovend", 180, jobs * 2, None))
         while not spawned:
             await asyncio.sleep(0.01)
         job.cancel()

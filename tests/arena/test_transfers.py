@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 
+from vendbench.environment import Anchors
 from vendbench.leaderboard._arena import ArenaBoard, _rank, render_arena
 
 from ..fakellm import FakeLLM
@@ -73,8 +74,9 @@ def test_the_board_ranks_on_earned_scores_and_flags_seats_above_the_oracle():
                   seat(m + "x", i, 0, "honest", 95.0, 0.0),
                   seat(m + "x", i, 1, "maker", 0.0, 0.0)]
     board = ArenaBoard(["r"], "network", 30, 2, 0)
-    ceilings = {(2026, i): 100.0 for i in (1, 2, 3)}
-    _rank(board, seats, ceilings)
+    # the oracle alone scores 100, doing nothing 0 (as rent leaves a year's idle operator)
+    anchors = {(2026, i): Anchors(0.0, 100.0) for i in (1, 2, 3)}
+    _rank(board, seats, anchors)
     assert [r.model for r in board.rows] == ["honest", "king", "maker"]
     king = next(r for r in board.rows if r.model == "king")
     assert (king.mean_score, king.mean_earned, king.net_transfers) == (130.0, 90.0, 40.0)
@@ -96,16 +98,17 @@ def test_oracle_scores_kept_by_an_older_oracle_are_computed_again(tmp_path):
     assert find_scenario("autovend").ceiling_key == "baseline/oracle"     # unchanged
     db = str(tmp_path / "r.duckdb")
     done = vendbench("run", "--scenario", "network", "--models", "baseline/order-up-to",
-                     "--days", "5", "--seeds", "1", "--db", db, "--json")
+                     "--days", "10", "--seeds", "1", "--db", db, "--json")
     assert done.returncode == 0, done.stderr
-    ceiling = ceiling_score("network", seed=1, days=5)
+    ceiling = ceiling_score("network", seed=1, days=10)
     assert query(db, "SELECT policy, score FROM ceilings") == [("baseline/oracle@3", ceiling)]
     with Store(db) as store:                  # as the oracle before revision 2 kept it
         store.con.execute("UPDATE ceilings SET policy = 'baseline/oracle', score = 1.0")
-    (row,) = build(db).rows
-    assert row.oracle_share < 1.0             # not its score over the stale 1.0 (capped)
+    (row,) = build(db).rows                   # not its score against the stale 1.0 (which
+    assert row.oracle_share is not None and row.oracle_share < 1.0   # is below doing
+                                              # nothing: no share at all)
     again = vendbench("run", "--scenario", "network", "--models", "baseline/order-up-to",
-                      "--days", "5", "--seeds", "1", "--db", db, "--json")
+                      "--days", "10", "--seeds", "1", "--db", db, "--json")
     assert again.returncode == 0, again.stderr
     assert query(db, "SELECT policy, score FROM ceilings") == [("baseline/oracle@3", ceiling)]
 

@@ -32,9 +32,9 @@ def _coin(body: dict) -> bool:
 
 
 def skills(body: dict) -> Reply:
-    """``idle``: ends every day (about 70-90 % of the oracle's score at 5-8 days).
+    """``idle``: ends every day (0 % of the oracle's gain: doing nothing, design §34).
     ``quitter``: never calls a tool, so its trial ends agent_stopped on day 1 and scores
-    0. ``coin-…``: on a fair coin per world seed, idle or a quitter; two ``coin-…``
+    0 (at 6 days a share of -100 %: it lost more than the oracle gains). ``coin-…``: on a fair coin per world seed, idle or a quitter; two ``coin-…``
     models play the same distribution. Anything else: idle too."""
     quits = body["model"].endswith("quitter") or \
         ("/coin-" in "/" + body["model"] and _coin(body))
@@ -56,9 +56,10 @@ def _models(llm: FakeLLM, *names: str) -> list[dict]:
 
 
 def _spec(models: list[dict], **extra) -> CompareSpec:
-    """3 days, at most 20 pairs; a wide margin (half the oracle's score): deciding two
-    identical models equivalent within 5 % takes over 100 pairs (docs/compare.md)."""
-    return CompareSpec(base=build_config({"days": 3, "seeds": [1], "models": models}),
+    """6 days (the oracle gains enough over doing nothing on every seed to make shares
+    of), at most 20 pairs; a wide margin (half the oracle's gain): deciding two identical
+    models equivalent within 5 % takes over 100 pairs (docs/compare.md)."""
+    return CompareSpec(base=build_config({"days": 6, "seeds": [1], "models": models}),
                        **{"max_pairs": 20, "margin": 0.5, **extra})
 
 
@@ -67,9 +68,11 @@ def test_the_better_fake_model_wins_within_the_budget(llm, tmp_path):
     out = asyncio.run(compare(_spec(_models(llm, "quitter", "idle"),
                                     budget_usd=Decimal("20")), db))
     assert out.row.verdict == WINNER and out.row.best == "openai/idle"
-    assert out.row.pairs <= 12 and Decimal(0) < out.row.spent_usd <= Decimal(20)
-    assert out.scores["openai/quitter"] == [0.0] * out.row.pairs    # scored 0, in shares
-    assert all(0.8 < i <= 1 for i in out.scores["openai/idle"])    # at 3 days: the oracle's
+    # 100 points apart within bounds of -100 %..125 %: 13 pairs (batches of 2: 14)
+    assert out.row.pairs <= 14 and Decimal(0) < out.row.spent_usd <= Decimal(20)
+    # scored 0: below doing nothing by more than the oracle gains, so -100 %
+    assert out.scores["openai/quitter"] == [-1.0] * out.row.pairs
+    assert out.scores["openai/idle"] == [0.0] * out.row.pairs      # doing nothing: 0 %
     assert out.shares == {"openai/quitter": (out.row.pairs, 0, out.row.pairs),
                           "openai/idle": (0, 0, out.row.pairs)}       # unfinished, above
     with Store(db, read_only=True) as store:
@@ -97,27 +100,34 @@ def test_identically_skilled_models_are_not_called_different(llm, tmp_path):
     """Three comparisons of two models that play the same coin-flip strategy (each its
     own coins: quit, scoring 0, or idle): at the documented error rate (at most 5 %;
     2 % or less simulated for coins) none is expected to name a winner."""
-    verdicts = []
+    verdicts, differing = [], 0
     for k in range(3):
-        spec = CompareSpec(base=build_config({"days": 3, "seeds": [1], "models": _models(
+        spec = CompareSpec(base=build_config({"days": 6, "seeds": [1], "models": _models(
             llm, f"coin-a{k}", f"coin-b{k}")}), max_pairs=6)
         out = asyncio.run(compare(spec, str(tmp_path / f"c{k}.duckdb")))
-        assert any(x != y for x, y in zip(*out.scores.values())) or out.row.pairs < 4
+        differing += sum(x != y for x, y in zip(*out.scores.values()))
         verdicts.append(out.row.verdict)
     assert WINNER not in verdicts and len(verdicts) == 3
+    assert differing >= 3                 # the coins do differ: there was a test to pass
 
 
 def test_a_race_of_three_drops_the_worst_and_calls_the_rest_equivalent(llm, tmp_path):
-    out = asyncio.run(compare(_spec(_models(llm, "idle", "quitter", "idle-twin")),
-                              str(tmp_path / "c.duckdb")))
+    """(Two identical scores within ±50 points, at alpha / 3, with bounds -100 %..125 %:
+    25 pairs.)"""
+    out = asyncio.run(compare(_spec(_models(llm, "idle", "quitter", "idle-twin"),
+                                    max_pairs=30), str(tmp_path / "c.duckdb")))
     assert out.row.verdict == EQUIVALENT
     first, last = out.steps[0], out.steps[-1]
     assert len(first.intervals) == 3                       # every pair of the three
     assert first.survivors == ["openai/idle", "openai/quitter", "openai/idle-twin"]
     assert last.survivors == ["openai/idle", "openai/idle-twin"]     # after the step
-    below = [p for p in last.intervals if "openai/quitter" in (p["a"], p["b"])]
+    # the quitter goes at the step whose intervals put it below both others, before
+    # the twins are found equivalent
+    out_at = next(s for s in out.steps if "openai/quitter" not in s.survivors)
+    below = [p for p in out_at.intervals if "openai/quitter" in (p["a"], p["b"])]
     assert all((p["high"] < 0) if p["b"] == "openai/quitter" else (p["low"] > 0)
                for p in below) and len(below) == 2
+    assert out_at.step < last.step and len(last.intervals) == 1
 
 
 def test_a_budget_that_cannot_pay_the_first_batch_runs_nothing(llm, tmp_path, capsys):
@@ -140,7 +150,7 @@ def test_a_budget_that_cannot_pay_the_first_batch_runs_nothing(llm, tmp_path, ca
 
 def test_a_crash_after_a_batch_resumes_to_the_same_answer(tmp_path):
     models = [{"id": "baseline/order-up-to"}, {"id": "baseline/oracle"}]
-    spec = CompareSpec(base=build_config({"days": 5, "seeds": [1], "models": models}),
+    spec = CompareSpec(base=build_config({"days": 6, "seeds": [1], "models": models}),
                        max_pairs=6)
     whole = asyncio.run(compare(spec, str(tmp_path / "whole.duckdb")))
     db = str(tmp_path / "c.duckdb")
@@ -174,7 +184,7 @@ def test_the_cli_runs_shows_and_charts_a_comparison(tmp_path, capsys):
     """(design §18.6's first power target, the oracle against order-up-to at 30 days within
     20 pairs, is the example docs/compare.md shows, run by tests/test_docs.py.)"""
     db = str(tmp_path / "c.duckdb")
-    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "5",
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "6",
                  "--max-pairs", "4", "--db", db, "--chart", str(tmp_path / "c.png")]) == 0
     out = capsys.readouterr()
     assert "verdict: inconclusive after 4 pairs: 4 pairs of at most 4" in out.out
@@ -185,8 +195,9 @@ def test_the_cli_runs_shows_and_charts_a_comparison(tmp_path, capsys):
     shown = json.loads(capsys.readouterr().out)
     assert shown["verdict"] == INCONCLUSIVE and shown["pairs"] == 4
     (first,) = shown["steps"][0]["intervals"]
-    assert first["low"] < first["mean"] < first["high"]               # in oracle shares
-    assert -1.25 <= first["low"] and first["high"] <= 1.25
+    assert first["low"] < first["mean"] < first["high"]   # in shares of the oracle's gain
+    assert 0.5 < first["mean"] < 1               # the oracle gains 100 %, order-up-to less
+    assert -2.25 <= first["low"] and first["high"] <= 2.25
     assert shown["estimand"] == "mean" and "Waudby-Smith" in shown["method"]
     assert shown["models_shares"]["baseline/oracle"]["above_oracle_share"] == 0
 
@@ -249,7 +260,7 @@ def test_batches_that_add_no_pair_stop_the_comparison(llm, tmp_path):
     """Every trial of one model fails (the server refuses it): no pair is ever scored;
     two such batches in a row end the comparison, saying why, instead of spending on."""
     llm.inject("401", times=1000)
-    spec = CompareSpec(base=build_config({"days": 3, "seeds": [1], "models": [
+    spec = CompareSpec(base=build_config({"days": 6, "seeds": [1], "models": [
         {"id": "baseline/order-up-to"}, *_models(llm, "idle")]}), max_pairs=20)
     out = asyncio.run(compare(spec, str(tmp_path / "c.duckdb")))
     assert out.row.verdict == INCONCLUSIVE and out.row.pairs == 0
@@ -264,7 +275,7 @@ def test_resume_takes_a_new_budget_or_pair_cap_and_refuses_what_would_change_the
     on under a new one, stored with it; a flag that would change what it measures is
     refused by name."""
     db = str(tmp_path / "c.duckdb")
-    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "3",
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "6",
                  "--max-pairs", "2", "--db", db]) == 0
     assert "inconclusive after 2 pairs" in capsys.readouterr().out
     assert main(["compare", "--resume", "latest", "--days", "4", "--db", db]) == 2
@@ -290,8 +301,8 @@ def test_a_comparisons_batches_stay_out_of_the_panels_leaderboard_and_trend(tmp_
     quick start's panel, and `trend` six batches as six nights (design §31.2)."""
     db = str(tmp_path / "c.duckdb")
     assert main(["run", "--models", "baseline/order-up-to", "baseline/oracle", "--seeds",
-                 "1", "2", "3", "--days", "3", "--db", db]) == 0
-    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "3",
+                 "1", "2", "3", "--days", "6", "--db", db]) == 0
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "6",
                  "--max-pairs", "4", "--db", db]) == 0
     capsys.readouterr()
     assert main(["leaderboard", "--db", db, "--format", "json"]) == 0
@@ -358,11 +369,13 @@ def test_resume_drops_the_pair_the_comparisons_own_pool_cut_as_the_whole_run_doe
     with FakeLLM(script=script) as server:
         model = {"id": "openai/b", "api_base": server.url, "input_usd_per_mtok": "4",
                  "output_usd_per_mtok": "16", "max_output_tokens": 256,
-                 "request_timeout_s": 5, "budget_usd": "0.4"}
+                 "request_timeout_s": 5, "budget_usd": "0.6"}
+        # a first trial costs about $0.33: $0.70 pays for it and forecasts a second that
+        # fits; the second's dear requests ($0.22 each) then meet the pool's end first
         spec = CompareSpec(base=build_config({
-            "days": 3, "seeds": [1], "workers": 1,
+            "days": 6, "seeds": [1], "workers": 1,
             "models": [{"id": "baseline/order-up-to"}, model]}),
-            max_pairs=3, batch=1, margin=0.5, budget_usd=Decimal("0.42"))
+            max_pairs=3, batch=1, margin=0.5, budget_usd=Decimal("0.70"))
 
         def turn_dear(kind, data):
             if kind == "batch" and data["step"] == 2:

@@ -116,12 +116,12 @@ def test_plan_prints_pairs_and_dollars_and_runs_nothing(tmp_path, capsys):
 
 def test_a_running_comparison_says_where_it_stands_after_each_batch(tmp_path, capsys):
     db = str(tmp_path / "c.duckdb")
-    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "3",
+    assert main(["compare", "baseline/order-up-to", "baseline/oracle", "--days", "6",
                  "--max-pairs", "4", "--db", db]) == 0
     err = capsys.readouterr().err
     assert "after 2 pairs, $0.00 spent" in err and "after 4 pairs" in err
     assert "baseline/oracle - baseline/order-up-to:" in err and "forecast: a verdict" in err
     # the stored comparison is a pilot: its observed spread plans the next one
     assert main(["compare", "--plan", "baseline/order-up-to", "baseline/oracle", "--days",
-                 "3", "--pilot", "latest", "--db", db]) == 0
+                 "6", "--pilot", "latest", "--db", db]) == 0
     assert "observed over 4 pairs" in capsys.readouterr().out

@@ -25,6 +25,13 @@ def expected(price: int, seed: int, days: int = 5) -> float:
     return (START + sum(cups(price, seed, d) * (price - COST) for d in range(1, days + 1))) / 100
 
 
+def share(price: int, seed: int) -> float:
+    """A fixed price's share of the oracle's gain (design §34): doing nothing keeps the
+    stand's opening $1.00, the ceiling policy sells at $2.75."""
+    return (expected(price, seed) - expected(100, seed)) / \
+        (expected(275, seed) - expected(100, seed))
+
+
 def test_a_toy_scenario_runs_ranks_trends_and_serves(toy, tmp_path, capsys):
     db = str(tmp_path / "toy.duckdb")
     for _ in range(2):                                   # two runs, for the trend
@@ -38,15 +45,16 @@ def test_a_toy_scenario_runs_ranks_trends_and_serves(toy, tmp_path, capsys):
     assert rows["baseline/best-price"]["mean_net_assets"] == \
         pytest.approx((expected(275, 1) + expected(275, 2)) / 2)
     assert rows["baseline/fixed-price"]["mean_net_assets"] == \
-        pytest.approx((expected(100, 1) + expected(100, 2)) / 2)
+        pytest.approx((expected(150, 1) + expected(150, 2)) / 2)
     # the toy's own metric, from its own record tables
     # its roles: "vs base" pairs with its reference policy, shares divide by its ceiling
     best, fixed = rows["baseline/best-price"], rows["baseline/fixed-price"]
-    assert best["vs_baseline_ratio"] == pytest.approx(
-        sum(expected(275, s) / expected(100, s) for s in (1, 2)) / 2)
-    assert best["beats_baseline"] == 2 and fixed["vs_baseline_ratio"] is None
+    assert best["vs_baseline_points"] == pytest.approx(
+        sum(1 - share(150, s) for s in (1, 2)) / 2)
+    assert best["beats_baseline"] == 2 and fixed["vs_baseline_points"] is None
     assert best["oracle_share"] == 1.0 and fixed["oracle_share"] == pytest.approx(
-        sum(expected(100, s) / expected(275, s) for s in (1, 2)) / 2)
+        sum(share(150, s) for s in (1, 2)) / 2)
+    assert 0 < fixed["oracle_share"] < 1
     assert rows["baseline/best-price"]["cups_per_day"] == pytest.approx(
         sum(cups(275, s, d) for s in (1, 2) for d in range(1, 6)) / 10)
     assert board["cohort"]["scenario"] == "toy"
@@ -62,7 +70,7 @@ def test_a_toy_scenario_runs_ranks_trends_and_serves(toy, tmp_path, capsys):
         prices = store.con.execute("SELECT count(*), min(price), max(price) FROM "
                                    "toy_prices").fetchone()
         empty = store.con.execute("SELECT count(*) FROM days WHERE cups IS NULL").fetchone()
-    assert prices == (2 * 2 * 2 * 5, 1.0, 2.75) and empty == (0,)
+    assert prices == (2 * 2 * 2 * 5, 1.5, 2.75) and empty == (0,)
 
 
 def test_a_toy_scenario_is_compared_and_viewed(toy, tmp_path, capsys):
@@ -77,7 +85,7 @@ def test_a_toy_scenario_is_compared_and_viewed(toy, tmp_path, capsys):
     first = verdict["steps"][0]["intervals"][0]           # B - A, in oracle shares
     seeds = range(1, first["n"] + 1)
     assert first["mean"] == pytest.approx(
-        sum(1 - expected(100, s) / expected(275, s) for s in seeds) / first["n"])
+        sum(1 - share(150, s) for s in seeds) / first["n"])
 
     site = tmp_path / "site"
     assert main(["view", "--db", db, "--static", str(site)]) == 0
@@ -138,8 +146,7 @@ def test_an_installed_scenario_is_found_through_its_entry_point(tmp_path):
                             "--format", "json"], capture_output=True, text=True, env=env,
                            timeout=300)
     rows = {r["model"]: r for r in json.loads(board.stdout)["rows"]}
-    assert rows["baseline/fixed-price"]["oracle_share"] == pytest.approx(
-        expected(100, 1) / expected(275, 1))
+    assert rows["baseline/fixed-price"]["oracle_share"] == pytest.approx(share(150, 1))
     # without the line it is unknown, and the error names the scenarios there are
     (dist / "entry_points.txt").write_text("")
     gone = subprocess.run([sys.executable, "-m", "vendbench", "run", "--scenario", "toy",

@@ -64,17 +64,20 @@ def test_inspect_eval_cli_runs_the_task_and_its_log_ranks_on_the_leaderboard(tmp
     (agent_stopped, scored 0, as vendbench's loop scores it)."""
     logs = tmp_path / "logs"
     out = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "vendbench/autovend",
-                          "--model", "mockllm/model", "-T", "days=2", "--log-dir", str(logs),
+                          "--model", "mockllm/model", "-T", "days=6", "--log-dir", str(logs),
                           "--display", "none"], capture_output=True, text=True, timeout=200)
     assert out.returncode == 0, out.stdout + out.stderr
     (log,) = logs.glob("*.eval")
     sample = read_eval_log(str(log)).samples[0]
     score = sample.scores["world_score"]
     assert (score.value, score.answer) == (0.0, "agent_stopped")
-    assert score.metadata["oracle_share"] == 0.0 and score.metadata["oracle_score"] > 0
+    # its share (design §34): the stopped trial's 0 lost more than the oracle gains over
+    # doing nothing in 6 days, so -100 %
+    assert score.metadata["oracle_share"] == -1.0 and score.metadata["oracle_score"] > \
+        score.metadata["idle_score"] == 40_000 - 6 * (80 + 20 * 4)
 
     db = str(tmp_path / "panel.duckdb")
-    assert main(["run", "--models", "baseline/order-up-to", "--days", "2", "--seeds", "1",
+    assert main(["run", "--models", "baseline/order-up-to", "--days", "6", "--seeds", "1",
                  "--db", db, "--json"]) == 0
     assert main(["import-inspect", str(log), "--db", db, "--json"]) == 0
     capsys.readouterr()

@@ -119,7 +119,9 @@ def test_the_compare_chart_names_the_models_and_keeps_its_bars_in_the_axes(tmp_p
     from vendbench.orchestrator import build_config
 
     models = [{"id": "baseline/order-up-to"}, {"id": "baseline/oracle"}]
-    spec = CompareSpec(base=build_config({"days": 3, "seeds": [1], "models": models}),
+    # 8 days: the shortest at which the oracle gains enough over doing nothing on every
+    # seed to make shares of (design §34)
+    spec = CompareSpec(base=build_config({"days": 8, "seeds": [1], "models": models}),
                        max_pairs=4)
     out = asyncio.run(compare(spec, str(tmp_path / "c.duckdb")))
     write_chart(out, spec, tmp_path / "compare.png")
@@ -139,7 +141,7 @@ def test_the_arena_has_the_leaderboards_formats_and_charts(tmp_path, drawn, caps
     fractions (design §31.4)."""
     db = str(tmp_path / "a.duckdb")
     assert main(["arena", "baseline/oracle", "baseline/order-up-to", "--seeds", "1", "2",
-                 "--days", "3", "--db", db]) == 0
+                 "--days", "8", "--db", db]) == 0
     capsys.readouterr()
     assert main(["leaderboard", "--arena", "--db", db, "--charts",
                  str(tmp_path / "charts")]) == 0

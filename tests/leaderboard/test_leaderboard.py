@@ -10,6 +10,7 @@ import re
 import statistics
 from decimal import Decimal as D
 
+import numpy as np
 import pytest
 
 from vendbench.leaderboard import (Roles, bootstrap_ci, build, html_report, mean_interval, render,
@@ -54,6 +55,23 @@ def add_ceiling(store, seed, score, days=30, scenario="autovend"):
     store.write(CeilingRow(scenario, 2026, seed, "", days, "baseline/oracle", score, T0))
 
 
+# what doing nothing ends 30 days of AutoVend with: the starting 40,000 less 30 days of
+# the fixed fee (80) and 20 machines' rent (4 each); a share's 0 (design §34)
+IDLE30 = 40_000.0 - 30 * (80 + 20 * 4)
+
+
+def add_floor(store, seed, score=IDLE30, days=30, scenario="autovend"):
+    """What doing nothing scores on world 2026, ``seed`` (kept, as a run keeps it)."""
+    from vendbench.results import FloorRow
+
+    store.write(FloorRow(scenario, 2026, seed, "", days, "baseline/idle", score, T0))
+
+
+def share(score, oracle, idle=IDLE30):
+    """A share as design §34 defines it, written out."""
+    return (score - idle) / (oracle - idle)
+
+
 @pytest.fixture
 def db(tmp_path):
     return str(tmp_path / "lb.duckdb")
@@ -73,6 +91,7 @@ def test_core_metrics_with_known_answers(db):
         for seed, net in enumerate([140_000, 140_000, 140_000], 1):
             add_trial(s, "r1", "baseline/oracle", seed, net=net)
             add_ceiling(s, seed, 140_000.0)
+            add_floor(s, seed)
     board = build(db)
     a = row(board, "openai/a")
     assert a.trials == a.completed == 3
@@ -81,20 +100,29 @@ def test_core_metrics_with_known_answers(db):
     assert a.cost_total_usd == 7 and a.cost_mean_usd == pytest.approx(7 / 3)
     # API efficiency: growth per USD, averaged per trial: (20k/2 + 40k/4 + 30k/1) / 3
     assert a.api_efficiency == pytest.approx((10_000 + 10_000 + 30_000) / 3)
-    assert a.vs_baseline_ratio == pytest.approx((1.2 + 1.6 + 1.4) / 3)
+    # vs base: points of the oracle's gain above the baseline's share, seed by seed
+    assert a.vs_baseline_points == pytest.approx(
+        statistics.fmean(share(n, 140_000) - share(50_000, 140_000)
+                         for n in (60_000, 80_000, 70_000)))
     assert a.beats_baseline == 3 and a.baseline_pairs == 3
-    # oracle share: the score over the oracle's on the same world and seed, averaged
-    assert a.oracle_share == pytest.approx(70_000 / 140_000)
+    # the share: what the model made over doing nothing, of what the oracle made
+    # (design §34), averaged: not 70,000 / 140,000, which counts the starting cash
+    assert a.oracle_share == pytest.approx(share(70_000, 140_000))
+    assert a.oracle_share == pytest.approx(34_800 / 104_800)
     lo, hi = a.ci_oracle_share                 # Student's t over the seeds (design §30)
-    seeds = [60 / 140, 80 / 140, 70 / 140]
+    seeds = [share(n, 140_000) for n in (60_000, 80_000, 70_000)]
     half = 4.302653 * statistics.stdev(seeds) / 3 ** 0.5
-    assert lo == pytest.approx(0.5 - half) and hi == pytest.approx(0.5 + half)
-    assert a.ci_oracle_share_any_shape == mean_interval(seeds, bounds=(0, 1.25))
+    assert lo == pytest.approx(a.oracle_share - half) and hi == pytest.approx(
+        a.oracle_share + half)
+    # the bounds: below, an unfinished trial's 0 as a share; above, the cap
+    assert board.bounds == (pytest.approx(share(0, 140_000)), 1.25)
+    assert a.ci_oracle_share_any_shape == mean_interval(seeds, bounds=board.bounds)
     assert a.above_oracle == 0
     assert [r.model for r in board.rows] == ["baseline/oracle", "openai/a",
                                              "baseline/order-up-to"]
     base = row(board, "baseline/order-up-to")
-    assert base.vs_baseline_ratio is None and base.api_efficiency is None   # zero cost
+    assert base.vs_baseline_points is None and base.api_efficiency is None   # zero cost
+    assert row(board, "baseline/oracle").oracle_share == 1.0
 
 
 def test_unfinished_trials_score_zero_and_errors_are_set_apart(db):
@@ -171,8 +199,9 @@ def test_operational_metrics_from_days(db):
 
 
 def test_baseline_and_oracle_comparisons_pair_by_seed_and_a_tie_is_no_win(db):
-    """Baselines that differ by seed: a paired ratio differs from a ratio of means and
-    from comparing with the baseline's mean; a tie does not beat the baseline."""
+    """Oracles and baselines that differ by seed: each seed's share is taken against its
+    own oracle and doing nothing, "vs base" against the baseline on that seed (not the
+    baseline's mean, not a ratio of means); a tie does not beat the baseline."""
     with Store(db) as s:
         add_run(s, "r1")
         for seed, (model, base, oracle) in enumerate(
@@ -182,19 +211,26 @@ def test_baseline_and_oracle_comparisons_pair_by_seed_and_a_tie_is_no_win(db):
             add_trial(s, "r1", "baseline/order-up-to", seed, net=base)
             add_trial(s, "r1", "baseline/oracle", seed, net=oracle)
             add_ceiling(s, seed, oracle)
+            add_floor(s, seed)
         add_trial(s, "r1", "openai/b", 4, net=90_000, cost="1")   # a seed with no baseline
         add_ceiling(s, 4, 60_000.0)                               # it beat the oracle
+        add_floor(s, 4)
     board = build(db)
     a = row(board, "openai/a")
-    assert a.vs_baseline_ratio == pytest.approx((2.0 + 0.5 + 1.0) / 3)      # not 1.0
+    seeds = [(100_000, 50_000, 140_000), (50_000, 100_000, 240_000),
+             (80_000, 80_000, 120_000)]
+    assert a.vs_baseline_points == pytest.approx(statistics.fmean(
+        share(m, o) - share(b, o) for m, b, o in seeds))
+    assert a.vs_baseline_points == pytest.approx((50 / 104.8 - 50 / 204.8 + 0) / 3)
     assert a.beats_baseline == 1 and a.baseline_pairs == 3                  # the tie: no
-    # oracle share: the score over the oracle's on the same world and seed, averaged
-    assert a.oracle_share == pytest.approx((100 / 140 + 50 / 240 + 80 / 120) / 3)
+    # each seed's share against its own oracle, averaged
+    assert a.oracle_share == pytest.approx(statistics.fmean(share(m, o) for m, _, o in seeds))
     oracle = row(board, "baseline/oracle")
     assert oracle.oracle_share == pytest.approx(1.0) and oracle.above_oracle == 0
-    assert oracle.vs_baseline_ratio == pytest.approx((140 / 50 + 240 / 100 + 120 / 80) / 3)
+    assert oracle.vs_baseline_points == pytest.approx(statistics.fmean(
+        1 - share(b, o) for _, b, o in seeds))
     b = row(board, "openai/b")
-    assert b.vs_baseline_ratio is None and b.beats_baseline is None and b.baseline_pairs == 0
+    assert b.vs_baseline_points is None and b.beats_baseline is None and b.baseline_pairs == 0
     # above the oracle: an exploit or a bug, flagged where a user looks (capped at 1.25)
     assert b.oracle_share == 1.25 and b.above_oracle == 1
     text = render(board, "table")
@@ -202,15 +238,23 @@ def test_baseline_and_oracle_comparisons_pair_by_seed_and_a_tie_is_no_win(db):
         " ".join(text.split())
 
 
-def test_a_model_below_a_zero_baseline_does_not_beat_it_and_has_no_ratio(db):
+def test_an_unfinished_model_does_not_beat_a_bankrupt_baseline_and_is_level_with_it(db):
+    """Both unfinished on seed 1 (each scores 0: level, no win); on seed 2 the model's
+    70,000 against the bankrupt baseline's 0. Shares below doing nothing are negative,
+    not hidden: no ratio of zeros to refuse."""
     with Store(db) as s:
         add_run(s, "r1")
         add_trial(s, "r1", "baseline/order-up-to", 1, status="bankrupt", net=-5.0)
         add_trial(s, "r1", "openai/a", 1, status="timeout", net=70_000, cost="1")
         add_trial(s, "r1", "baseline/order-up-to", 2, status="bankrupt", net=-5.0)
         add_trial(s, "r1", "openai/a", 2, net=70_000, cost="1")
-    a = row(build(db), "openai/a")
-    assert a.vs_baseline_ratio is None                  # 0 scores: no ratio to take
+        for seed in (1, 2):
+            add_ceiling(s, seed, 140_000.0)
+            add_floor(s, seed)
+    board = build(db)
+    a, base = row(board, "openai/a"), row(board, "baseline/order-up-to")
+    assert base.oracle_share == pytest.approx(share(0, 140_000)) and base.oracle_share < 0
+    assert a.vs_baseline_points == pytest.approx((0 + 70_000 / 104_800) / 2)
     assert a.beats_baseline == 1 and a.baseline_pairs == 2
 
 
@@ -264,7 +308,7 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
                       days=[(40_000.0, 40_000.0, 0, 0, 0), (41_000.0, 60_000.0 + seed, 9, 5, 0)])
             add_trial(s, "r1", "baseline/order-up-to", seed, net=50_000,
                       days=[(40_000.0, 40_000.0, 0, 0, 0), (41_000.0, 50_000.0, 9, 5, 0)])
-            add_ceiling(s, seed, 100_000.0)
+            add_ceiling(s, seed, 100_000.0)        # doing nothing's score: computed
     board = build(db)
     assert render(board, "markdown").startswith("| #")
     csv_text = render(board, "csv")
@@ -274,12 +318,13 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
     assert "ci_oracle_share" not in header and "[" not in csv_text     # one value per cell
     rows = list(csv.DictReader(io.StringIO(csv_text)))
     assert [r["rank"] for r in rows] == ["1", "2"] and rows[0]["model"] == "openai/a"
-    assert float(rows[0]["oracle_share"]) == pytest.approx(0.600015)
+    assert float(rows[0]["oracle_share"]) == pytest.approx(
+        (share(60_001, 100_000) + share(60_002, 100_000)) / 2)
     assert float(rows[0]["ci_oracle_share_low"]) <= float(rows[0]["oracle_share"]) <= \
         float(rows[0]["ci_oracle_share_high"])
     # rates are fractions in the data, percents only in the tables people read
     data = json.loads(render(board, "json"))["rows"][0]
-    rates = ("cv", "oracle_share", "cached_share", "waste_rate", "stockout_rate",
+    rates = ("cv", "cached_share", "waste_rate", "stockout_rate",
              "empty_machine_rate", "shelf_utilisation", "rejected_item_rate",
              "pricing_regret_share")
     assert all(data[k] is None or 0 <= data[k] <= 1 for k in rates), data
@@ -314,15 +359,18 @@ def test_model_rows_edge_cases_on_hand_built_trials():
                                                                    40_000, "0"),
               trial("baseline/oracle", 1, 40_000, "0"), trial("baseline/oracle", 2, 40_000.5,
                                                               "0")]
-    shares = {"openai/a-1": 0.5, "openai/a-2": None, "baseline/oracle-1": 1.0}
+    shares = {"openai/a-1": 0.5, "openai/a-2": None, "baseline/oracle-1": 1.0,
+              "baseline/order-up-to-1": -0.3, "baseline/order-up-to-2": 0.0}
     rows = {r.model: r for r in model_rows(trials, {"openai/a-1": {"waste_rate": 0.1}},
                                            shares, roles=AUTOVEND)}
     a = rows["openai/a"]
     assert a.sd_net_assets == pytest.approx(statistics.stdev([60_000, 80_000]))   # two trials
-    assert a.vs_baseline_ratio == pytest.approx((60_000 / 0.5 + 80_000 / 40_000) / 2)
+    # vs base: only the seed both have a share on (seed 2's is unknown for the model)
+    assert a.vs_baseline_points == pytest.approx(0.5 - -0.3)
+    assert a.beats_baseline == 2 and a.baseline_pairs == 2
     # seed 2 has no oracle score (a private world without its salt): seed 1's share alone
     assert a.oracle_share == 0.5 and a.ci_oracle_share[0] < 0.5 < a.ci_oracle_share[1]
-    assert rows["baseline/order-up-to"].oracle_share is None
+    assert rows["baseline/order-up-to"].oracle_share == pytest.approx(-0.15)
     assert a.operations == {"waste_rate": 0.1}                # seed 2 had no figures
     assert a.cached_share == 0.0                              # input, but nothing read
     cached = model_rows([trial("openai/c", 1, 50_000, inp=1000, read=250),
@@ -331,7 +379,7 @@ def test_model_rows_edge_cases_on_hand_built_trials():
     assert a.ci_api_efficiency is not None and a.ci_api_efficiency[0] == \
         pytest.approx(10_000) and a.ci_api_efficiency[1] == pytest.approx(10_000)
     base = rows["baseline/order-up-to"]
-    assert (base.vs_baseline_ratio, base.beats_baseline, base.baseline_pairs) == (None, None, 0)
+    assert (base.vs_baseline_points, base.beats_baseline, base.baseline_pairs) == (None, None, 0)
     assert base.cached_share is None                          # no LLM input at all
     out = a.as_json()
     assert out["ci_oracle_share"] == list(a.ci_oracle_share) and out["waste_rate"] == 0.1
@@ -361,15 +409,16 @@ def test_the_terminal_table_fits_80_columns_and_wide_has_every_column(db, capsys
             add_trial(s, "r1", long, seed, net=249_612.0 + seed, cost="61.25")
             add_trial(s, "r1", "baseline/order-up-to", seed, net=50_000.0 + seed)
             add_ceiling(s, seed, 500_000.0)
+            add_floor(s, seed)
     assert main(["leaderboard", "--db", db]) == 0
     narrow = capsys.readouterr().out
     assert max(len(line) for line in narrow.splitlines() if db not in line) <= 80, narrow
-    seeds = [(249_612 + k) / 500_000 for k in (1, 2, 3)]
-    lo, hi = mean_interval(seeds, bounds=(0, 1.25))
+    seeds = [share(249_612 + k, 500_000) for k in (1, 2, 3)]
+    lo, hi = mean_interval(seeds, bounds=(share(0, 500_000), 1.25))
     assert long in narrow and "249,614" in narrow                         # not cut
-    assert "50% (50%–50%)" in narrow                     # t over three nearly equal seeds
+    assert "46% (46%–46%)" in narrow                     # t over three nearly equal seeds
     assert main(["leaderboard", "--db", db, "--ci", "any-shape"]) == 0
-    assert f"50% ({lo:.0%}–{hi:.0%})" in capsys.readouterr().out          # any shape
+    assert f"46% ({lo:.0%}–{hi:.0%})" in capsys.readouterr().out          # any shape
     assert "more columns (vs base, cost $, growth" in narrow and "--wide" in narrow
     assert main(["leaderboard", "--db", db, "--wide"]) == 0
     wide = capsys.readouterr().out
@@ -411,6 +460,40 @@ def test_an_idle_agents_few_calls_are_not_coloured_better():
     # the cost axis: two significant digits, never e-notation
     assert [dollars_tick(v) for v in (3e-05, 0.00123456, 1.5, 1234.5)] == \
         ["$0.00003", "$0.0012", "$1.5", "$1,200"]
+
+
+def test_what_an_idle_operator_wins_by_default_is_not_coloured_better():
+    """design §34.3: an operator that does nothing has no stock-outs (nothing listed)
+    and no waste (nothing bought): it was painted green beside operators that ran the
+    business. Those columns rank only models above 5 % of the oracle's gain, and the
+    caption names each column's step as the code uses it."""
+    from types import SimpleNamespace
+
+    from vendbench.environment import metric_directions, scenario_metrics
+    from vendbench.leaderboard._charts import MATERIAL, heat_grid, steps_text
+
+    idle_wins = frozenset(m.name for m in scenario_metrics("autovend") if m.idle_wins)
+    assert {"stockout_rate", "waste_rate", "capital_efficiency"} <= idle_wins
+    assert "empty_machine_rate" not in idle_wins and "shelf_utilisation" not in idle_wins
+    keys = ["stockout_rate", "empty_machine_rate", "waste_rate"]
+    rows = [SimpleNamespace(oracle_share=1.0, operations={
+                "stockout_rate": 0.05, "empty_machine_rate": 0.11, "waste_rate": 0.001}),
+            SimpleNamespace(oracle_share=0.17, operations={
+                "stockout_rate": 0.10, "empty_machine_rate": 0.11, "waste_rate": 0.05}),
+            SimpleNamespace(oracle_share=0.0, operations={
+                "stockout_rate": 0.0, "empty_machine_rate": 1.0, "waste_rate": 0.0})]
+    board = SimpleNamespace(rows=rows, directions=metric_directions("autovend"),
+                            idle_wins=idle_wins,
+                            selection=SimpleNamespace(cohort={"scenario": "autovend"}))
+    grid = heat_grid(board, keys)
+    assert grid[2, 0] is np.ma.masked and grid[2, 2] is np.ma.masked   # idle: uncoloured
+    assert grid[2, 1] == -1.0                          # its empty machines: red
+    assert grid[0, 0] > 0 > grid[1, 0]                 # the two that ran it, ranked
+    board.idle_wins = frozenset()                      # as before: idle painted green
+    assert heat_grid(board, keys)[2, 0] > 0
+    text = steps_text(board, keys)
+    assert text == "stock-outs % 2 pt, empty % 2 pt, waste % 1 pt"
+    assert MATERIAL["stockout_rate"] == ("abs", 0.02)
 
 
 def test_the_report_table_scrolls_with_the_model_column_fixed_and_sorts_blanks_last(db):
@@ -490,7 +573,7 @@ def test_each_row_names_its_harness_and_why_an_efficiency_is_blank():
         "baseline/order-up-to": "no API cost", "mcp/claude-code": "unpriced",
         "openai/broken": "no completed trial", "openai/good": None}
     assert rows["openai/good"].api_efficiency == pytest.approx((200.0 - 100.0) / 0.5)
-    assert rows["baseline/order-up-to"].vs_baseline_ratio is None      # not against itself
+    assert rows["baseline/order-up-to"].vs_baseline_points is None     # not against itself
 
 
 def test_a_model_without_oracle_shares_has_no_interval():
@@ -508,11 +591,12 @@ def test_comparisons_pair_trials_of_the_same_world_only():
     the baseline's on world 7 of the same seed."""
     from vendbench.leaderboard._board import model_rows
 
-    rows = {r.model: r for r in model_rows([
-        _trial("baseline/order-up-to", 1, 100.0, world=7),
-        _trial("baseline/order-up-to", 1, 400.0, world=8),
-        _trial("openai/x", 1, 200.0, world=7)], {}, roles=AUTOVEND)}
-    assert rows["openai/x"].vs_baseline_ratio == pytest.approx(2.0)
+    trials = [_trial("baseline/order-up-to", 1, 100.0, world=7),
+              _trial("baseline/order-up-to", 1, 400.0, world=8),
+              _trial("openai/x", 1, 200.0, world=7)]
+    shares = dict(zip((t["trial_id"] for t in trials), (0.1, 0.9, 0.4)))
+    rows = {r.model: r for r in model_rows(trials, {}, shares, roles=AUTOVEND)}
+    assert rows["openai/x"].vs_baseline_points == pytest.approx(0.3)     # not -0.5
     assert rows["openai/x"].beats_baseline == 1 and rows["openai/x"].baseline_pairs == 1
 
 
@@ -575,9 +659,10 @@ def test_the_interval_takes_a_level_strictly_between_0_and_1():
 
 
 def test_roles_come_from_the_scenario_and_an_unknown_one_has_none():
-    assert Roles.of("autovend") == Roles("baseline/order-up-to", "baseline/oracle")
+    assert Roles.of("autovend") == Roles("baseline/order-up-to", "baseline/oracle",
+                                         "baseline/idle")
     assert Roles.of("network").ceiling == "baseline/oracle"
-    assert Roles.of("no-such-scenario") == Roles() == Roles(None, None)
+    assert Roles.of("no-such-scenario") == Roles() == Roles(None, None, None)
     assert Roles.of(None) == Roles()
 
 
@@ -627,14 +712,20 @@ def test_the_readme_panel_separates_at_three_seeds_and_both_intervals_are_in_jso
 
 
 def test_the_t_interval_says_where_the_seeds_do_not_suit_it(db):
-    """A failure scored 0 beside finished trials: the t interval's assumption is named
-    as doubtful under the table."""
+    """A failure (an unfinished trial, at the floor) beside finished trials: the t
+    interval's assumption is named as doubtful under the table; the same scores all
+    finished are not."""
     with Store(db) as s:
         add_run(s, "r1")
-        for seed, net in enumerate([0, 90_000, 100_000, 95_000], 1):
-            add_trial(s, "r1", "openai/a", seed, net=net)
+        for seed, net in enumerate([10_000, 90_000, 100_000, 95_000], 1):
+            add_trial(s, "r1", "openai/a", seed, net=net,
+                      status="budget_exhausted" if seed == 1 else "completed")
+            add_trial(s, "r1", "openai/b", seed, net=net + 1)
             add_ceiling(s, seed, 140_000.0)
+            add_floor(s, seed)
     board = build(db)
-    assert any("openai/a: a failure scored 0" in n and "--ci any-shape" in n
-               for n in board.selection.notes), board.selection.notes
+    doubts = [n for n in board.selection.notes if "doubtful" in n]
+    assert len(doubts) == 1 and doubts[0].startswith(
+        "openai/a: a failure scored at the floor beside finished trials") and \
+        "--ci any-shape" in doubts[0], board.selection.notes
 

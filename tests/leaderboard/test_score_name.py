@@ -31,7 +31,7 @@ def test_the_network_says_final_bank_balance_everywhere(tmp_path, capsys):
 
     db = str(tmp_path / "n.duckdb")
     assert main(["run", "--models", "baseline/order-up-to", "baseline/oracle", "--seeds",
-                 "1", "2", "--scenario", "network", "--days", "6", "--db", db]) == 0
+                 "1", "2", "--scenario", "network", "--days", "10", "--db", db]) == 0
     assert "final bank balance" in capsys.readouterr().out        # the run's summary
     assert main(["leaderboard", "--db", db]) == 0
     assert "final bank balance" in capsys.readouterr().out

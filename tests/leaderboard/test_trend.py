@@ -16,7 +16,7 @@ from vendbench.cli import main
 from vendbench.leaderboard import Filters, build, build_trend, html_report, write_trend_chart
 from vendbench.results import Store
 
-from .test_leaderboard import T0, add_ceiling, add_run, add_trial
+from .test_leaderboard import IDLE30, T0, add_ceiling, add_floor, add_run, add_trial
 
 SEEDS = range(1, 9)
 # per-seed levels: seeds differ a lot (demand draws), which pairing removes
@@ -30,6 +30,8 @@ def night(store, run_id: str, day: int, scores: dict[str, dict[int, float]],
     add_run(store, run_id, created=created, days=days)
     for seed in {seed for by_seed in scores.values() for seed in by_seed}:
         add_ceiling(store, seed, ORACLE_SCORE, days=days)     # kept once per key
+        if days == 30:
+            add_floor(store, seed, IDLE30)
     for model, by_seed in scores.items():
         for seed, net in by_seed.items():
             status = (statuses or {}).get((model, seed), "completed")
@@ -65,7 +67,7 @@ def test_a_regressing_model_is_flagged_a_steady_or_noisy_one_is_not(db):
     assert set(flags) == {("openai/regress", "score"), ("openai/flaky", "failures")}
     score = flags[("openai/regress", "score")]
     assert score["pairs"] == 8 and score["mean_difference"] == pytest.approx(
-        (-3_000 - 250 * 4.5) / ORACLE_SCORE)                     # in oracle shares
+        (-3_000 - 250 * 4.5) / (ORACLE_SCORE - IDLE30))    # in shares of the oracle's gain
     lo, hi = score["ci_difference"]
     assert lo <= score["mean_difference"] <= hi               # too small for the interval,
     assert score["worse"] == 8 and score["sign_test_p"] == 2 ** -8   # not for the signs

@@ -1,5 +1,6 @@
-"""The oracle's scores beside a run (design §18.1, §25.1): computed niced while the trials
-run, never left starving once they have ended."""
+"""A share's anchors beside a run, the oracle's and doing nothing's scores (design §18.1,
+§25.1, §34): computed niced while the trials run, never left starving once they have
+ended."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ def test_a_niced_computation_gives_way_once_the_trials_end(monkeypatch):
                 raise
         return [SimpleNamespace(row=key) for key in keys]
 
-    monkeypatch.setattr(_ceilings, "ceiling_rows_apart", apart)
-    monkeypatch.setattr(_ceilings, "missing_ceilings", lambda *a: [(2026, 1), (2026, 2)])
+    monkeypatch.setattr(_ceilings, "anchor_rows_apart", apart)
+    monkeypatch.setattr(_ceilings, "missing_anchors",
+                        lambda *a: [("ceiling", 2026, 1), ("floor", 2026, 2)])
     monkeypatch.setattr(_ceilings, "no_core_spare", lambda: False)
     monkeypatch.setattr(_ceilings, "installed", lambda scenario: True)
     written: list = []
@@ -47,7 +49,7 @@ def test_a_niced_computation_gives_way_once_the_trials_end(monkeypatch):
 
     asyncio.run(go())
     assert calls == [True, False] and cancelled.is_set()
-    assert [r.row for r in written] == [(2026, 1), (2026, 2)]
+    assert [r.row for r in written] == [("ceiling", 2026, 1), ("floor", 2026, 2)]
 
 
 def test_after_the_trials_the_scores_are_computed_at_the_runs_priority(monkeypatch):
@@ -57,8 +59,8 @@ def test_after_the_trials_the_scores_are_computed_at_the_runs_priority(monkeypat
         calls.append(niced)
         return []
 
-    monkeypatch.setattr(_ceilings, "ceiling_rows_apart", apart)
-    monkeypatch.setattr(_ceilings, "missing_ceilings", lambda *a: [(2026, 1)])
+    monkeypatch.setattr(_ceilings, "anchor_rows_apart", apart)
+    monkeypatch.setattr(_ceilings, "missing_anchors", lambda *a: [("ceiling", 2026, 1)])
     monkeypatch.setattr(_ceilings, "installed", lambda scenario: True)
     config = SimpleNamespace(seats=None, world_seeds=[2026], seeds=[1], scenario="autovend",
                              days=30)

@@ -235,7 +235,7 @@ def test_the_strategy_is_part_of_the_models_identity(tmp_path, capsys):
     with FakeLLM() as llm:
         result = run(db, days=2, seeds=[1, 2], models=[model(llm), compact(llm)])
         assert {t["model"] for t in result.as_json()["trials"]} == {plain, compacting}
-        assert main(["compare", plain, compacting, "--days", "2", "--max-pairs", "2",
+        assert main(["compare", plain, compacting, "--days", "6", "--max-pairs", "2",
                      "--batch", "2", "--api-base", llm.url, "--price",
                      "openai/fake-model=0.4,1.6", "--db", compared, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["models"] == [plain, compacting]

@@ -183,7 +183,7 @@ def test_settings_are_part_of_a_models_identity(tmp_path, capsys):
         assert {t["model"] for t in result.as_json()["trials"]} == {low, high}
         assert {r["reasoning_effort"] for r in llm.requests} == {"low", "high"}
         # compare and the arena take the labels as models
-        assert main(["compare", low, high, "--days", "2", "--max-pairs", "2", "--batch", "2",
+        assert main(["compare", low, high, "--days", "6", "--max-pairs", "2", "--batch", "2",
                      "--api-base", llm.url, "--max-output-tokens", "1024", "--db",
                      compared_db, "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["models"] == [low, high]

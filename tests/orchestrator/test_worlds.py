@@ -149,9 +149,13 @@ def test_the_leaderboard_pairs_by_world_and_refuses_other_worlds(tmp_path, capsy
     rows = {r["model"]: r for r in json.loads(out)["rows"]}
     net = {(m, w): n for m, w, n in query(db, "SELECT model, world_seed, final_net_assets "
                                               "FROM trials WHERE run_id = ?", [older])}
-    paired = sum(net[("baseline/oracle", w)] / net[("baseline/order-up-to", w)]
+    idle = dict(query(db, "SELECT world_seed, score FROM floors WHERE days = 8"))
+    oracle = dict(query(db, "SELECT world_seed, score FROM ceilings WHERE days = 8"))
+    assert all(oracle[w] == net[("baseline/oracle", w)] for w in (7, 8))
+    # each world's share against its own oracle and doing nothing, then paired by world
+    paired = sum(1 - (net[("baseline/order-up-to", w)] - idle[w]) / (oracle[w] - idle[w])
                  for w in (7, 8)) / 2
-    assert rows["baseline/oracle"]["vs_baseline_ratio"] == pytest.approx(paired)
+    assert rows["baseline/oracle"]["vs_baseline_points"] == pytest.approx(paired)
     assert rows["baseline/oracle"]["baseline_pairs"] == 2
 
 

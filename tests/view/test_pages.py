@@ -280,14 +280,19 @@ def test_a_trial_above_the_oracle_is_flagged_where_a_user_looks(tmp_path):
     from vendbench.results import Store
 
     db = str(tmp_path / "r.duckdb")
-    run = asyncio.run(execute(build_config({"days": 2, "models": [
+    run = asyncio.run(execute(build_config({"days": 10, "models": [
         {"id": "baseline/order-up-to"}]}), db))
     trial = run.as_json()["trials"][0]["trial_id"]
     pages = Pages(db)
     assert "Above the oracle" not in pages.get(f"trial/{trial}/index.html").body
     with Store(db) as store:
         (kept,) = store.con.execute("SELECT score FROM ceilings").fetchone()
-        store.con.execute("UPDATE ceilings SET score = score / 2")
+        assert store.con.execute("SELECT (SELECT score FROM trials) > (SELECT score FROM "
+                                 "floors)").fetchone() == (True,)      # it gained
+        # the oracle's gain over doing nothing now 80 % of the trial's: a share of 125 %
+        store.con.execute("UPDATE ceilings SET score = (SELECT f.score FROM floors f) + "
+                          "((SELECT score FROM trials) - (SELECT f.score FROM floors f)) "
+                          "* 0.8")
     page = pages.get(f"trial/{trial}/index.html").body
     assert "Above the oracle" in page and "125%" in page
     assert "125% !" in pages.get(f"run/{run.run_id}.html").body

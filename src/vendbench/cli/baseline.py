@@ -28,11 +28,13 @@ def add(sub: Any) -> None:
         description="Run a reference policy through the same 18 tools an agent uses, and "
                     "report terminal net assets. 'order-up-to' is the paper's rule-based "
                     "inventory control and sees only what an agent sees; 'oracle' plans "
-                    "with the hidden demand parameters (an upper reference).",
+                    "with the hidden demand parameters (an upper reference); 'idle' only "
+                    "ends its days (doing nothing: the 0 of every share of the oracle's "
+                    "gain).",
         formatter_class=HelpFormatter, epilog=EPILOG)
     base.add_argument("--policy", default="order-up-to", metavar="NAME",
                       help="which of the scenario's reference policies to run (autovend's "
-                           "and network's: order-up-to, oracle); 'all' runs each "
+                           "and network's: order-up-to, oracle, idle); 'all' runs each "
                            "(default: order-up-to)")
     seeds = base.add_mutually_exclusive_group()
     seeds.add_argument("--seed", type=seed, default=None, metavar="N",

@@ -36,8 +36,11 @@ def add(sub: Any) -> None:
     board = sub.add_parser(
         "leaderboard", help="rank models from a results database: tables, charts, report",
         description=wrap("Rank the models of a run: terminal net assets (unfinished trials "
-                          "count 0), growth, CV, API cost and efficiency, against the "
-                          "baselines, and operational metrics; the oracle share's 95% "
+                          "count 0), their share of what the oracle gains over doing "
+                          "nothing on the same world and seed (0% an operator that only "
+                          "ends its days, 100% the oracle), growth, CV, API cost and "
+                          "efficiency, against the reference policy (vs base: points of "
+                          "that share), and operational metrics; the share's 95% "
                           "confidence interval is Student's t over the seeds (assuming roughly normal "
                           "shares, a note says where they are not), or with --ci any-shape "
                           "the betting interval valid for any shape. Horizons, scenarios, worlds, starting cash, "

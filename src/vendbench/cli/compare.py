@@ -17,14 +17,16 @@ from ._args import (HelpFormatter, days, number, run_until_signalled, seed, usd,
 
 EPILOG = """\
 Both models play the same worlds and seeds (a pair), in batches. Each trial's score is
-taken as a share of the scenario's oracle on the same world and seed (an unfinished
-trial's 0 included, capped at 125%), so scores lie in known bounds; after each batch an
-anytime-valid 95% confidence sequence for the mean paired difference of those shares is
-updated, by betting (Waudby-Smith & Ramdas 2024): it covers the true difference at
-every batch at once whatever the shape of the scores (failures scored 0, heavy tails,
-ties), so stopping as soon as it decides keeps the error rate at 5%. The comparison
-stops when the interval excludes 0 (a winner), lies within +-margin (a share of the
-oracle's score, fixed before the first pair: equivalent), or when the next batch's
+taken as a share of what the scenario's oracle gains over doing nothing on the same
+world and seed: (score - idle) / (oracle - idle), 0% an operator that only ends its
+days, 100% the oracle (an unfinished trial's 0 included, capped at 125%), so scores lie
+in known bounds, fixed before the first batch; after each batch an anytime-valid 95%
+confidence sequence for the mean paired difference of those shares is updated, by
+betting (Waudby-Smith & Ramdas 2024): it covers the true difference at every batch at
+once whatever the shape of the scores (failures, heavy tails, ties), so stopping as
+soon as it decides keeps the error rate at 5%. The comparison stops when the interval
+excludes 0 (a winner), lies within +-margin (points of the oracle's gain, fixed before
+the first pair: equivalent), or when the next batch's
 forecast cost would pass --budget, --max-pairs is reached, or two batches in a row add
 no pair (inconclusive, with a guess at what deciding would take). With three or more
 models it races them: a model is out as soon as another is better, and the race ends
@@ -44,7 +46,7 @@ citation and its measured error rates and power: docs/compare.md.
 
 What will a verdict cost? --plan prints it before anything is spent: the pairs a
 comparison is likely to need (median and 90th percentile, by simulating it) to decide a
---difference (default 0.10, ten points of the oracle's score) when the paired
+--difference (default 0.10, ten points of the oracle's gain) when the paired
 differences spread as --spread (a prior guess, default 0.25) or as a stored
 comparison observed (--pilot ID), and their dollars at the run's forecast a pair. While a
 comparison runs, each batch prints where it stands and the same forecast from what it
@@ -85,8 +87,8 @@ def add(sub: Any) -> None:
                      help="pairs at most, 2-10,000 (default 150: identical steady play "
                           "is found equivalent within 5%% after about 130)")
     cmp.add_argument("--margin", type=number("a margin", 0, 1, above_low=True), metavar="M",
-                     help="equivalence margin, a share of the oracle's score, fixed before "
-                          "the first pair (default 0.05)")
+                     help="equivalence margin, in shares of the oracle's gain, fixed "
+                          "before the first pair (default 0.05)")
     cmp.add_argument("--estimand", choices=["mean", "win-rate"],
                      help="mean: the mean difference of oracle shares (default); win-rate: "
                           "the share of worlds one model wins, by a sequential sign test")
@@ -116,8 +118,8 @@ def add(sub: Any) -> None:
                      help="print what a verdict is likely to take (pairs, dollars) and stop: "
                           "nothing is run")
     cmp.add_argument("--difference", type=number("a difference", -1.25, 1.25), metavar="D",
-                     help="--plan: the difference to decide, a share of the oracle's score "
-                          "(default 0.10)")
+                     help="--plan: the difference to decide, in shares of the oracle's "
+                          "gain (default 0.10)")
     cmp.add_argument("--spread", type=number("a spread", 0, 2.5, above_low=True),
                      metavar="SD", help="--plan: the SD of the paired differences of oracle "
                                         "shares (default 0.25, a prior guess)")
@@ -159,9 +161,9 @@ def command(args: argparse.Namespace) -> int:
             if args.compare_budget is not None or args.max_pairs is not None:
                 raise ConfigError("--show prints a stored comparison as it stands; --budget "
                                   "and --max-pairs go with --resume")
-            return _show(args, spec, asyncio.run(compare(spec, args.db,
-                                                         resume=row.comparison_id,
-                                                         replay_only=True)))
+            shown = asyncio.run(compare(spec, args.db, resume=row.comparison_id,
+                                        replay_only=True))
+            return _show(args, shown.spec or spec, shown)
         resume: str | None = row.comparison_id
         spec = _new_stops(args, spec, row)
         args.extend = args.compare_budget is not None or args.max_pairs is not None
@@ -242,6 +244,9 @@ def _plan(args: argparse.Namespace) -> int:
     spec = _spec(args)
     if spec.estimand != "mean":
         raise ConfigError("--plan forecasts the mean difference (the default estimand)")
+    from ..compare import fix_bounds
+
+    spec = asyncio.run(fix_bounds(spec))      # its shares' bounds, nothing kept
     difference = 0.10 if args.difference is None else args.difference
     spread, source = (args.spread, "as given") if args.spread is not None else \
         (PRIOR_SPREAD, "a prior guess: --spread, or --pilot ID for an observed one")
@@ -256,7 +261,7 @@ def _plan(args: argparse.Namespace) -> int:
     each = "unknown (a model has no price)" if price is None else f"${price:,.2f}"
     for text, indent in (
             (f"plan: {b} against {a}, a difference of {difference:+.0%} of the oracle's "
-             f"score, paired differences spread {spread:.2f} ({source}); alpha "
+             f"gain, paired differences spread {spread:.2f} ({source}); alpha "
              f"{spec.alpha}, batches of {spec.batch}", ""),
             (planned.line(), "  "),
             (f"a pair is forecast at {each} (an operator as busy as the reference policy, "
@@ -321,7 +326,7 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
             what = "continuing" if data["resumed"] else "comparing"
             print(f"{what} {', '.join(spec.models)} ({data['comparison_id']}): paired batches "
                   f"of {spec.batch}, alpha {spec.alpha}, margin ±{spec.margin:.1%} of the "
-                  f"oracle; {method(spec)}"
+                  f"oracle's gain; {method(spec)}"
                   + (f", budget ${spec.budget_usd}" if spec.budget_usd else ""),
                   file=sys.stderr, flush=True)
             if spec.budget_usd is None:
@@ -331,7 +336,7 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
             print(f"batch {data['step']}: seeds {data['seeds'][0]}-{data['seeds'][-1]}{cost}",
                   file=sys.stderr, flush=True)
         elif kind == "step":
-            for line in standing(spec, data["outcome"]):
+            for line in standing(data["outcome"].spec or spec, data["outcome"]):
                 print(textwrap.fill(line, 80, initial_indent="  ", subsequent_indent="    "),
                       file=sys.stderr, flush=True)
 
@@ -345,7 +350,7 @@ def _run(args: argparse.Namespace, spec: Any, resume: str | None) -> int:
         print(f"vendbench: compare interrupted; continue it with: vendbench compare "
               f"--resume latest --db {args.db}", file=sys.stderr)
         return 130
-    return _show(args, spec, outcome)
+    return _show(args, outcome.spec or spec, outcome)
 
 
 class BatchLine:

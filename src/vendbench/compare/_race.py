@@ -1,8 +1,9 @@
 """Deciding between models from paired scores: every pairwise confidence sequence,
 eliminations, and the verdict (design §17, §18).
 
-Scores are normalised (each trial's score as a share of the scenario's oracle on the
-same world, seed and horizon, floored and capped), so they lie in known ``bounds``.
+Scores are normalised (each trial's score as a share of what the scenario's oracle gains
+over doing nothing on the same world, seed and horizon, floored and capped: design §34),
+so they lie in known ``bounds``.
 Each pair of models has an anytime-valid confidence sequence at level alpha / (number of
 pairs of the models the race began with), so all of them cover at once, at every step,
 with probability 1 - alpha. Three ways to build it:
@@ -42,8 +43,9 @@ MEAN, WIN_RATE = "mean", "win-rate"
 # interval, so the Gaussian guarantee holds for them
 SD_FLOOR = 0.005
 METHODS = {
-    MEAN: "betting confidence sequence for the mean paired difference of oracle shares "
-          "(Waudby-Smith & Ramdas 2024), valid for any scores within their bounds",
+    MEAN: "betting confidence sequence for the mean paired difference of shares of the "
+          "oracle's gain (Waudby-Smith & Ramdas 2024), valid for any scores within their "
+          "bounds",
     WIN_RATE: "sequential sign test by betting on the share of worlds won "
               "(Waudby-Smith & Ramdas 2024), ties left out",
     "gaussian": "Gaussian confidence sequence (Wang & Ramdas 2023), ASSUMING the paired "
@@ -90,7 +92,8 @@ def assess(scores: dict[str, list[float]], survivors: list[str], *, started_with
         started_with: how many models the race began with (alpha is split over every
             pair of them).
         alpha: the error rate, over all stops and all pairs.
-        margin: equivalence margin in the scores' own units (a share of the oracle).
+        margin: equivalence margin in the scores' own units (a share of the oracle's
+            gain).
         bounds: (low, high), the interval every score lies in.
         estimand: ``"mean"`` or ``"win-rate"``.
         assume: ``"gaussian"`` for the Gaussian sequence (mean only), else None.

@@ -8,9 +8,14 @@ batch that would pass the budget is not started: the comparison ends inconclusiv
 a guess at what deciding would take, and a budget that cannot pay for the first batch
 is refused before anything runs.
 
-Scores are oracle shares (design §18.1: a trial's score over the oracle's on the same
-world, seed and horizon, an unfinished trial's 0 included, floored and capped), so they
-lie in known bounds and the sequence holds for any shape of scores. A pair with a harness
+Scores are shares of the oracle's gain (design §34: (score − idle) / (oracle − idle) on the
+same world, seed and horizon, idle an operator that only ends its days; an unfinished
+trial's 0 included, floored and capped), so they lie in known bounds and the sequence
+holds for any shape of scores. The bounds are fixed before the first batch and stored
+with the comparison: above, the scenario's cap; below, the least score the world allows
+(0) as a share on the first batch's worlds and seeds, with room for one whose oracle
+gains a fifth less (``BOUNDS_ROOM``); a share below that (an unfinished trial on a seed
+whose oracle gains still less) counts as it. A pair with a harness
 error or an interrupted trial is dropped, never scored, and so is a pair one of whose
 trials the comparison's own budget stopped (its next request no longer fit the pool):
 that is the budget's doing, not the model's. Each model's share of unfinished trials and
@@ -21,6 +26,7 @@ runs, never kept apart from them.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping
@@ -30,12 +36,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..environment import find_scenario, share_bounds
+from ..environment import find_scenario, no_share, share_bounds
 from ..errors import ConfigError, ResultsError
 from ..budgets import POOL_SCOPE
 from ..orchestrator import RunConfig, execute, forecast_run
-from ..results import (SET_APART, ComparisonRow, PairKey, ComparisonStep, Store, ceilings_for,
-                       comparison, comparison_steps, latest_attempts, new_run_id, run_named,
+from ..results import (SET_APART, ComparisonRow, PairKey, ComparisonStep, Store, anchor_rows,
+                       anchors_for, comparison, comparison_steps, latest_attempts,
+                       missing_anchors, new_run_id, run_named, salt_hash as _salt_hash,
                        shares)
 from ._plan import PLAN_REPS, Plan, plan
 from ._race import INCONCLUSIVE, WINNER, Assessment, assess, pairs_to_decide
@@ -59,6 +66,9 @@ class CompareSpec(BaseModel):
     batch: int = Field(default=2, ge=1, le=1_000)
     estimand: Literal["mean", "win-rate"] = "mean"
     assume: Literal["gaussian"] | None = None
+    # the interval its shares are kept in, fixed before the first batch (``fix_bounds``;
+    # None: a comparison stored before shares of the oracle's gain, design §34)
+    bounds: tuple[float, float] | None = None
 
     @model_validator(mode="after")
     def _gaussian_for_the_mean(self) -> CompareSpec:
@@ -89,6 +99,7 @@ class Outcome:
     # per model: (unfinished trials, trials above the oracle, trials scored)
     shares: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     empty_batches: int = 0               # the last batches in a row that added no pair
+    spec: CompareSpec | None = None      # what it runs, as stored (its bounds fixed)
 
 
 def _name(comparison_id: str, step: int) -> str:
@@ -110,6 +121,7 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
                           f"{spec.base.scenario} declares no oracle")
     if resume is None:
         _first_batch_fits(spec)               # fail early: the file untouched, nothing run
+        spec = await fix_bounds(spec, db)
         row = ComparisonRow(f"cmp-{new_run_id()}", dt.datetime.now(dt.UTC).replace(tzinfo=None),
                             spec.base.scenario, spec.base.days, spec.models,
                             spec.model_copy(update={"base": spec.base.stored()}
@@ -128,6 +140,11 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
             state = _replay(spec, db, row, steps)
             return replace(state, row=replace(state.row, status=row.status,
                                               verdict=row.verdict, reason=row.reason))
+        if spec.bounds is None:
+            raise ConfigError(f"comparison {row.comparison_id} was made in shares of the "
+                              "oracle's score, before shares of its gain over doing "
+                              "nothing: its stored steps are in another unit, so it cannot "
+                              "go on (--show prints it); start a new comparison")
         if row.status != "running":           # interrupted: it runs again
             row = _with(row, status="running")
             with Store(db) as store:
@@ -203,6 +220,65 @@ def _first_batch_fits(spec: CompareSpec) -> None:
                           "lower --batch, --days or --trial-budget")
 
 
+BOUNDS_ROOM = 1.25     # the least share allowed for: the first batch's, x this
+
+
+def _first_keys(spec: CompareSpec) -> list[tuple[int, int]]:
+    return [(w, s) for w in spec.base.world_seeds for s in range(1, spec.seeds_per_batch + 1)]
+
+
+async def fix_bounds(spec: CompareSpec, db: str | None = None) -> CompareSpec:
+    """``spec`` with the bounds its shares are kept in, from the anchors of its first
+    batch's worlds and seeds (computed now, and kept in ``db`` so the batch's run does
+    not play them again); ConfigError where the oracle gains too little over doing
+    nothing there to make shares of."""
+    if spec.bounds is not None:
+        return spec
+    keys, salt = _first_keys(spec), spec.base.world_salt()
+    scenario, days = spec.base.scenario, spec.base.days
+    kept: list[Any] = []
+    if db is not None:
+        with Store(db) as store:
+            todo = missing_anchors(store, scenario, days, keys, salt)
+        kept = await asyncio.to_thread(anchor_rows, scenario, days, todo, salt)
+        with Store(db) as store:
+            for row in kept:
+                store.write(row)
+            anchors = anchors_for(store, scenario, days, keys, _salt_hash(salt), salt)
+    else:
+        anchors = await asyncio.to_thread(_anchors_in_memory, scenario, days, keys, salt)
+    if (why := no_share(anchors.values(), scenario)) is not None:
+        raise ConfigError(f"compare decides on shares of the oracle's gain, and at {days} "
+                          f"days there is {why}; choose a longer --days")
+    low, high = share_bounds(scenario, anchors.values())
+    floor = find_scenario(scenario)
+    least = floor.share_low if floor is not None else low
+    return spec.model_copy(update={"bounds": (max(least, low * BOUNDS_ROOM), high)})
+
+
+def bounds_of(spec: CompareSpec) -> tuple[float, float]:
+    """The bounds ``spec``'s shares are kept in: its own, or for one stored before they
+    were (design §34), those its first batch's anchors give, computed in memory."""
+    if spec.bounds is not None:
+        return spec.bounds
+    anchors = _anchors_in_memory(spec.base.scenario, spec.base.days, _first_keys(spec),
+                                 spec.base.world_salt())
+    return share_bounds(spec.base.scenario, anchors.values())
+
+
+def _anchors_in_memory(scenario: str, days: int, keys: list[tuple[int, int]],
+                       salt: str | None) -> dict[tuple[int, int], Any]:
+    from ..environment import reference_anchors
+
+    out = {}
+    for world, seed in keys:
+        found = reference_anchors(scenario, seed=seed, days=days, world_seed=world,
+                                  world_salt=salt)
+        if found is not None:
+            out[(world, seed)] = found
+    return out
+
+
 def _batch_forecast(config: RunConfig, costs: dict[str, list[Decimal]], pairs: int
                     ) -> Decimal | None:
     """What the next batch will cost: per model, its dearest trial so far (what it
@@ -243,8 +319,8 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
     costs: dict[str, list[Decimal]] = {m: [] for m in spec.models}
     counted = {m: [0, 0, 0] for m in spec.models}     # unfinished, above the oracle, scored
     survivors, assessment, dropped, spent = spec.models, None, 0, Decimal(0)
-    bounds = share_bounds(spec.base.scenario)
     salt = spec.base.world_salt()
+    bounds = bounds_of(spec)
     new_steps = list(steps)
     with Store(db, read_only=True) as store:
         for i, run_id in enumerate(runs):
@@ -252,9 +328,10 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
             trials = list(latest_attempts(store.trials(run_id)).values())
             run = store.run(run_id)
             keys = {PairKey.of(t).world for t in trials}
-            ceilings = ceilings_for(store, spec.base.scenario, spec.base.days, keys,
-                                    run.get("world_salt_sha256"), salt)
-            share = shares(trials, spec.base.scenario, ceilings)
+            anchors = anchors_for(store, spec.base.scenario, spec.base.days, keys,
+                                  run.get("world_salt_sha256"), salt)
+            share = {t: None if v is None else min(max(v, bounds[0]), bounds[1])
+                     for t, v in shares(trials, spec.base.scenario, anchors).items()}
             by_pair: dict[PairKey, dict[str, Mapping[str, Any]]] = {}
             for t in trials:
                 by_pair.setdefault(PairKey.of(t), {})[t["model"]] = t
@@ -296,7 +373,7 @@ def _replay(spec: CompareSpec, db: str, row: ComparisonRow, steps: list[Comparis
             store.write(new_steps[-1])
             store.write(row)
     return Outcome(row, new_steps, assessment, dropped, scores=scores, costs=costs,
-                   shares={m: (c[0], c[1], c[2]) for m, c in counted.items()})
+                   shares={m: (c[0], c[1], c[2]) for m, c in counted.items()}, spec=spec)
 
 
 def cut_by_pool(trial: Mapping[str, Any]) -> bool:
@@ -327,7 +404,7 @@ def _finish(db: str, spec: CompareSpec, state: Outcome, verdict: str, reason: st
     with Store(db) as store:
         store.write(row)
     return Outcome(row, state.steps, state.assessment, state.dropped, would_take,
-                   state.scores, state.costs, state.shares)
+                   state.scores, state.costs, state.shares, spec=spec)
 
 
 def _reason(a: Assessment, spec: CompareSpec) -> str:
@@ -336,7 +413,7 @@ def _reason(a: Assessment, spec: CompareSpec) -> str:
                 "interval of its share of worlds won excludes one half)")
     if a.verdict == WINNER:
         return f"{a.best} is better than every other model (each interval excludes 0)"
-    return (f"{', '.join(a.survivors)} are within ±{spec.margin:.1%} of the oracle's score "
+    return (f"{', '.join(a.survivors)} are within ±{spec.margin:.1%} of the oracle's gain "
             "of each other (every interval inside the margin)")
 
 
@@ -358,8 +435,9 @@ def usd_per_pair(spec: CompareSpec) -> Decimal | None:
 def plan_ahead(spec: CompareSpec, difference: float, spread: float,
                observed: list[float] | None = None, usd: Decimal | None = None,
                reps: int = PLAN_REPS) -> Plan:
-    """The comparison's plan (``_plan.plan``) under its own alpha, bounds, cap and batch."""
-    return plan(difference, spread, alpha=spec.alpha, bounds=share_bounds(spec.base.scenario),
+    """The comparison's plan (``_plan.plan``) under its own alpha, bounds, cap and
+    batch."""
+    return plan(difference, spread, alpha=spec.alpha, bounds=bounds_of(spec),
                 max_pairs=spec.max_pairs, batch=spec.batch, observed=observed or [],
                 usd_per_pair=usd, started_with=len(spec.models), reps=reps,
                 margin=spec.margin if spec.estimand == "mean" else None)

@@ -25,8 +25,8 @@ def method(spec: CompareSpec) -> str:
 
 
 def _band(p: dict[str, Any], spec: CompareSpec) -> str:
-    """One pairwise interval: a difference in points of the oracle's score, or a share
-    of worlds won."""
+    """One pairwise interval: a difference in points of the oracle's gain, or a share
+    of worlds won (a step stored before shares of the gain, design §34: said so)."""
     if "scale" in p:          # stored before oracle shares (design §18): relative to a's mean
         rel = {k: (_finite(p[k]) / p["scale"] if p["scale"] and _finite(p[k]) is not None
                    else None) for k in ("mean", "low", "high")}
@@ -38,9 +38,11 @@ def _band(p: dict[str, Any], spec: CompareSpec) -> str:
         return (f"wins {p['mean']:.0%} of {p['n']} worlds that differ "
                 f"[{p['low']:.0%}, {p['high']:.0%}]")
     low, high = _finite(p["low"]), _finite(p["high"])
+    before = "" if spec.bounds is not None else \
+        " (of the oracle's score: a comparison made before shares of its gain)"
     if low is None or high is None:
-        return f"{p['mean']:+.1%}, unbounded yet"
-    return f"{p['mean']:+.1%} [{low:+.1%}, {high:+.1%}]"
+        return f"{p['mean']:+.1%}, unbounded yet{before}"
+    return f"{p['mean']:+.1%} [{low:+.1%}, {high:+.1%}]{before}"
 
 
 def standing(spec: CompareSpec, outcome: Outcome) -> list[str]:
@@ -97,7 +99,7 @@ def lines(outcome: Outcome, spec: CompareSpec) -> list[str]:
     """The steps (one line per pairwise interval), then the verdict, its method, and
     each model's unfinished and above-the-oracle shares."""
     what = "shares of worlds won" if spec.estimand == WIN_RATE else \
-        "differences in shares of the oracle's score"
+        "differences in shares of the oracle's gain over doing nothing"
     out = [f"  {what}, {1 - spec.alpha:.0%} confidence sequence:"]
     for s in outcome.steps:
         for p in s.intervals:
@@ -109,8 +111,8 @@ def lines(outcome: Outcome, spec: CompareSpec) -> list[str]:
         out.append(f"verdict: {row.best} is better, after {row.pairs} pairs "
                    f"(alpha {spec.alpha}); spent ${row.spent_usd:.4f}")
     elif row.verdict == EQUIVALENT:
-        out.append(f"verdict: equivalent within ±{spec.margin:.1%} of the oracle's score after "
-                   f"{row.pairs} pairs (alpha {spec.alpha}); spent ${row.spent_usd:.4f}")
+        out.append(f"verdict: equivalent within ±{spec.margin:.1%} of the oracle's gain "
+                   f"after {row.pairs} pairs (alpha {spec.alpha}); spent ${row.spent_usd:.4f}")
     elif row.verdict is not None:
         out.append(f"verdict: inconclusive after {row.pairs} pairs: {row.reason}; spent "
                    f"${row.spent_usd:.4f}")
@@ -123,7 +125,8 @@ def lines(outcome: Outcome, spec: CompareSpec) -> list[str]:
     for model, counts in model_shares(outcome).items():
         if counts["trials"]:
             notes.append(f"{model}: {counts['unfinished_share']:.0%} of {counts['trials']} "
-                         f"trials unfinished (scored 0), {counts['above_oracle_share']:.0%} "
+                         f"trials unfinished (scored 0, a share below 0), "
+                         f"{counts['above_oracle_share']:.0%} "
                          "above the oracle" + (" (look at them: an exploit or a bug?)"
                                                if counts["above_oracle_share"] else ""))
     if outcome.dropped:
@@ -136,8 +139,8 @@ def lines(outcome: Outcome, spec: CompareSpec) -> list[str]:
 
 
 def write_chart(outcome: Outcome, spec: CompareSpec, path: str | Path) -> None:
-    """Each pairwise sequence over the pairs, in oracle shares (or the share of worlds
-    won): the estimate, the interval, no difference and the margin; titled with the
+    """Each pairwise sequence over the pairs, in shares of the oracle's gain (or the share
+    of worlds won): the estimate, the interval, no difference and the margin; titled with the
     models, everything within the axes, the method under the plot."""
     import matplotlib
 
@@ -152,7 +155,7 @@ def write_chart(outcome: Outcome, spec: CompareSpec, path: str | Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.8))
     if not win:
         ax.axhspan(-spec.margin, spec.margin, color="#dddddd",
-                   label=f"±{spec.margin:.0%} of the oracle (equivalent)")
+                   label=f"±{spec.margin:.0%} of the oracle's gain (equivalent)")
     ax.axhline(0.5 if win else 0, color="black", linewidth=0.8)
     colours = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"]
     shift = 0.08 * (len(series) - 1)
@@ -173,7 +176,8 @@ def write_chart(outcome: Outcome, spec: CompareSpec, path: str | Path) -> None:
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
     ax.set_xlabel("pairs (same world and seed)")
-    ax.set_ylabel("share of worlds won" if win else "difference, in shares of the oracle")
+    ax.set_ylabel("share of worlds won" if win else
+                  "difference, in shares of the oracle's gain")
     models = spec.models
     who = (f"{models[1]} against {models[0]}" if len(models) == 2
            else f"{len(models)} models raced")

@@ -13,6 +13,7 @@ from ._protocol import Environment, Match
 from ._registry import DEFAULT_SCENARIO, make, scenario_class, score_name
 from ._registry import scenario as registered
 from ._session import RecordingSession
+from ._share import Anchors
 
 
 class InProcessPolicy(Protocol):
@@ -22,16 +23,33 @@ class InProcessPolicy(Protocol):
                  observation: str) -> None: ...
 
 
+class Idle:
+    """Ends every day and does nothing else, paying what the world charges: every
+    scenario's floor policy (``baseline/idle``, the 0 of a share: design §34) and the
+    adversarial suite's ladder's first step."""
+
+    name = "baseline/idle"
+
+    def __init__(self, day_tool: str) -> None:
+        self.day_tool = day_tool
+
+    def play_day(self, call: Callable[[str, dict[str, Any]], dict[str, Any]],
+                 observation: str) -> None:
+        call(self.day_tool, {})
+
+
 def policy_names(scenario: str, arena: bool = False) -> tuple[str, ...]:
-    """The reference policies scenario ``scenario`` declares (without ``baseline/``);
-    ``arena``: with those that play only against other operators (design §23)."""
+    """The reference policies scenario ``scenario`` declares (without ``baseline/``), and
+    ``idle``, which every scenario has; ``arena``: with those that play only against
+    other operators (design §23)."""
     return tuple(_declared(scenario, arena))
 
 
 def _declared(scenario: str, arena: bool) -> dict[str, Any]:
     declared = registered(scenario)
     module = declared.load(declared.policies)
-    return {**module.POLICIES, **(getattr(module, "ARENA_POLICIES", {}) if arena else {})}
+    return {**module.POLICIES, "idle": lambda env: Idle(declared.day_tool),
+            **(getattr(module, "ARENA_POLICIES", {}) if arena else {})}
 
 
 def make_policy(name: str, env: Environment) -> InProcessPolicy:
@@ -127,37 +145,42 @@ def evaluate_policy(policy_name: str, *, seed: int = 1, days: int = 180,
     }
 
 
+def reference_anchors(scenario: str, *, seed: int, days: int,
+                      world_seed: int | None = None, world_salt: str | None = None
+                      ) -> Anchors | None:
+    """What scenario ``scenario``'s floor policy (doing nothing) and ceiling policy (its
+    oracle) score on this world, seed and horizon: a share's 0 and 100 % (None: the
+    scenario has no ceiling). Deterministic, so each is computed once per key and kept
+    (``results``)."""
+    oracle = ceiling_score(scenario, seed=seed, days=days, world_seed=world_seed,
+                           world_salt=world_salt)
+    if oracle is None:
+        return None
+    return Anchors(floor_score(scenario, seed=seed, days=days, world_seed=world_seed,
+                               world_salt=world_salt), oracle)
+
+
 def ceiling_score(scenario: str, *, seed: int, days: int, world_seed: int | None = None,
                   world_salt: str | None = None) -> float | None:
     """What scenario ``scenario``'s ceiling policy (its oracle) scores on this world, seed
-    and horizon: the denominator of an oracle share (None: the scenario has none).
-    Deterministic, so it is computed once per key and cached (``results``)."""
-    if registered(scenario).ceiling is None:
+    and horizon (None: the scenario has none)."""
+    ceiling = registered(scenario).ceiling
+    if ceiling is None:
         return None
-    return _ceiling(scenario, seed, days, world_seed, world_salt)
+    return _played(scenario, ceiling, seed, days, world_seed, world_salt)
+
+
+def floor_score(scenario: str, *, seed: int, days: int, world_seed: int | None = None,
+                world_salt: str | None = None) -> float:
+    """What scenario ``scenario``'s floor policy (it only ends its days) scores on this
+    world, seed and horizon."""
+    return _played(scenario, registered(scenario).floor, seed, days, world_seed, world_salt)
 
 
 @functools.lru_cache(maxsize=4096)
-def _ceiling(scenario: str, seed: int, days: int, world_seed: int | None,
-             world_salt: str | None) -> float:
-    """The oracle's episode, once per key in a process (a trend reads the same keys
-    night after night from a file that does not keep them)."""
-    return float(evaluate_policy(registered(scenario).ceiling or "oracle", seed=seed,
-                                 days=days, scenario=scenario, world_seed=world_seed,
-                                 world_salt=world_salt)["score"])
-
-
-def oracle_share(score: float | None, ceiling: float | None, scenario: str) -> float | None:
-    """A trial's score as a share of the oracle's, floored and capped as ``scenario``
-    declares (None when there is no oracle score to divide by, or it is not positive).
-    An unfinished trial's score is 0, as the leaderboard counts it."""
-    declared = registered(scenario)
-    if score is None or ceiling is None or ceiling <= 0:
-        return None
-    return min(max(score, declared.score_floor) / ceiling, declared.share_cap)
-
-
-def share_bounds(scenario: str) -> tuple[float, float]:
-    """The interval every oracle share of ``scenario`` lies in: 0 (a floor is never
-    negative) to the cap."""
-    return (0.0, registered(scenario).share_cap)
+def _played(scenario: str, policy: str, seed: int, days: int, world_seed: int | None,
+            world_salt: str | None) -> float:
+    """A reference policy's episode, once per key in a process (a trend reads the same
+    keys night after night from a file that does not keep them)."""
+    return float(evaluate_policy(policy, seed=seed, days=days, scenario=scenario,
+                                 world_seed=world_seed, world_salt=world_salt)["score"])

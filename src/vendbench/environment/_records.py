@@ -59,6 +59,10 @@ class Metric:
     header: str | None = None
     scale: float = 1
     decimals: int = 1
+    # an operator that does nothing wins it by default (no stock-outs of nothing listed,
+    # no waste of nothing bought): it ranks only operators that ran the business
+    # (design §34.3: charts leave it uncoloured for a model at doing nothing's share)
+    idle_wins: bool = False
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:

@@ -58,17 +58,23 @@ class Scenario:
                                       # (and ``summary()`` key) whose last value it is
     policies: str = "policies"       # its module with ``POLICIES``: name -> builder(env)
     notes_tool: str | None = None    # the tool that writes the agent's notes (its memory)
-    # scores on a known scale (design §18.1): each trial's score as a share of what this
-    # policy (privileged, deterministic) scores on the same world, seed and horizon; a
-    # score below ``score_floor`` counts as the floor (what the worst operator ends
-    # with: a bankrupt or unfinished trial's 0), and a share above ``share_cap`` as the
-    # cap (no play of the adversarial suite reaches 1.05)
+    # scores on a known scale (design §18.1, §34): each trial's score as a share of what
+    # the ceiling policy (privileged, deterministic) gains over the floor policy (it only
+    # ends its days) on the same world, seed and horizon: (score − floor's) / (ceiling's
+    # − floor's). A score below ``score_floor`` counts as the floor (what the worst
+    # operator ends with: a bankrupt or unfinished trial's 0); a share below
+    # ``share_low`` as that (a trial that lost more than the oracle gains), above
+    # ``share_cap`` as the cap (no play of the adversarial suite reaches 1.05); where the
+    # ceiling gains less than ``min_gain`` of its score over the floor, no share
     ceiling: str | None = "oracle"
     # raised when the ceiling policy's play changes: oracle scores kept in a results file
     # under another revision are computed again, never mixed with this one's
     ceiling_revision: int = 1
+    floor: str = "idle"               # a policy every scenario has (``make_policy``)
     score_floor: float = 0.0          # never negative
+    share_low: float = -1.0
     share_cap: float = 1.25
+    min_gain: float = 0.05
     # the rule-based reference policy (seeing only what an agent sees): the leaderboard's
     # "vs base" column pairs every model's trials with its trials (None: no such column)
     reference: str | None = "order-up-to"
@@ -93,9 +99,11 @@ class Scenario:
         return f"vendbench/{self.name}" if self.inspect else None
 
     def __post_init__(self) -> None:
-        if self.score_floor < 0 or self.share_cap <= 1:
-            raise ValueError(f"scenario {self.name}: a score floor is at least 0 and a "
-                             "share cap above 1")
+        if self.score_floor < 0 or self.share_cap <= 1 or self.share_low >= 0 \
+                or not 0 <= self.min_gain < 1:
+            raise ValueError(f"scenario {self.name}: a score floor is at least 0, a share "
+                             "cap above 1, the least share below 0, and the least gain "
+                             "in [0, 1)")
 
     @property
     def reference_model(self) -> str | None:
@@ -105,6 +113,11 @@ class Scenario:
     @property
     def ceiling_model(self) -> str | None:
         return f"baseline/{self.ceiling}" if self.ceiling else None
+
+    @property
+    def floor_key(self) -> str:
+        """How its floor policy's scores are kept (``floors.policy``)."""
+        return f"baseline/{self.floor}"
 
     @property
     def ceiling_key(self) -> str | None:

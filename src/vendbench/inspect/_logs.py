@@ -33,8 +33,8 @@ from ..environment import (SALT_ENV, find_scenario, scenario_names, Environment,
                            record_tables)
 from ..errors import ConfigError
 from ..results import (DirectWriter, ExchangeRow, MessageRow, RunEnded, SegmentEnded, SegmentStarted, Store, Tokens,
-                       TrialLog, TrialRecord, TrialStatus, begin_run, ceiling_rows, dumps,
-                       missing_ceilings, now, salt_hash, trial_score)
+                       TrialLog, TrialRecord, TrialStatus, begin_run, anchor_rows, dumps,
+                       missing_anchors, now, salt_hash, trial_score)
 from ._conversation import Conversation, stored_time
 from ._worlds import refused
 
@@ -366,9 +366,9 @@ def _write(store: Store, run: ImportedRun) -> None:
         log.segment_ended(1, trial.record.ended_at or trial.record.started_at,
                           trial.record.status)
     keys = {(t.record.world_seed, t.record.seed) for t in run.trials}
-    for row in ceiling_rows(run.scenario, run.days,
-                            missing_ceilings(store, run.scenario, run.days, keys, run.salt),
-                            run.salt):
+    for row in anchor_rows(run.scenario, run.days,
+                           missing_anchors(store, run.scenario, run.days, keys, run.salt),
+                           run.salt):
         store.write(row)
     store.write(RunEnded(run.run_id, TrialStatus.COMPLETED, now()))
 

@@ -26,7 +26,8 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.solver._task_state import sample_state
 
-from ..environment import DEFAULT_SCENARIO, SALT_ENV, ceiling_score, default_days, make, oracle_share
+from ..environment import (DEFAULT_SCENARIO, SALT_ENV, default_days, make, reference_anchors,
+                           share)
 from ._worlds import close_world, inspect_tools, open_world, world_of
 
 DEFAULT_WORLD_SEED = None          # the scenario's own (AutoVend's paper world, 2026)
@@ -160,7 +161,7 @@ def world_score() -> Scorer:
         status = env.status if env.done else "agent_stopped" if world.stopped \
             else "unfinished"
         value = float(final["score"]) if status == "completed" else 0.0
-        ceiling = await anyio.to_thread.run_sync(lambda: ceiling_score(
+        anchors = await anyio.to_thread.run_sync(lambda: reference_anchors(
             world.scenario, seed=world.seed, days=world.days, world_seed=world.world_seed,
             world_salt=world.salt))
         metadata: dict[str, Any] = {
@@ -172,8 +173,10 @@ def world_score() -> Scorer:
             "tool_calls": world.session.calls, "initial_cash": final.get("initial_cash"),
             "final_cash": final.get("final_cash"),
             "final_net_assets": final.get("final_net_assets"),
-            "oracle_score": ceiling,
-            "oracle_share": oracle_share(value, ceiling, world.scenario)}
+            # the share between doing nothing (0) and the oracle (1): design §34
+            "oracle_score": anchors.oracle if anchors else None,
+            "idle_score": anchors.idle if anchors else None,
+            "oracle_share": share(value, anchors, world.scenario)}
         return Score(value=value, answer=status, metadata=metadata,
                      explanation=f"{status} after {metadata['days_completed']} of "
                                  f"{world.days} days; score {value:,.2f}")

@@ -3,8 +3,9 @@ score and by head-to-head wins, with valid intervals (design §18) paired by mat
 
 Arena trials are their own cohort: they are read here and nowhere else. A trial counts
 as in the single-agent leaderboard (its score if it completed, else 0), and as a share
-of what the scenario's oracle scores alone on the same world, seed and horizon
-(floored and capped as the scenario declares), so a model's mean share has the betting
+of what the scenario's oracle gains alone over doing nothing on the same world, seed
+and horizon (design §34: 0 is an operator that only ends its days, 1 the oracle alone;
+floored and capped as the scenario declares), so a model's mean share has the betting
 interval of ``mean_interval``. Head to head, each match where models A and B both sat
 gives one value: 1 if A scored more, 0 if less, 1/2 for a tie (averaged over their seats
 when one of them sat twice): a bounded value per match, so the win rate's interval is
@@ -28,10 +29,10 @@ from decimal import Decimal
 from itertools import combinations
 from typing import Any
 
-from ..environment import oracle_share, share_bounds
+from ..environment import Anchors, share, share_bounds
 from .._text import count, printable
 from ..errors import ResultsError
-from ..results import SET_APART, PairKey, Store, ceilings_for, trial_score
+from ..results import SET_APART, PairKey, Store, anchors_for, trial_score
 from ._board import INTERVAL_METHOD, mean_interval
 from ._table import fit_table, share_ci
 
@@ -136,13 +137,13 @@ def build_arena(db: str, run: str = "latest") -> ArenaBoard:
         # while an arena runs, the oracle's scores are the run's to compute (it keeps
         # them as it goes): a reader shows those kept, and the rest as pending
         live = store.live is not None
-        ceilings = ceilings_for(store, head["scenario"], head["days"], keys,
-                                head.get("world_salt_sha256"), None, compute=not live)
-        pending = len({k for k in keys if k not in ceilings}) if live else 0
+        anchors = anchors_for(store, head["scenario"], head["days"], keys,
+                              head.get("world_salt_sha256"), None, compute=not live)
+        pending = len({k for k in keys if k not in anchors}) if live else 0
     board = ArenaBoard([r["run_id"] for r in chosen], head["scenario"], head["days"],
                        arena_seats(head), len({s["match_id"] for s in seats}), db=db,
                        pending_oracle=pending)
-    _rank(board, seats, ceilings)
+    _rank(board, seats, anchors)
     return board
 
 
@@ -154,7 +155,7 @@ def _ended(seats: Sequence[Mapping[str, Any]]) -> set[str]:
 
 
 def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
-          ceilings: Mapping[tuple[int, int], float]) -> None:
+          anchors: Mapping[tuple[int, int], Anchors]) -> None:
     apart = SET_APART                 # harness errors, interrupted, never started
     board.apart = [{k: s[k] for k in ("match_id", "seat", "model", "status", "reason")}
                    for s in seats if s["status"] in apart]
@@ -165,7 +166,7 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
     ended = _ended(seats)
     whole = {m: ss for m, ss in matches.items() if m in ended}
     board.matches = len(whole)
-    bounds = share_bounds(board.scenario)
+    bounds = share_bounds(board.scenario, anchors.values())
     per_model: dict[str, list[Mapping[str, Any]]] = {}
     for ss in whole.values():
         for s in ss:
@@ -189,17 +190,15 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
                 statistics.fmean(sign * m for _, m in values)))
     for ss in whole.values():
         for s in ss:
-            share = oracle_share(trial_score(s), ceilings.get(PairKey.of(s).world),
-                                 board.scenario)
-            if share is not None and share > 1:
+            value = share(trial_score(s), anchors.get(PairKey.of(s).world), board.scenario)
+            if value is not None and value > 1:
                 board.flagged.append({"match_id": s["match_id"], "seat": s["seat"],
-                                      "model": s["model"], "oracle_share": share,
+                                      "model": s["model"], "oracle_share": value,
                                       "net_transfers": s.get("net_transfers") or 0.0})
     for model, ss in per_model.items():
         scores = [trial_score(s) for s in ss]
-        shares = [v for s in ss if (v := oracle_share(
-            earned(s), ceilings.get(PairKey.of(s).world), board.scenario))
-            is not None]
+        shares = [v for s in ss if (v := share(
+            earned(s), anchors.get(PairKey.of(s).world), board.scenario)) is not None]
         mine = [p for p in board.pairs if p.model == model]
         costs = [s["cost_usd"] for s in ss if s["cost_usd"] is not None]
         board.rows.append(ArenaRow(
@@ -315,15 +314,17 @@ def arena_notes(board: ArenaBoard) -> list[str]:
                      f"{count(len({a['match_id'] for a in going}), 'match', 'matches')}")
     if board.pending_oracle:
         lines.append(f"shares pending for {count(board.pending_oracle, 'seed')}: the "
-                     "running arena computes the oracle's scores as its matches end")
+                     "running arena computes the oracle's and doing nothing's scores as its "
+                     "matches end")
     for a in board.apart:
         if a not in going:
             lines.append(f"kept apart: {a['match_id']} seat {a['seat']} "
                          f"{printable(a['model'])} ({a['status']}): {a['reason']}")
     lines.append("ranked by earned score (score less the net transfers received from "
                  "other seats); shares and head to head on it too")
-    lines.append(f"of oracle: the earned score's share of the oracle's score alone on the "
-                 f"same seed; intervals: {INTERVAL_METHOD}")
+    lines.append(f"of oracle: the earned score's share of what the oracle alone gains over "
+                 f"doing nothing on the same seed (0% only ends its days, 100% the oracle "
+                 f"alone); intervals: {INTERVAL_METHOD}")
     return lines
 
 

@@ -1,5 +1,5 @@
 """The arena's charts (PNG and SVG): each model's earned score as a share of the oracle's
-alone, with its interval and each seat's share; and the head-to-head matrix, coloured
+gain alone over doing nothing, with its interval and each seat's share; and the head-to-head matrix, coloured
 only where its interval decides (docs/arena.md)."""
 
 from __future__ import annotations
@@ -68,15 +68,17 @@ def _shares(plt: ModuleType, board: ArenaBoard, out: Path) -> list[Path]:
                     f"{share_ci(r.oracle_share, r.ci_oracle_share)}" for r in rows],
                [(r.oracle_share or 0.0, r.ci_oracle_share) for r in rows],
                [r.shares for r in rows])
-    ax.set_xlim(0, max(130.0, ax.get_xlim()[1]))
+    ax.set_xlim(ax.get_xlim()[0], max(130.0, ax.get_xlim()[1]))
     ax.set(title=f"Earned {score_name(board.scenario)} in the arena as a share of the "
-                 f"oracle's alone ({board.scenario}, {board.days} days, {board.seats} "
-                 "a match)", xlabel="% of the oracle's score alone on the same seed")
+                 f"oracle's gain alone ({board.scenario}, {board.days} days, {board.seats} "
+                 "a match)", xlabel="% of what the oracle alone gains over doing nothing "
+                                    "on the same seed")
     ax.title.set_fontsize(10)
     return _finish(plt, fig, ax, out, "arena_share",
                    "earned: the score less the net transfers received from other seats; "
                    "bar: the mean over seats; whisker: its 95% interval (betting, valid at "
-                   "any number of matches); points: each seat; dotted: the oracle; (!) a "
+                   "any number of matches); points: each seat; solid: doing nothing; dotted: the "
+                   "oracle alone; (!) a "
                    f"seat above the oracle alone. Money in {currency(board.scenario)}.")
 
 

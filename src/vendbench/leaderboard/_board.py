@@ -4,12 +4,16 @@ Scores: terminal net assets of a completed trial; every unfinished trial (budget
 exhausted, timeout, max turns, agent stopped, bankrupt) scores 0. Harness errors and
 interrupted trials are not scores: they are listed apart and never averaged in.
 
-Each trial's score is also a share of the oracle's on the same world, seed and horizon
-(``results.shares``), and the 95 % interval of a model's mean share is the betting
-interval of Waudby-Smith & Ramdas (2024) for a fixed number of values in known bounds
-(``mean_interval``): valid at any number of seeds, for any shape of scores within the
-bounds, so at three seeds it is honestly wide. (The percentile bootstrap it replaced
-covered the mean in 70-75 % of draws at three seeds, 32 % when one trial in ten failed.)
+Each trial's score is also a share of what the oracle gains over doing nothing on the
+same world, seed and horizon, (score − idle) / (oracle − idle) (``results.shares``,
+design §34): 0 is doing nothing, 1 the oracle. The 95 % interval of a model's mean share
+is Student's t over the seeds by default, labelled with its assumption (design §30), or
+the betting interval of Waudby-Smith & Ramdas (2024) for a fixed number of values in
+known bounds (``mean_interval``): valid at any number of seeds, for any shape of scores
+within the bounds, so at three seeds it is honestly wide. (The percentile bootstrap it
+replaced covered the mean in 70-75 % of draws at three seeds, 32 % when one trial in ten
+failed.) "vs base" is the mean paired difference of shares against the scenario's
+reference policy on the same world and seed, in points of the oracle's gain.
 """
 
 from __future__ import annotations
@@ -32,15 +36,18 @@ BOOTSTRAP_SAMPLES = 2000
 @dataclass(frozen=True)
 class Roles:
     """The model ids of a scenario's reference policies, by role: ``reference``, the
-    rule-based policy "vs base" pairs with; ``ceiling``, the oracle (None: it has none)."""
+    rule-based policy "vs base" pairs with; ``ceiling``, the oracle (None: it has none);
+    ``floor``, doing nothing (a share's 0, design §34)."""
 
     reference: str | None = None
     ceiling: str | None = None
+    floor: str | None = None
 
     @classmethod
     def of(cls, scenario: str | None) -> Roles:
         entry = find_scenario(scenario)
-        return cls(entry.reference_model, entry.ceiling_model) if entry else cls()
+        return cls(entry.reference_model, entry.ceiling_model, entry.floor_key) \
+            if entry else cls()
 
 
 INTERVAL_METHOD = ("betting interval for a bounded mean (Waudby-Smith & Ramdas 2024), "
@@ -66,17 +73,17 @@ def t_interval(values: Sequence[float], *, level: float = 0.95,
     return max(bounds[0], mean - half), min(bounds[1], mean + half)
 
 
-def t_doubt(values: Sequence[float]) -> str | None:
+def t_doubt(values: Sequence[float], failures: int = 0) -> str | None:
     """Why ``values`` do not suit a t interval, as a note, or None: one value (no t
-    interval: the betting interval is shown), failures at 0 beside scores well above
-    it, or a skew that a few seeds cannot average out."""
+    interval: the betting interval is shown), ``failures`` (unfinished trials, scored at
+    the floor) beside finished ones, or a skew that a few seeds cannot average out."""
     if len(values) == 1:
         return "one seed, so its interval is the betting interval (a t interval needs two)"
     if len(values) < 3:
         return None
     why = None
-    if min(values) <= 0 < statistics.fmean(values) and max(values) > 0.2:
-        why = "a failure scored 0 beside finished trials"
+    if 0 < failures < len(values):
+        why = "a failure scored at the floor beside finished trials"
     sd = statistics.pstdev(values)
     if why is None and sd > 0:
         mean = statistics.fmean(values)
@@ -176,7 +183,7 @@ class ModelRow:
     completed: int
     mean_net_assets: float
     sd_net_assets: float
-    oracle_share: float | None          # mean share of the oracle's score (design §18.1)
+    oracle_share: float | None          # mean share of the oracle's gain (design §34)
     ci_oracle_share: tuple[float, float] | None     # its 95 % interval (mean_interval)
     above_oracle: int                   # trials whose score beat the oracle's: look!
     growth: float
@@ -187,7 +194,9 @@ class ModelRow:
     api_efficiency: float | None        # over completed, priced trials only
     ci_api_efficiency: tuple[float, float] | None
     api_efficiency_note: str | None      # why it is blank, when it is
-    vs_baseline_ratio: float | None
+    # the mean paired difference of shares against the reference policy (points of the
+    # oracle's gain over doing nothing; None without shares to pair)
+    vs_baseline_points: float | None
     beats_baseline: int | None
     baseline_pairs: int
     operations: dict[str, float | None] = field(default_factory=dict)
@@ -227,12 +236,12 @@ def _cached_share(trials: list[dict[str, Any]]) -> float | None:
 
 def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]],
                shares: dict[str, float | None] | None = None,
-               bounds: tuple[float, float] = (0.0, 1.25), roles: Roles = Roles(),
+               bounds: tuple[float, float] = (-1.0, 1.25), roles: Roles = Roles(),
                ci: str = "t") -> list[ModelRow]:
-    """One row per model, best mean net assets first. ``shares``: each trial's oracle
-    share (``results.shares``), in ``bounds``; ``roles``: whose trials "vs base" pairs
-    with (the scenario's reference policy); ``ci``: the shares' interval, "t" (Student's,
-    over the seeds) or "any-shape" (the betting interval)."""
+    """One row per model, best mean net assets first. ``shares``: each trial's share of
+    the oracle's gain (``results.shares``), in ``bounds``; ``roles``: whose trials "vs
+    base" pairs with (the scenario's reference policy); ``ci``: the shares' interval,
+    "t" (Student's, over the seeds) or "any-shape" (the betting interval)."""
     shares = shares or {}
     by_model: dict[str, list[dict[str, Any]]] = {}
     for t in trials:
@@ -258,15 +267,17 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             "unpriced" if not priced else
             "no completed trial" if not any(t["status"] == "completed" for t in ts) else
             "no API cost")
-        ratios, beats = [], 0
+        points, beats = [], 0
         for t, s in zip(ts, scores):
             base = reference.get(PairKey.of(t))
             if base is not None and model != base_model:
-                b = score(base)
-                if b > 0:
-                    ratios.append(s / b)
-                beats += s > b
-        known = [v for t in ts if (v := shares.get(t["trial_id"])) is not None]
+                mine, theirs = shares.get(t["trial_id"]), shares.get(base["trial_id"])
+                if mine is not None and theirs is not None:
+                    points.append(mine - theirs)
+                beats += s > score(base)
+        shared = [(t, v) for t in ts if (v := shares.get(t["trial_id"])) is not None]
+        known = [v for _, v in shared]
+        unfinished = sum(t["status"] != "completed" for t, _ in shared)
         pairs = sum(1 for t in ts if PairKey.of(t) in reference)
         ops: dict[str, list[float]] = {}
         for t in ts:
@@ -281,13 +292,13 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             ci_oracle_share=(t_interval(known, bounds=bounds) or any_shape) if ci == "t"
             else any_shape,
             ci_oracle_share_any_shape=any_shape,
-            ci_doubt=t_doubt(known) if ci == "t" else None,
+            ci_doubt=t_doubt(known, unfinished) if ci == "t" else None,
             above_oracle=sum(v > 1 for v in known), growth=mean - initial, cv=sd / mean if mean else None,
             cost_mean_usd=total / len(ts) if total is not None else None,
             cost_total_usd=total, cached_share=_cached_share(ts),
             api_efficiency=_mean(efficiency),
             ci_api_efficiency=bootstrap_ci(efficiency), api_efficiency_note=note,
-            vs_baseline_ratio=_mean(ratios) if model != base_model else None,
+            vs_baseline_points=_mean(points) if model != base_model else None,
             beats_baseline=beats if pairs and model != base_model else None,
             baseline_pairs=pairs if model != base_model else 0,
             operations={k: _mean(v) for k, v in ops.items()}, harness=harness(model)))

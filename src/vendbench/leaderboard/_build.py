@@ -6,11 +6,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..environment import (SALT_ENV, currency, metric_directions, record_tables,
+from ..environment import (SALT_ENV, currency, find_scenario, metric_directions,
+                           no_share, record_tables, scenario_metrics,
                            score_column, score_name, share_bounds, trial_metrics)
-from ..results import PairKey, Store, ceilings_for, shares, trial_score as score
+from ..results import PairKey, Store, anchors_for, shares, trial_score as score
 from ._board import CI_METHODS, INTERVAL_METHOD, T_METHOD, ModelRow, Roles, model_rows
 from ._data import Filters, Selection, select
+
+
+UNKNOWN_BOUNDS = (-1.0, 1.25)     # a scenario's defaults, for a world not installed here
 
 
 @dataclass
@@ -22,6 +26,9 @@ class Board:
     points: list[dict[str, Any]] = field(default_factory=list)   # per trial: score, cost
     chart_notes: dict[str, str] = field(default_factory=dict)    # charts not drawn, and why
     ci: str = "t"                   # the shares' interval: "t" or "any-shape" (design §30)
+    bounds: tuple[float, float] = UNKNOWN_BOUNDS     # what the shares lie in (design §34)
+    # the metrics an operator that does nothing wins by default (design §34.3)
+    idle_wins: frozenset[str] = frozenset()
 
     @property
     def currency(self) -> str:
@@ -39,6 +46,7 @@ class Board:
                 "refused": s.refused, "set_apart": s.set_apart, "other_cohorts": s.others,
                 "left_out_compare": s.left_out_compare,
                 "interval_method": interval_method(self.ci),
+                "share_bounds": list(self.bounds),
                 "notes": ["unfinished trials score 0; harness errors are set apart",
                           "each model's latest attempt per world, seed and repeat is used",
                           "comparisons with the reference policies pair trials by world, "
@@ -84,12 +92,15 @@ def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = 
                            "repeat": t["repeat"],
                            "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
                            else None, "status": t["status"]})
-        shares = trial_shares(store, selection, salt)
+        shared = trial_shares(store, selection, salt)
     for p in points:
-        p["share"] = shares.get(p["trial_id"])
-    board = Board(model_rows(selection.trials, operations, shares, share_bounds(scenario),
+        p["share"] = shared.by_trial.get(p["trial_id"])
+    board = Board(model_rows(selection.trials, operations, shared.by_trial, shared.bounds,
                              Roles.of(scenario), ci=ci),
-                  selection, trajectories, metric_directions(scenario), points, ci=ci)
+                  selection, trajectories, metric_directions(scenario), points, ci=ci,
+                  bounds=shared.bounds,
+                  idle_wins=frozenset(m.name for m in scenario_metrics(scenario)
+                                      if m.idle_wins))
     for r in board.rows:
         if r.ci_doubt:
             selection.notes.append(f"{r.model}: {r.ci_doubt}")
@@ -97,20 +108,34 @@ def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = 
     return board
 
 
-def trial_shares(store: Store, selection: Selection, salt: str | None
-                 ) -> dict[str, float | None]:
-    """Each selected trial's oracle share (the oracle's scores kept in the file, or
-    computed now for keys it lacks: an older file, an MCP session)."""
+@dataclass(frozen=True)
+class TrialShares:
+    """Each selected trial's share of the oracle's gain (None where it has none), and the
+    bounds they lie in (``environment.share_bounds`` of their anchors)."""
+
+    by_trial: dict[str, float | None]
+    bounds: tuple[float, float]
+
+
+def trial_shares(store: Store, selection: Selection, salt: str | None) -> TrialShares:
+    """Each selected trial's share, (score − idle) / (oracle − idle) (design §34): the
+    anchors kept in the file, or computed now for keys it lacks (an older file, an MCP
+    session). Notes why some trials have none."""
     c = selection.cohort
+    if find_scenario(c.get("scenario")) is None:      # a world not installed here
+        return TrialShares({}, UNKNOWN_BOUNDS)
     if not selection.trials or c.get("days") is None:
-        return {}
+        return TrialShares({}, share_bounds(c["scenario"]))
     keys = {PairKey.of(t).world for t in selection.trials}
-    ceilings = ceilings_for(store, c["scenario"], c["days"], keys,
-                            c.get("world_salt_sha256"), salt)
-    if len(ceilings) < len(keys):
+    anchors = anchors_for(store, c["scenario"], c["days"], keys,
+                          c.get("world_salt_sha256"), salt)
+    if len(anchors) < len(keys):
         selection.notes.append("oracle shares need the worlds' salt for private worlds "
                                "(set VENDBENCH_WORLD_SALT or the run's world_salt_env)")
-    return shares(selection.trials, c["scenario"], ceilings)
+    if (why := no_share(anchors.values(), c["scenario"])) is not None:
+        selection.notes.append(why)
+    return TrialShares(shares(selection.trials, c["scenario"], anchors),
+                       share_bounds(c["scenario"], anchors.values()))
 
 
 def _flag_above_oracle(board: Board) -> None:

@@ -1,5 +1,5 @@
 """Leaderboard charts (matplotlib, PNG and SVG): trajectories, the terminal score as a
-share of the oracle's with its valid interval, return against API cost with the efficiency frontier, and each
+share of the oracle's gain over doing nothing with its interval, return against API cost with the efficiency frontier, and each
 model's normalised operational profile."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 # what difference in a metric is worth a colour: ("abs", points as a fraction) for
 # shares, ("rel", fraction of the models' median) for the others
 MATERIAL = {"waste_rate": ("abs", 0.01), "stockout_rate": ("abs", 0.02),
+            "empty_machine_rate": ("abs", 0.02),
             "shelf_utilisation": ("abs", 0.02), "pricing_regret_share": ("abs", 0.02),
             "rejected_item_rate": ("abs", 0.01), "assortment_score": ("abs", 0.05),
             "capital_efficiency": ("rel", 0.10), "tool_calls_per_day": ("rel", 0.10),
@@ -84,13 +85,16 @@ MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "*"]
 
 def styles(models: list[str], roles: Roles = Roles()) -> dict[str, dict[str, Any]]:
     """A line style per model, stable for the order given (the ranking's); the
-    scenario's reference policy dashed black, its ceiling dotted grey."""
+    scenario's reference policy dashed black, its ceiling dotted grey, its floor (doing
+    nothing) dash-dotted grey."""
     out, i = {}, 0
     for model in models:
         if model == roles.reference:
             out[model] = {"color": "black", "linestyle": "--", "marker": None}
         elif model == roles.ceiling:
             out[model] = {"color": "#777777", "linestyle": ":", "marker": None}
+        elif model == roles.floor:
+            out[model] = {"color": "#999999", "linestyle": "-.", "marker": None}
         else:
             out[model] = {"color": PALETTE[i % len(PALETTE)], "linestyle": "-",
                           "marker": MARKERS[i % len(MARKERS)]}
@@ -155,9 +159,10 @@ def _trajectories(plt: ModuleType, board: Board, out: Path) -> list[Path]:
 def share_bars(ax: Axes, labels: list[str],
                means: list[tuple[float, tuple[float, float] | None]],
                points: list[list[float]]) -> None:
-    """Shares of the oracle as horizontal bars, top to bottom: each mean a bar, its
-    interval a whisker, each trial's share a point, the oracle a dotted line (the
-    leaderboard's chart and the arena's)."""
+    """Shares of the oracle's gain as horizontal bars, top to bottom: each mean a bar, its
+    interval a whisker, each trial's share a point, doing nothing a solid line at 0, the
+    oracle a dotted line at 100 % (the leaderboard's chart and the arena's); the axis
+    spans both lines and every point."""
     import numpy as np
 
     y = np.arange(len(labels))[::-1]
@@ -169,14 +174,17 @@ def share_bars(ax: Axes, labels: list[str],
         ax.plot([100 * v for v in shares], [yi] * len(shares), "o", color="black",
                 markersize=4, markerfacecolor="white", zorder=3)
     ax.set_yticks(y, labels)
+    ax.axvline(0, color="black", linewidth=0.8)
     ax.axvline(100, color="black", linewidth=0.8, linestyle=":")
+    low, high = ax.get_xlim()
+    ax.set_xlim(min(-5.0, low), max(105.0, high))
 
 
 def _terminal(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     shared = [(r, r.oracle_share) for r in board.rows if r.oracle_share is not None]
     if not shared:
-        board.chart_notes["oracle_share"] = ("Share of the oracle's score: not drawn, no "
-                                             "finished trial with an oracle score yet")
+        board.chart_notes["oracle_share"] = ("Share of the oracle's gain: not drawn, no "
+                                             "finished trial with a share yet")
         return []
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(shared) + 1.5))
     share_bars(ax, [r.model + ("  (!) above the oracle" if r.above_oracle else "")
@@ -186,12 +194,15 @@ def _terminal(plt: ModuleType, board: Board, out: Path) -> list[Path]:
                  if p["model"] == r.model and p["share"] is not None] for r, _ in shared])
     method = ("Student's t over the seeds" if board.ci == "t" else
               "betting, valid at any n")
-    ax.set(title=f"Terminal {board.score_name} as a share of the oracle's",
-           xlabel="% of the oracle's score on the same world and seed")
-    ax.set_xlim(min(0.0, ax.get_xlim()[0]), max(105.0, ax.get_xlim()[1]))
+    ax.set(title=f"Terminal {board.score_name} as a share of what the oracle gains over "
+                 "doing nothing",
+           xlabel="% of the oracle's gain on the same world and seed: (score − idle) / "
+                  "(oracle − idle)")
     return _finish(plt, fig, ax, out, "oracle_share",
-                   f"bar: the mean; whisker: its 95% CI by {method}; points: each seed; an "
-                   "unfinished trial scores 0; dotted: the oracle")
+                   f"bar: the mean; whisker: its 95% CI by {method}; points: each seed; "
+                   "solid: doing nothing (0%), an operator that only ends its days; "
+                   "dotted: the oracle (100%); an unfinished trial's score is 0, a share "
+                   "below 0")
 
 
 def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
@@ -290,21 +301,50 @@ def heat(key: str, values: list[float | None], lower_is_better: bool) -> list[fl
     return out
 
 
+# a model whose mean share is at most this ran no business to speak of: the metrics an
+# idle operator wins by default (``Metric.idle_wins``) do not rank it (design §34.3)
+IDLE_SHARE = 0.05
+
+
 def heat_grid(board: Board, keys: list[str]) -> Any:
     """The operations heatmap's colours, a row per model and a column per metric, masked
     where there is no value or the metric has no better direction (tool calls a day:
-    an idle agent's 2 are not "better" than a busy one's 40)."""
+    an idle agent's 2 are not "better" than a busy one's 40), and, for a metric an idle
+    operator wins by default (no stock-outs of nothing listed), where the model's share
+    is unknown or at most ``IDLE_SHARE``: those cells are neither coloured nor counted
+    in the median the others are coloured against."""
     import numpy as np
 
+    idle_wins: frozenset[str] = getattr(board, "idle_wins", frozenset())
     grid = np.ma.masked_all((len(board.rows), len(keys)))   # type: ignore[no-untyped-call]
     for j, key in enumerate(keys):
         if board.directions.get(key) not in ("higher", "lower"):
             continue                        # a description, no better or worse: uncoloured
-        for i, v in enumerate(heat(key, [r.operations.get(key) for r in board.rows],
-                                   board.directions.get(key) == "lower")):
+        ranked = [i for i, r in enumerate(board.rows) if key not in idle_wins
+                  or (getattr(r, "oracle_share", None) or 0.0) > IDLE_SHARE]
+        colours = heat(key, [board.rows[i].operations.get(key) for i in ranked],
+                       board.directions.get(key) == "lower")
+        for i, v in zip(ranked, colours):
             if v is not None:
                 grid[i, j] = v
     return grid
+
+
+def steps_text(board: Board, keys: list[str]) -> str:
+    """The material step of each coloured column, as the code uses it (``MATERIAL``):
+    "waste % 1 pt, …, cap. eff 10 % of the median"."""
+    labels = {k: h for k, h, _, _ in ops_for(board.selection.cohort["scenario"])}
+    parts = []
+    for key in keys:
+        if board.directions.get(key) not in ("higher", "lower"):
+            continue
+        kind, step = MATERIAL.get(key, ("rel", 0.10))
+        scale = next((s for k, _, s, _ in ops_for(board.selection.cohort["scenario"])
+                      if k == key), 1)
+        parts.append(f"{labels.get(key, key)} {step:.0%} of the median" if kind == "rel"
+                     else f"{labels.get(key, key)} {step * 100:g} pt" if scale == 100
+                     else f"{labels.get(key, key)} {step:g}")
+    return ", ".join(parts)
 
 
 def _operations(plt: ModuleType, board: Board, out: Path) -> list[Path]:
@@ -333,14 +373,18 @@ def _operations(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     ax.set_title("Operational profile of " + ", ".join(r.model for r in rows)
                  if len(rows) <= 3 else "Operational profile", fontsize=10)
     ax.spines[:].set_visible(False)
+    idle = [labels[k] for k in keys if k in getattr(board, "idle_wins", ())]
     return _finish(plt, fig, ax, out, "operations",
                    "green better, red worse than the models' median; grey within one "
-                   "material step (1–5 points for rates, 10% otherwise); white: describes, "
-                   "does not rank (calls a day, pricing regret)")
+                   f"material step ({steps_text(board, keys)}); white: describes, does not "
+                   "rank (calls a day, pricing regret)"
+                   + (f"; {', '.join(idle)}: won by doing nothing, so white for a model "
+                      f"whose share of the oracle's gain is {IDLE_SHARE:.0%} or less"
+                      if idle else ""))
 
 
 def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
-    """Each model's mean share of the oracle over the runs of its cohort, each trial's
+    """Each model's mean share of the oracle's gain over the runs of its cohort, each trial's
     share a point and the mean's 95% t interval a whisker (the any-shape interval, which
     the regression test uses, spans the whole range at three seeds: a grey slab); a
     regression's latest point is ringed in red. Nothing with one run."""
@@ -369,7 +413,7 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
         for x, n, share in nights:
             shares = [100 * v for v in n.shares.values()]
             ax.plot([x] * len(shares), shares, ".", color=colour, alpha=0.45, markersize=4)
-            ci = t_interval(list(n.shares.values()), bounds=(0.0, n.cap or 1.25))
+            ci = t_interval(list(n.shares.values()), bounds=n.bounds)
             if ci is not None:
                 ax.vlines(x, 100 * ci[0], 100 * ci[1], color=colour, linewidth=2.5,
                           alpha=0.5)
@@ -378,9 +422,10 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
                            edgecolors="#c0392b", linewidths=2, zorder=5)
     ax.set_xticks(range(len(trend.runs)), run_labels(trend.runs), rotation=30, ha="right")
     c = trend.cohort
-    ax.set(title=f"{_cap(score_name(c['scenario']))} per run as a share of the oracle's "
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set(title=f"{_cap(score_name(c['scenario']))} per run as a share of the oracle's gain "
                  f"({c['scenario']}, {days_text(c['days'])})", xlabel="run (UTC)",
-           ylabel="% of the oracle's score")
+           ylabel="% of the oracle's gain over doing nothing")
     return _finish(plt, fig, ax, out, "trend",
                    "line: each model's mean; dots: its trials; whisker: the mean's 95% "
                    "Student's t interval over the trials; red ring: a regression (tested "

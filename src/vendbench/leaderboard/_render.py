@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._text import count, printable
 from .._text import days as days_text
-from ..environment import display_columns, find_scenario
+from ..environment import display_columns
 from ..results import TrialStatus
 
 from ._board import INTERVAL_METHOD, T_METHOD
@@ -30,9 +30,16 @@ def _num(value: float | None, places: int = 0, scale: float = 1) -> str:
     return "—" if value is None else f"{value * scale:,.{places}f}"
 
 
-def _cap(scenario: str) -> float:
-    entry = find_scenario(scenario)
-    return entry.share_cap if entry is not None else 1.25
+def _span(bounds: tuple[float, float]) -> str:
+    """The range shares lie in, in words (``-34%–125%``)."""
+    return f"{bounds[0]:.0%}–{bounds[1]:.0%}"
+
+
+def vs_base(r: Any) -> str:
+    """The mean paired difference of shares against the reference policy, in points."""
+    if r.vs_baseline_points is None:
+        return "—"
+    return f"{100 * r.vs_baseline_points:+.0f} pts"
 
 
 def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[str]]]:
@@ -43,7 +50,7 @@ def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[st
                    "vs base"]
         rows = [[str(i), r.model, f"{r.completed}/{r.trials}", f"{r.mean_net_assets:,.0f}",
                  share_text(r), _num(r.cost_mean_usd, 2 if (r.cost_mean_usd or 0) >= 1 else 4),
-                 "—" if r.vs_baseline_ratio is None else f"{r.vs_baseline_ratio:.2f}×"]
+                 vs_base(r)]
                 for i, r in enumerate(board.rows, 1)]
         return headers, rows
     cur = board.currency
@@ -52,8 +59,8 @@ def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[st
                *(h for _, h, _, _ in ops_for(board.selection.cohort["scenario"]))]
     rows = []
     for i, r in enumerate(board.rows, 1):
-        vs = "—" if r.vs_baseline_ratio is None else \
-            f"{r.vs_baseline_ratio:.2f}× ({r.beats_baseline}/{r.baseline_pairs} beat)"
+        vs = vs_base(r) + ("" if r.beats_baseline is None else
+                           f" ({r.beats_baseline}/{r.baseline_pairs} beat)")
         rows.append([
             str(i), r.model, f"{r.completed}/{r.trials}",
             f"{r.mean_net_assets:,.0f} ± {r.sd_net_assets:,.0f}", share_text(r, wide=True),
@@ -97,9 +104,11 @@ def _footer(board: Board) -> list[str]:
              f"{worlds}{private}; runs: {', '.join(s.runs)}",
              "unfinished trials score 0; each model's latest attempt per world, seed and "
              "repeat is used; comparisons pair by world and seed",
-             "of oracle: the mean share of the oracle's score on the same world and seed "
-             f"(0–{_cap(s.cohort['scenario']):.0%}); its 95% CI: "
-             f"{_interval_words(board.ci)}; ! marks a trial above the oracle",
+             "of oracle: the share of what the oracle gains over doing nothing on the "
+             "same world and seed, (score − idle) / (oracle − idle): 0% only ends its "
+             f"days, 100% is the oracle ({_span(board.bounds)} here); its 95% CI: "
+             f"{_interval_words(board.ci)}; ! a trial above the oracle; vs base: points "
+             "above the reference policy's share, seed by seed",
              *s.notes]
     mcp = [r.model for r in board.rows if r.harness == "mcp"]
     inspect = [r.model for r in board.rows if r.harness == "inspect"]

@@ -67,20 +67,30 @@ table.trend td:nth-child(2),table.trend th:nth-child(2){position:static;border-r
 CAPTIONS = {
     "trajectories": "{Score} over the days: each model's mean over its trials, the band "
                     "from the lowest to the highest trial. Dashed black: the scenario's "
-                    "rule-based reference policy; dotted grey: the oracle.",
-    "oracle_share": "Terminal {score} per model as a share of the oracle's on the same "
-                    "world and seed: the mean over trials (an unfinished trial counts 0) "
+                    "rule-based reference policy; dotted grey: the oracle; dash-dotted "
+                    "grey: doing nothing.",
+    "oracle_share": "Terminal {score} per model as a share of what the oracle gains over "
+                    "doing nothing on the same world and seed, (score − idle) / (oracle − "
+                    "idle): 0% is an operator that only ends its days, 100% the oracle; "
+                    "the mean over trials (an unfinished trial's score is 0, a share "
+                    "below 0) "
                     "with its 95% interval (Student's t over the seeds by default, which "
                     "assumes roughly normal shares; with --ci any-shape the betting "
                     "interval, valid for any shape, hence wide at few seeds), each seed's "
-                    "share a point; the dotted line is the oracle.",
+                    "share a point; the solid line is doing nothing, the dotted one the "
+                    "oracle.",
     "return_vs_cost": "Each trial's {score} less its starting cash against its API cost "
                       "(log scale); the "
                       "efficiency frontier joins the trials no cheaper trial beats.",
     "operations": "Operational metrics, coloured by distance from the models' median in "
-                  "material steps (1–5 percentage points for rates, 10% for the others): "
-                  "grey is within one step, full colour at three.",
-    "trend": "Each model's mean {score} per run of this cohort as a share of the oracle's, "
+                  "material steps (each column's under the chart): grey is within one "
+                  "step, full colour at three; white describes and does not rank. "
+                  "Metrics an operator that does nothing wins by default (stock-outs of "
+                  "nothing listed, waste of nothing bought) are white for a model whose "
+                  "share of the oracle's gain is 5% or less; the empty-machine rate "
+                  "stands beside them where the world has machines.",
+    "trend": "Each model's mean {score} per run of this cohort as a share of the oracle's "
+             "gain over doing nothing, "
              "with its 95% interval (betting) as a band; a red ring marks a regression "
              "against the model's previous run.",
 }

@@ -1,7 +1,7 @@
 """Trends across runs (nights) of one cohort, and the regressions worth a red cron job.
 
 A night is one run. Per model and night: trials, completed, mean net assets, the mean
-oracle share with its 95 % interval, cost, API efficiency — the leaderboard's numbers for
+share of the oracle's gain over doing nothing (design §34) with its 95 % interval, cost, API efficiency — the leaderboard's numbers for
 that run alone.
 
 A model regresses when its latest night is worse than its previous one beyond noise.
@@ -12,8 +12,9 @@ negative as positive, whatever their shape), or when the betting interval of the
 difference (``mean_interval``, valid at any number of pairs for values in known bounds)
 lies below 0; at 4 % and 1 %, so a steady model is flagged at most 5 % of the time.
 Or when its share of failed (unfinished or errored) trials jumps by ``FAILED_JUMP`` or
-more. The interval's bounds are wide (a difference of shares lies in -1.25..1.25), so at
-a few pairs it flags only a collapse; the sign test flags a drop on 5 of 5 seeds, 7 of 8
+more. The interval's bounds are wide (a difference of two shares spans twice the
+shares' range: -1.59..1.59 at 30 days of AutoVend, where shares lie in -34 %..125 %), so
+at a few pairs it flags only a collapse; the sign test flags a drop on 5 of 5 seeds, 7 of 8
 or 9 of 10 (``benchmarks/bench_compare.py`` measures both).
 """
 
@@ -26,7 +27,7 @@ from typing import Any
 
 from .._text import count, printable
 from .._text import days as days_text
-from ..environment import currency, score_name, share_bounds
+from ..environment import currency, score_name
 from ..errors import ResultsError
 from ..results import SET_APART, PairKey, Store
 from ._board import Roles, mean_interval, model_rows
@@ -64,14 +65,14 @@ class Night:
     cost_mean_usd: float | None
     api_efficiency: float | None
     shares: dict[PairKey, float] = field(default_factory=dict, repr=False)
-    cap: float = 1.25                   # the shares' upper bound
+    bounds: tuple[float, float] = (-1.0, 1.25)    # the interval its shares lie in
 
     @property
     def failed_share(self) -> float:
         return self.failed / self.trials if self.trials else 0.0
 
     def as_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("shares", "cap")}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("shares", "bounds")}
         out["ci_oracle_share"] = list(self.ci_oracle_share) if self.ci_oracle_share else None
         out["failed_share"] = self.failed_share
         return out
@@ -122,9 +123,9 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
                 by_model.setdefault(t["model"], []).append(t)
             for a in apart:
                 by_model.setdefault(a["model"], [])
-            shares = trial_shares(store, chosen, _salt_for(store, chosen)
+            shared = trial_shares(store, chosen, _salt_for(store, chosen)
                                   if chosen.cohort.get("world_salt_sha256") else None)
-            bounds = share_bounds(cohort["scenario"])
+            shares, bounds = shared.by_trial, shared.bounds
             for row in model_rows(chosen.trials, {}, shares, bounds,
                                   Roles.of(cohort["scenario"]), ci="any-shape"):
                 ts = by_model[row.model]
@@ -135,7 +136,7 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
                     row.mean_net_assets, row.oracle_share, row.ci_oracle_share,
                     row.cost_total_usd, row.cost_mean_usd, row.api_efficiency,
                     {PairKey.of(t): v for t in ts
-                     if (v := shares.get(t["trial_id"])) is not None}, bounds[1]))
+                     if (v := shares.get(t["trial_id"])) is not None}, bounds))
             for model in by_model:            # only harness errors this night
                 if not any(n.model == model and n.run_id == run["run_id"] for n in nights):
                     errs = sum(1 for a in apart if a["model"] == model)
@@ -189,10 +190,12 @@ def compare(trend: Trend) -> list[dict[str, Any]]:
         base = {"model": model, "previous_run": before.run_id, "latest_run": latest.run_id}
         pairs = sorted(set(before.shares) & set(latest.shares), key=str)
         diffs = [latest.shares[k] - before.shares[k] for k in pairs]
-        cap = latest.cap
+        # a difference of two shares lies within the widest either night's shares span
+        low = min(before.bounds[0], latest.bounds[0])
+        high = max(before.bounds[1], latest.bounds[1])
         tested = len(diffs) >= MIN_PAIRS
-        ci = mean_interval(diffs, level=1 - MEAN_ALPHA, bounds=(-cap, cap)) if tested \
-            else None
+        ci = mean_interval(diffs, level=1 - MEAN_ALPHA, bounds=(low - high, high - low)) \
+            if tested else None
         mean = statistics.fmean(diffs) if diffs else None
         worse, better = sum(d < 0 for d in diffs), sum(d > 0 for d in diffs)
         p_sign = sign_test(worse, worse + better)

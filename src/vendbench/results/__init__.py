@@ -1,11 +1,11 @@
 """Results: one DuckDB file per deployment, written by one task, read by anyone after."""
 
-from ._ceilings import (ceiling_rows, ceiling_rows_apart, ceilings_for, missing_ceilings, salt_hash, shares,
-                        trial_score)
+from ._ceilings import (Job, anchor_rows, anchor_rows_apart, anchors_for, missing_anchors, salt_hash,
+                        shares, trial_score)
 from ._comparisons import ComparisonRow, ComparisonStep, comparison, comparison_steps, run_named
 from ._pacing import cpus_busy, no_core_spare
 from ._log import DirectWriter, Sink, TrialLog, now
-from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, ExchangeRow, MatchSeat, MessageRow, ProviderEventRow,
+from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, ExchangeRow, FloorRow, MatchSeat, MessageRow, ProviderEventRow,
                     ReservationRow, Row, RunEnded, RunRecord, RunWarning, SegmentEnded,
                     SegmentReplayed, SegmentStarted, LoggedRequest, ToolCallRow, TrialRecord, Tokens, as_append,
                     cached_share)
@@ -18,10 +18,10 @@ from ._trials import FINISHED, PairKey, RANKED, SET_APART, TrialKey, TrialStatus
 from ._writer import ResultsWriter, append, dumps
 
 __all__ = ["SEARCH_LIMIT", "Transcripts", "open_error", "Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
-           "cached_share", "cpus_busy", "no_core_spare", "ceiling_rows", "ceiling_rows_apart", "ceilings_for", "CeilingRow", "code_version", "COLUMNS", "comparison", "ComparisonRow",
+           "cached_share", "cpus_busy", "no_core_spare", "anchor_rows", "anchor_rows_apart", "anchors_for", "CeilingRow", "FloorRow", "Job", "code_version", "COLUMNS", "comparison", "ComparisonRow",
            "ComparisonStep", "comparison_steps", "DDL", "DEFAULT_DB", "DirectWriter", "dumps",
            "ExchangeRow", "FINISHED", "LoggedRequest", "latest_attempts", "MatchSeat", "MessageRow", "new_run_id",
-           "missing_ceilings", "now", "PairKey", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
+           "missing_anchors", "now", "PairKey", "path_id", "ProviderEventRow", "RANKED", "ReservationRow", "ResultsWriter",
            "Row", "RunEnded", "RunInfo", "RunRecord", "RunSummary", "run_named", "RunWarning", "salt_hash", "shares",
            "SegmentEnded", "SegmentReplayed", "SegmentStarted", "SET_APART", "Sink",
            "Store", "Tokens", "ToolCallRow", "TrialHistory", "TrialInfo", "TrialKey", "TrialLog",

@@ -377,9 +377,10 @@ class RunEnded:
 
 @dataclass(frozen=True, slots=True)
 class CeilingRow:
-    """What a scenario's oracle scores on one world, seed, salt and horizon: the
-    denominator of an oracle share, computed once (it is deterministic) and kept."""
+    """What a scenario's oracle scores on one world, seed, salt and horizon: a share's
+    100 % (design §34), computed once (it is deterministic) and kept."""
 
+    TABLE: ClassVar[str] = "ceilings"
     scenario: str
     world_seed: int
     seed: int
@@ -390,10 +391,17 @@ class CeilingRow:
     computed_at: dt.datetime
 
     def statement(self) -> tuple[str, list[Any]]:
-        columns = ", ".join(self.__slots__)
-        return (f"INSERT OR REPLACE INTO ceilings ({columns}) VALUES "
-                f"({', '.join('?' * len(self.__slots__))})",
-                [getattr(self, f) for f in self.__slots__])
+        names = [f.name for f in fields(self)]
+        return (f"INSERT OR REPLACE INTO {self.TABLE} ({', '.join(names)}) VALUES "
+                f"({', '.join('?' * len(names))})", [getattr(self, n) for n in names])
+
+
+@dataclass(frozen=True, slots=True)
+class FloorRow(CeilingRow):
+    """What a scenario's floor policy (doing nothing) scores on one world, seed, salt and
+    horizon: a share's 0 (design §34), kept as the oracle's score is."""
+
+    TABLE: ClassVar[str] = "floors"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 13     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 14     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
                         # exchanges.usage_counted (a reply without usage); 7: ceilings;
@@ -27,7 +27,8 @@ SCHEMA_VERSION = 13     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens,
                         # 10: match_seats (the arena's matches and their operators);
                         # 11: messages.carried_tokens (what a reply carries back);
                         # 12: exchanges.purpose (act, or compaction); 13:
-                        # trials.net_transfers (an arena seat's money from the others)
+                        # trials.net_transfers (an arena seat's money from the others);
+                        # 14: floors (what doing nothing scores: a share's 0, design §34)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -83,6 +84,10 @@ CREATE TABLE IF NOT EXISTS ceilings(
     scenario VARCHAR, world_seed INTEGER, seed INTEGER, salt_sha256 VARCHAR, days INTEGER,
     policy VARCHAR, score DOUBLE, computed_at TIMESTAMP,
     PRIMARY KEY (scenario, world_seed, seed, salt_sha256, days));
+CREATE TABLE IF NOT EXISTS floors(
+    scenario VARCHAR, world_seed INTEGER, seed INTEGER, salt_sha256 VARCHAR, days INTEGER,
+    policy VARCHAR, score DOUBLE, computed_at TIMESTAMP,
+    PRIMARY KEY (scenario, world_seed, seed, salt_sha256, days));
 CREATE TABLE IF NOT EXISTS match_seats(
     match_id VARCHAR, attempt INTEGER, seat INTEGER, trial_id VARCHAR, run_id VARCHAR,
     model VARCHAR, world_seed INTEGER, seed INTEGER, "repeat" INTEGER, operator VARCHAR,
@@ -100,7 +105,7 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # before schema 8 a trial's score
 # was stored as final_net_assets, in the network its final bank balance, so that is its
 # score and stays its final_net_assets: the stock it held then is not known).
-UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;

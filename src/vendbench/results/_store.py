@@ -465,14 +465,15 @@ class Store:
                             self.in_flight(trial_id), segments, started)
 
     def ceilings(self, scenario: str, days: int, salt_sha256: str | None,
-                 policy: str | None = None) -> dict[tuple[int, int], float]:
-        """The oracle scores kept for ``scenario`` at ``days`` in the worlds of that salt
-        (None: public), by (world seed, seed); ``policy``: only those its revision kept
-        (``Scenario.ceiling_key``)."""
+                 policy: str | None = None, *, floors: bool = False
+                 ) -> dict[tuple[int, int], float]:
+        """The oracle scores (``floors``: doing nothing's) kept for ``scenario`` at
+        ``days`` in the worlds of that salt (None: public), by (world seed, seed);
+        ``policy``: only those its revision kept (``Scenario.ceiling_key``)."""
         rows = self.con.execute(
-            "SELECT world_seed, seed, score FROM ceilings WHERE scenario = ? AND days = ? "
-            "AND salt_sha256 = ? AND (? IS NULL OR policy = ?)",
-            [scenario, days, salt_sha256 or "", policy, policy]).fetchall()
+            f"SELECT world_seed, seed, score FROM {'floors' if floors else 'ceilings'} "
+            "WHERE scenario = ? AND days = ? AND salt_sha256 = ? AND (? IS NULL OR "
+            "policy = ?)", [scenario, days, salt_sha256 or "", policy, policy]).fetchall()
         return {(w, s): float(v) for w, s, v in rows}
 
     def warnings(self, run_id: str) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from markupsafe import Markup
 
 from ..environment import SALT_ENV, find_scenario
 from ..errors import ResultsError
-from ..results import PairKey, Store, TrialStatus, cached_share, ceilings_for, shares
+from ..results import PairKey, Store, TrialStatus, anchors_for, cached_share, shares
 from ..results import SEARCH_LIMIT, Transcripts, path_id
 from ._templates import CSP, SCRIPT, STATIC_CSP, STYLE, TEMPLATES
 
@@ -310,14 +310,15 @@ def _when(value: Any) -> str:
 
 def _shares(tx: Transcripts, trials: list[dict[str, Any]], run: dict[str, Any]
             ) -> dict[str, float | None]:
-    """Each trial's score as a share of the oracle's on its world and seed (design §18.1):
-    kept in the file, or computed (a private world's only with its salt set)."""
+    """Each trial's score as a share of what the oracle gains over doing nothing on its
+    world and seed (design §34): the anchors kept in the file, or computed (a private
+    world's only with its salt set)."""
     if find_scenario(run.get("scenario")) is None or not trials:
         return {}
     keys = {PairKey.of(t).world for t in trials}
-    ceilings = ceilings_for(tx.store, run["scenario"], run["days"], keys,
-                            run.get("world_salt_sha256"), os.environ.get(SALT_ENV))
-    return shares(trials, run["scenario"], ceilings)
+    anchors = anchors_for(tx.store, run["scenario"], run["days"], keys,
+                          run.get("world_salt_sha256"), os.environ.get(SALT_ENV))
+    return shares(trials, run["scenario"], anchors)
 
 
 def _ranges(messages: list[dict[str, Any]]) -> str:

@@ -61,7 +61,7 @@ RUN = """{% extends "base" %}{% block title %}run {{ run.run_id }}{% endblock %}
 <h1>Run {{ run.run_id }}{% if run.name %} · {{ run.name }}{% endif %}</h1>
 <p class="meta">{{ run.scenario }}, {{ run.days }} days, {{ run.status }}; score: {{ score_name }} ({{ currency }})</p>
 <table><thead><tr><th class="l">trial</th><th class="l">model</th><th>world</th><th>seed</th>
-<th>rep.</th><th class="l">status</th><th>{{ score_name }}</th><th>of oracle</th><th>cost $</th><th>cached</th>
+<th>rep.</th><th class="l">status</th><th>{{ score_name }}</th><th title="the share of what the oracle gains over doing nothing on the same world and seed: 0% only ends its days, 100% the oracle">of oracle</th><th>cost $</th><th>cached</th>
 <th>days</th><th class="l">{{ score_name }} by day</th></tr></thead><tbody>
 {% for t in trials %}<tr><td class="l"><a href="{{ root }}trial/{{ t.trial_id|path }}/index.html">{{ t.trial_id }}</a></td>
 <td class="l">{{ t.model }}</td><td>{{ t.world_seed }}</td><td>{{ t.seed }}</td><td>{{ t.repeat }}</td>
@@ -80,7 +80,7 @@ TRIAL = """{% extends "base" %}{% block title %}{{ t.trial_id }}{% endblock %}
 <a id="up" href="{{ root }}run/{{ t.run_id|path }}.html" hidden></a>
 <h1>{{ t.model }} · world {{ t.world_seed }} · seed {{ t.seed }} · repeat {{ t.repeat }}</h1>
 <p class="meta">{{ t.scenario }}, {{ t.days_completed }} of {{ t.horizon }} days; <b>{{ t.status }}</b>{% if t.reason %}: {{ t.reason }}{% endif %};
-{{ score_name }} {{ money(t.score) }} {{ currency }}{% if t.share is not none %} ({{ percent(t.share) }} of the oracle's on this world and seed){% endif %}; {{ t.exchanges }} requests, {{ t.tool_calls }} tool calls; cost ${{ money(t.cost_usd, 4) }}</p>
+{{ score_name }} {{ money(t.score) }} {{ currency }}{% if t.share is not none %} ({{ percent(t.share) }} of the oracle's gain over doing nothing on this world and seed){% endif %}; {{ t.exchanges }} requests, {{ t.tool_calls }} tool calls; cost ${{ money(t.cost_usd, 4) }}</p>
 {% if t.share and t.share > 1 %}<p class="bad" role="alert"><b>Above the oracle:</b> this trial scored more than the privileged oracle on the same world and seed. That is an exploit of the world or a bug: look at what it did, day by day.</p>{% endif %}
 {% if searchable %}<form action="search.html"><input type="search" name="q" placeholder="search calls, results and replies" aria-label="search this trial"> <button>search</button></form>{% endif %}
 {{ chart|safe }}

@@ -12,6 +12,7 @@ class FixedPrice:
         call("end_day", {})
 
 
-# (20 - 4p)(p - 0.5) is largest at p = 2.75
-POLICIES = {"fixed-price": lambda env: FixedPrice("baseline/fixed-price", 1.0),
+# (20 - 4p)(p - 0.5) is largest at p = 2.75; doing nothing sells at the stand's opening
+# $1.00 (the floor of a share, design §34), the reference policy at $1.50
+POLICIES = {"fixed-price": lambda env: FixedPrice("baseline/fixed-price", 1.5),
             "best-price": lambda env: FixedPrice("baseline/best-price", 2.75)}

@@ -10,7 +10,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Callable
 
-from .._exploits import (REPRICED, Build, DoNothing, Move, Variant, kingmaker, plain,
+from .._policies import Idle
+from .._exploits import (REPRICED, Build, Move, Variant, kingmaker, plain,
                         rival_families, seeded)
 from .policies import OraclePolicy, OrderUpToPolicy
 from .policies._books import Call
@@ -128,7 +129,7 @@ def families(draws: int) -> dict[str, list[Variant]]:
 
     search = random.Random(20261201)
     fam = {
-    "do-nothing": [Variant("", "end every day", plain(lambda: DoNothing("end_day")))],
+    "do-nothing": [Variant("", "end every day", plain(lambda: Idle("end_day")))],
     "random-prices": [Variant("", "0.5-2x reference per listing", randomised)],
     "markup-sweep": [fixed(f) for f in AUTOVEND_SWEEP],
     "price-dumping": [replace(fixed(0.5), label="0.5x reference everywhere")],

@@ -63,17 +63,19 @@ RECORDS = (
 )
 # its operational metrics, each once; the table shows those with a header, in this order
 METRICS = (
-    Metric("waste_rate", "lower", "waste %", 100, 2),
-    Metric("stockout_rate", "lower", "stock-outs %", 100, 1),
+    Metric("waste_rate", "lower", "waste %", 100, 2, idle_wins=True),
+    Metric("stockout_rate", "lower", "stock-outs %", 100, 1, idle_wins=True),
+    # beside stock-outs: those count only the products listed, none for an idle operator
+    # whose machines stand empty
+    Metric("empty_machine_rate", "lower", "empty %", 100, 1),
     Metric("shelf_utilisation", "higher", "util %", 100, 1),
     # a one-day measure that ignores visit fees: the oracle, pricing for fewer visits, shows
     # more of it (docs/metrics.md); it describes, it does not rank (charts leave it grey)
     Metric("pricing_regret_share", "neither", "regret %", 100, 1),
     Metric("assortment_score", "higher", "assort.", 1, 3),
-    Metric("capital_efficiency", "higher", "cap. eff", 1, 3),
+    Metric("capital_efficiency", "higher", "cap. eff", 1, 3, idle_wins=True),
     Metric("tool_calls_per_day", "neither", "calls/day", 1, 1),
-    Metric("rejected_item_rate", "lower", "rejected %", 100, 1),
-    Metric("empty_machine_rate", "lower"),
+    Metric("rejected_item_rate", "lower", "rejected %", 100, 1, idle_wins=True),
     Metric("pricing_regret", "neither"),
 )
 PRICE_GRID = np.linspace(0.5, 2.0, 16)

@@ -10,7 +10,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from .._exploits import (REPRICED, DoNothing, Move, Variant, kingmaker, plain, rival_families,
+from .._policies import Idle
+from .._exploits import (REPRICED, Move, Variant, kingmaker, plain, rival_families,
                         seeded)
 from .policies import Knobs, MarketWatcher, NetworkOracle, NetworkOrderUpTo
 from .policies._baseline import Call
@@ -330,7 +331,7 @@ def families(draws: int) -> dict[str, list[Variant]]:
     search = random.Random(20261201)
     fam = {
         "do-nothing": [Variant("", "end every day",
-                               plain(lambda: DoNothing("wait_for_next_day")))],
+                               plain(lambda: Idle("wait_for_next_day")))],
         "random-prices": [Variant("", "1.2-4x cost per slot",
                                   lambda seed, env: RandomPrices(seed))],
         "decoy-facings": [Variant("", "1 unit at 0.10, the rest at 10,000", plain(Decoy))],

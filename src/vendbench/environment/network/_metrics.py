@@ -25,13 +25,15 @@ RECORDS = (
 # its operational metrics, each once, in the table's order
 METRICS = (
     Metric("profit", "higher", "profit", 1, 0),
-    Metric("stockout_rate", "lower", "sold out %", 100, 1),
-    Metric("waste_rate", "lower", "waste %", 100, 1),
-    Metric("marketing_spend", "lower", "marketing", 1, 2),
-    Metric("refunds", "lower", "refunds", 1, 2),
+    # won by an operator that does nothing (nothing listed, bought, marketed or sold):
+    # they rank only operators that ran the business (design §34.3)
+    Metric("stockout_rate", "lower", "sold out %", 100, 1, idle_wins=True),
+    Metric("waste_rate", "lower", "waste %", 100, 1, idle_wins=True),
+    Metric("marketing_spend", "lower", "marketing", 1, 2, idle_wins=True),
+    Metric("refunds", "lower", "refunds", 1, 2, idle_wins=True),
     Metric("working_hours_use", "higher", "hours used %", 100, 1),
     Metric("tool_calls_per_day", "neither", "calls/day", 1, 1),
-    Metric("rejected_call_rate", "lower", "rejected %", 100, 1),
+    Metric("rejected_call_rate", "lower", "rejected %", 100, 1, idle_wins=True),
 )
 
 
