@@ -285,6 +285,9 @@ def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
         lines.append(f"    a request reserves {_usd(m['first_request_reserves_usd'], 4)} "
                      f"at first, {_usd(m['full_request_reserves_usd'], 4)} once the "
                      "window is full")
+        if m["budget_usd"] is None:
+            lines += textwrap.wrap(_uncapped(m), width=80, initial_indent="    ",
+                                   subsequent_indent="      ")
         covered = m["days_covered"]
         if covered is not None and covered < days:
             lasts = f"about {covered} of {days} days" if covered else "less than a day"
@@ -305,6 +308,18 @@ def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
         lines.append(f"  the run: {_usd(panel['total_usd'])}{capped}; the forecast's "
                      "accuracy: docs/costs.md")
     return lines
+
+
+def _uncapped(m: dict[str, Any]) -> str:
+    """What a trial without a --budget may spend at most (design §35.0)."""
+    if m["most_usd"] is None:
+        return ("no --budget, and nothing else bounds a trial's requests (its world "
+                "declares no daily interaction budget): --budget caps what it may spend")
+    return (f"no --budget: a trial may spend up to {_usd(m['most_usd'])}, "
+            f"{m['most_requests']:,} requests at most (every day's calls, one a request, "
+            f"each after the replies without a call the loop allows) at up to "
+            f"{_usd(m['full_request_reserves_usd'], 4)} each, more if requests time out "
+            "and are sent again; --budget caps it")
 
 
 def _usd(value: str | None, places: int = 2) -> str:

@@ -21,11 +21,12 @@ from ._registry import (DEFAULT_SCENARIO, DEFAULT_WORLD_SEED, ENTRY_POINTS, REGI
                         scenario, scenario_class, score_column, score_name, standing,
                         trial_metrics)
 from ._share import Anchors, divisible, lowest, no_share, share, share_bounds
-from ._session import (DAY_OVER, MAX_SILENT_REPLIES, Kept, Recorder, RecordingSession,
+from ._session import (DAY_OVER, MAX_REPEATED_FAILURES, MAX_SILENT_REPLIES, Kept, Recorder,
+                       RecordingSession, Repeats,
                        ToolCall, day_tool, nudge)
 
 __all__ = ["Anchors", "Idle", "divisible", "floor_score", "lowest", "no_share",
-           "reference_anchors", "scenario_metrics", "share", "DEFAULT_SCENARIO", "DEFAULT_WORLD_SEED", "Match", "make_market", "arena_names", "DAYS", "DAY_COLUMNS", "DAY_OVER", "MAX_SILENT_REPLIES", "ENTRY_POINTS", "Environment", "find_scenario",
+           "reference_anchors", "scenario_metrics", "share", "DEFAULT_SCENARIO", "DEFAULT_WORLD_SEED", "Match", "make_market", "arena_names", "DAYS", "DAY_COLUMNS", "DAY_OVER", "MAX_REPEATED_FAILURES", "MAX_SILENT_REPLIES", "Repeats", "ENTRY_POINTS", "Environment", "find_scenario",
            "InProcessPolicy", "installed", "Kept", "Metric", "scenario_names", "Workload",
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",
            "ToolCall", "currency", "day_tool", "default_days", "display_columns",

@@ -90,6 +90,9 @@ class Scenario:
     arena: str | None = None
     messages: tuple[str, ...] = ()   # an arena's tools that reach another operator
     day_tool: str = "end_day"        # the tool that ends the agent's day
+    # the day's interaction budget (design §35.0): after this many tool calls in a day,
+    # accepted or not, the world ends the day itself and says so (None: not declared)
+    calls_per_day: int | None = None
     world_seed: int = DEFAULT_WORLD_SEED   # its world when none is named
     inspect: bool = False            # an Inspect AI task of its own: vendbench/<name>
 
@@ -192,6 +195,7 @@ register(Scenario(DEFAULT_SCENARIO, ".autovend", "AutoVendEnv", "_metrics",
                   "AutoVend: 20 machines of five site types, one warehouse, 180 days",
                   notes_tool="write_notes", adversarial="_adversarial", arena="Market",
                   messages=("email_operator", "pay_operator"), inspect=True,
+                  calls_per_day=40,        # the paper's budget (autovend.DAILY_TOOL_CALLS)
                   # bench_workload: 2,639 requests in 180 days; bench_cost's LLM path
                   # measured 2,239 and 390 (5.91M new, 1.03M output tokens)
                   workload=Workload((301, 380, 425, 477, 511, 545), 2_239, 390)))
@@ -202,6 +206,7 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   adversarial="_adversarial", arena="Market",
                   messages=("email_operator", "pay_operator"), inspect=True,
                   day_tool="wait_for_next_day",
+                  calls_per_day=100,       # network.toml's [clock] calls_per_day
                   ceiling_revision=3,     # 2: the oracle markets on a weekly schedule;
                                           # 3: it buys ahead while a unit is cheap
                   # bench_workload: 6,447 requests in 365 days, short tool results

@@ -13,6 +13,7 @@ recorder they give it (the results log, a buffer, a checker of the log, nothing)
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,6 +25,10 @@ DAY_OVER = {"ok": False, "error": "the day had already ended before this call; i
 # replies in a row without a tool call after which an agent loop stops the trial
 # (agent_stopped): vendbench's own loop and the Inspect agent alike
 MAX_SILENT_REPLIES = 3
+# the same failing call (its tool and arguments), made this many times in a row, stops
+# the trial too (design §35.0): a model that keeps calling a tool the world lacks, or
+# the same refused order, is as stuck as a silent one, and pays for every request
+MAX_REPEATED_FAILURES = 5
 
 
 def day_tool(env: Environment) -> str:
@@ -91,6 +96,56 @@ class Kept:
         return count
 
 
+@dataclass
+class Repeats:
+    """The same failing call made again and again, in a row (design §35.0): a failing
+    call is one the world answered ``ok: False``; any other call ends the run of
+    repeats. A refusal of a call made after its day ended (``DAY_OVER``) is the
+    harness's, and counts neither way."""
+
+    key: tuple[str, str] | None = None
+    count: int = 0
+
+    def saw(self, name: str, arguments: Any, result: dict[str, Any]) -> None:
+        if result is DAY_OVER:
+            return
+        if result.get("ok") is not False:
+            self.key, self.count = None, 0
+            return
+        key = (str(name), _canonical(arguments))
+        self.count = self.count + 1 if key == self.key else 1
+        self.key = key
+
+    def warning(self) -> str | None:
+        """What a failing call's result says once it has come twice in a row before:
+        how many more stop the trial (the rule is told before it is applied)."""
+        if self.key is None or self.count < MAX_REPEATED_FAILURES - 2:
+            return None
+        left = MAX_REPEATED_FAILURES - self.count
+        return (f"the same failing call {self.count} times in a row: "
+                + (f"{left} more and the trial stops" if left > 0 else "the trial stops"))
+
+    def stuck(self) -> str | None:
+        """Why the agent is stuck, once the same failing call came
+        ``MAX_REPEATED_FAILURES`` times in a row (None before)."""
+        if self.key is None or self.count < MAX_REPEATED_FAILURES:
+            return None
+        return (f"the same failing call ({self.key[0][:60]}) {self.count} times in a row")
+
+
+def _canonical(arguments: Any) -> str:
+    """Arguments as one text whatever their form (a dict, or a model's JSON string)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return arguments
+    try:
+        return json.dumps(arguments, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(arguments)
+
+
 class RecordingSession:
     """``env`` with a record of its calls.
 
@@ -105,6 +160,7 @@ class RecordingSession:
                  calls: int = 0) -> None:
         self.env, self.recorder, self.calls = env, recorder, calls
         self.seconds = 0.0          # spent inside the world (its calls and reports)
+        self.repeats = Repeats()    # the same failing call, in a row
 
     def observe(self) -> str:
         """Today's report (timed with the calls)."""
@@ -132,6 +188,9 @@ class RecordingSession:
             result = DAY_OVER if self.refused(day) else env.call(name, arguments)
         self.seconds += time.perf_counter() - start
         self.calls += 1
+        self.repeats.saw(name, arguments, result)
+        if (warning := self.repeats.warning()) is not None:
+            result = {**result, "warning": warning}
         records = env.drain_records()
         if self.recorder is not None:
             self.recorder.tool_call(ToolCall(self.calls, day, name, arguments, result,

@@ -64,6 +64,9 @@ class World:
         if self.silent >= MAX_SILENT_REPLIES:
             self.stopped = f"{MAX_SILENT_REPLIES} replies in a row without a tool call"
             return False
+        if (stuck := self.session.repeats.stuck()) is not None:   # design §35.0
+            self.stopped = stuck
+            return False
         self.turn_day = env.day
         if env.day != self.reported_day:
             self.reported_day = env.day

@@ -80,6 +80,7 @@ class AgentLoop:
         if resumed.summary is not None:
             await self.context.compacted_before(resumed.summary)
         self.seen_day, self.silent = self.env.day, resumed.silent
+        self.session.repeats = resumed.repeats
         self.first_attempt = resumed.next_attempt
         self.session.calls = counters.tool_calls
         out.exchanges, out.tool_calls = counters.exchanges, counters.tool_calls
@@ -117,6 +118,10 @@ class AgentLoop:
         await self.context.add_exchange(message, self._run_tool_calls(calls))
         out.days = self.env.summary().get("days_completed", out.days)
         self.ctx.on_progress(out, self.env)
+        if (stuck := self.session.repeats.stuck()) is not None:   # design §35.0
+            out.status, out.reason = TrialStatus.AGENT_STOPPED, stuck
+            self.tlog.messages(self.context.take_new())
+            return False
         return True
 
     def _run_tool_calls(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..budgets import Forecast, forecast
-from ..environment import DEFAULT_SCENARIO, Workload, scenario
+from ..environment import DEFAULT_SCENARIO, MAX_SILENT_REPLIES, Workload, scenario
 from ..errors import ConfigError
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
@@ -34,6 +34,19 @@ class ModelForecast:
     # reasoning: its thinking tokens a request (its budget, a ceiling), or None when the
     # model reasons with no stated budget (not in the forecast; billed as output)
     thinking: int | None = 0
+    # the most requests a trial can make (its days × the day's calls × MAX_SILENT_REPLIES,
+    # or its --max-turns), None when its scenario declares no daily budget (design §35.0)
+    most_requests: int | None = None
+
+    @property
+    def most(self) -> Decimal | None:
+        """The most a trial can spend: its budget, or without one every request it can
+        make at its full reservation (None: unbounded, or unpriced)."""
+        if self.budget is not None:
+            return self.budget
+        if self.most_requests is None or self.trial.usd is None:
+            return None
+        return self.most_requests * self.full_reserve
 
     @property
     def days_covered(self) -> int | None:
@@ -62,6 +75,8 @@ class ModelForecast:
                 "days_covered": self.days_covered,
                 "cached_at_full_rate": self.full_rate_cache,
                 "thinking_tokens_per_request": self.thinking,
+                "most_requests": self.most_requests,
+                "most_usd": str(self.most) if self.most is not None else None,
                 "total_usd": str(self.total) if self.total is not None else None}
 
 
@@ -128,7 +143,20 @@ def _one(config: RunConfig, clients: Clients, model: ModelConfig,
                          clients.full_request_cost(model), config.trial_budget(model),
                          full_rate_cache=price is not None and price.cache_read is None
                          and trial.cached_share > 0,
-                         thinking=plan.budget if plan.on else 0)
+                         thinking=plan.budget if plan.on else 0,
+                         most_requests=most_requests(config))
+
+
+def most_requests(config: RunConfig) -> int | None:
+    """The most requests a trial of ``config`` can make: every day's interaction budget
+    used one call a request, each after the replies without a call the loop allows
+    (the next one stops the trial), or ``--max-turns`` if lower; None when the scenario
+    declares no daily budget and no --max-turns bounds it (design §35.0)."""
+    calls = scenario(config.scenario).calls_per_day
+    bound = None if calls is None else config.days * calls * MAX_SILENT_REPLIES
+    if config.max_turns is not None:
+        bound = config.max_turns if bound is None else min(bound, config.max_turns)
+    return bound
 
 
 def refuse_above(panel: PanelForecast, limit: Decimal | None) -> None:

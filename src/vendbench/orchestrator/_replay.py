@@ -25,13 +25,16 @@ from decimal import Decimal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..environment import Environment, RecordingSession, ToolCall
+from ..environment import DAY_OVER, Environment, RecordingSession, Repeats, ToolCall
 from ..errors import VendbenchError
 from ..providers import ContextLimit, context_limit
 from ..results import LoggedRequest, TrialHistory, dumps
 from ._calibration import Calibration
 from ._context import Message, RollingContext
 from ._replies import nudge
+
+
+_DAY_OVER = json.loads(dumps(DAY_OVER))      # the refusal as logged
 
 
 class ReplayMismatch(VendbenchError):
@@ -43,6 +46,7 @@ class Resumed:
     """Where the agent loop goes on from."""
 
     silent: int              # replies in a row without a tool call, before the cut
+    repeats: Repeats         # the same failing call in a row, before the cut (design §35.0)
     next_attempt: int        # the attempt number the interrupted request is sent again as
     summary: str | None      # compact: the answer of the last request, a compaction
     replayed_calls: int
@@ -63,8 +67,7 @@ def replay(history: TrialHistory, env: Environment, context: RollingContext,
     """Bring ``env`` and ``context`` (both fresh; ``world`` False: ``env`` is already
     where the trial stopped, see ``replay_in_turns``) to where the trial stopped."""
     start = time.perf_counter()
-    if world:
-        _replay_world(history, env)
+    repeats = _replay_world(history, env) if world else _repeats(history)
     messages = [Message(i, json.loads(body), tokens, carried)
                 for i, body, tokens, carried in history.messages]
     try:
@@ -82,19 +85,31 @@ def replay(history: TrialHistory, env: Environment, context: RollingContext,
                  Decimal(0)) + sum((r["reserved_usd"] for r in history.in_flight), Decimal(0)),
         tokens=[sum(e[k] or 0 for e in ok_rows) for k in
                 ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")])
-    resumed = Resumed(silent=_silent(context, nudge(env)), next_attempt=max(tried, default=0) + 1,
+    resumed = Resumed(silent=_silent(context, nudge(env)), repeats=repeats,
+                      next_attempt=max(tried, default=0) + 1,
                       summary=_answered_compaction(history), replayed_calls=len(history.tool_calls),
                       seconds=time.perf_counter() - start)
     return resumed, counters
 
 
-def _replay_world(history: TrialHistory, env: Environment) -> None:
+def _replay_world(history: TrialHistory, env: Environment) -> Repeats:
     check = _Check(history)
     session = RecordingSession(env, check)
     for seq, _, day, _, name, args, logged in history.tool_calls:
         check.expected = (seq, logged)
         session.call(name, args, day=day)
     _reached(history, env)
+    return session.repeats
+
+
+def _repeats(history: TrialHistory) -> Repeats:
+    """The same failing call in a row at the end of the logged calls (an arena
+    operator's world is replayed by ``replay_in_turns``)."""
+    repeats = Repeats()
+    for _, _, _, _, name, args, logged in history.tool_calls:
+        result = json.loads(logged)
+        repeats.saw(name, args, result if result != _DAY_OVER else DAY_OVER)
+    return repeats
 
 
 def _reached(history: TrialHistory, env: Environment) -> None:

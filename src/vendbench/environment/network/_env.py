@@ -54,6 +54,7 @@ class NetworkEnv:
             raise ConfigError(f"days must be 1-365, got {days!r}")
         self.seed, self.days, self.world_seed = seed, days, world_seed
         self._day = 1
+        self._calls_day, self._calls_today = 1, 0     # the day's calls so far
         self.minute = self.eco["clock"]["open"]
         self.bank = self.eco["economy"]["start_cash"]
         self.initial_cash = self.bank
@@ -107,6 +108,20 @@ class NetworkEnv:
              ) -> dict[str, Any]:
         if self.done:
             return {"ok": False, "error": f"the run is over ({self._status})"}
+        result = self._call(name, arguments)
+        # the day's interaction budget (design §35.0): every call counts, accepted,
+        # rejected or unknown; after the last the day ends, as wait_for_next_day ends it
+        if self._calls_day != self._day:
+            self._calls_day, self._calls_today = self._day, 0
+        self._calls_today += 1
+        cap = self.eco["clock"]["calls_per_day"]
+        if self._calls_today >= cap and not self.done and name != "wait_for_next_day":
+            self.handlers["wait_for_next_day"](self, None)
+            result["day_ended"] = True
+            result["notice"] = f"you used all {cap} tool calls of the day, so the day has ended"
+        return result
+
+    def _call(self, name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
         if name not in self.tool_specs:
             return {"ok": False, "error": f"unknown tool {str(name)[:80]!r}; the tools are: "
                                           + ", ".join(self.tool_specs)}
@@ -481,7 +496,9 @@ minutes, accepted or rejected: {costs}. swap_item puts units into the slot, so i
 spends a fill's {c['cost']['restock_machine']} minutes, plus {c['cost']['swap_item']} when \
 another product's units come out first. A call that does not fit what is left of the day \
 crosses midnight: the night passes and it finishes the next morning (its result says so, \
-and a price it quotes is for the day it reports). wait_for_next_day ends the day.
+and a price it quotes is for the day it reports). wait_for_next_day ends the day; so does \
+the {c['calls_per_day']}th tool call of a day (any call counts, accepted, rejected or \
+unknown).
 
 Customers buy overnight, at the prices in force when the day ends: a price set during \
 the day changes nothing before then.
