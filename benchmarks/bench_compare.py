@@ -3,12 +3,15 @@ simulation over the shapes real scores have (design §18.6).
 
     python benchmarks/bench_compare.py [--reps 2000] [--seed 1] [--quick] [--cost-only]
 
-Scores are oracle shares in [0, 1.25] (a trial's score over the oracle's on the same
-world and seed, floored at 0 and capped). The shape library: normal (CV 2.7 % and 60 %),
-bimodal with bankruptcies, a world effect both models share, lognormal (sigma_log 1.5),
-t(2) noise, discrete scores, coins, near-ties, and a model that usually scores 2-40 %
-more but fails (scores 0) with probability 2-30 %, its mean equal to the other's, with
-small and large noise of its own.
+Scores are shares of the oracle's gain over doing nothing (design §34: (score - idle) /
+(oracle - idle) on the same world and seed), in [LOW, 1.25]: 0 is doing nothing, 1 the
+oracle, and a failed trial (its score 0) sits at the bottom, LOW = -0.5 by default
+(--low): at 30 days of AutoVend a failure's share is -0.34 to -0.42 on seeds 1-3, and
+compare's bounds leave room to 1.25 times the least. The shape library: normal (CV
+2.7 % and 60 %), bimodal with bankruptcies (at LOW), a world effect both models share,
+lognormal (sigma_log 1.5), t(2) noise, discrete scores, coins, near-ties, and a model
+that usually scores 2-40 % more but fails (scores LOW) with probability 2-30 %, its mean
+equal to the other's, with small and large noise of its own.
 
 For each shape, with no difference (equal means), a difference of twice the margin, and
 of ten times the margin, as `vendbench compare` decides (batches of 2 pairs, alpha 5 %,
@@ -53,12 +56,26 @@ from vendbench.compare._race import SD_FLOOR  # noqa: E402
 
 ALPHA, MARGIN, CAP, BATCH = 0.05, 0.05, 1.25, 2
 CAPS = (10, 50, 200)
-BOUNDS = (0.0, CAP)
+LOW = -0.5              # where a failure's share sits (see the module's doc; --low)
+BOUNDS = (LOW, CAP)
+SPAN = CAP - LOW        # paired differences lie in [-SPAN, SPAN]
 Draw = Callable[[np.random.Generator, int, int, float], tuple[np.ndarray, np.ndarray]]
 
 
+def set_low(low: float) -> None:
+    """Another bottom for the shares (--low): every bound and shape's name follows it."""
+    global LOW, BOUNDS, SPAN, SHAPES
+    LOW, BOUNDS, SPAN = low, (low, CAP), CAP - low
+    SHAPES = shapes()
+
+
 def _clip(x: np.ndarray) -> np.ndarray:
-    return np.clip(x, 0.0, CAP)
+    return np.clip(x, LOW, CAP)
+
+
+def _failed(value: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """``value`` where ``ok``, a failure's share (LOW) elsewhere."""
+    return np.where(ok, value, LOW)
 
 
 def _normal(cv: float, mean: float = 0.4) -> Draw:
@@ -71,8 +88,9 @@ def _normal(cv: float, mean: float = 0.4) -> Draw:
 
 def _bankrupt(rng, reps, n, delta):
     def one(mean):
-        alive = rng.random((reps, n)) >= 0.2
-        return _clip(mean / 0.8 * (1 + 0.05 * rng.standard_normal((reps, n))) * alive)
+        alive = rng.random((reps, n)) >= 0.2      # equal means: the rest make up for LOW
+        return _clip(_failed((mean - 0.2 * LOW) / 0.8
+                             * (1 + 0.05 * rng.standard_normal((reps, n))), alive))
     return one(0.4), one(0.4 + delta)
 
 
@@ -110,31 +128,43 @@ def _ties(rng, reps, n, delta):
 
 
 def _rare(fail: float, cv: float) -> Draw:
-    """b usually scores 1 / (1 - fail) times a's mean, but fails with chance ``fail``."""
+    """b usually scores more than a, but fails (LOW) with chance ``fail``; its mean is
+    a's plus ``delta``."""
     def draw(rng, reps, n, delta):
         a = 0.5 * (1 + cv * rng.standard_normal((reps, n)))
         ok = rng.random((reps, n)) >= fail
-        b = (0.5 + delta) / (1 - fail) * (1 + cv * rng.standard_normal((reps, n))) * ok
+        b = _failed((0.5 + delta - fail * LOW) / (1 - fail)
+                    * (1 + cv * rng.standard_normal((reps, n))), ok)
         return _clip(a), _clip(b)
     return draw
 
 
-SHAPES: dict[str, Draw] = {
-    "normal, CV 2.7 %": _normal(0.027), "normal, CV 60 %": _normal(0.6),
-    "bimodal, 20 % bankrupt": _bankrupt, "shared world effect": _world,
-    "lognormal, sigma_log 1.5": _lognormal, "t(2) noise": _t2,
-    "discrete (0.2/0.4/0.6)": _discrete, "coins (0 or 0.8)": _coins,
-    "near-ties": _ties,
-    "fails 2 %, +2 % otherwise, CV 2.7 %": _rare(0.02, 0.027),
-    "fails 10 %, +11 % otherwise, CV 2.7 %": _rare(0.10, 0.027),
-    "fails 30 %, +43 % otherwise, CV 2.7 %": _rare(0.30, 0.027),
-    "fails 10 %, +11 % otherwise, CV 30 %": _rare(0.10, 0.30),
-}
+def rare(fail: float, cv: float) -> str:
+    """The name of ``_rare(fail, cv)``'s shape: how much more b scores when it does not
+    fail (at the mean 0.5 it must make up for its failures at LOW)."""
+    more = (0.5 - fail * LOW) / (1 - fail) / 0.5 - 1
+    return f"fails {fail * 100:g} %, +{more * 100:.0f} % otherwise, CV {cv * 100:g} %"
+
+
+def shapes() -> dict[str, Draw]:
+    """The shape library, named for the current LOW."""
+    return {
+        "normal, CV 2.7 %": _normal(0.027), "normal, CV 60 %": _normal(0.6),
+        "bimodal, 20 % bankrupt": _bankrupt, "shared world effect": _world,
+        "lognormal, sigma_log 1.5": _lognormal, "t(2) noise": _t2,
+        "discrete (0.2/0.4/0.6)": _discrete, "coins (0 or 0.8)": _coins,
+        "near-ties": _ties,
+        **{rare(f, cv): _rare(f, cv) for f, cv in ((0.02, 0.027), (0.10, 0.027),
+                                                   (0.30, 0.027), (0.10, 0.30))},
+    }
+
+
+SHAPES = shapes()
 
 
 # -- decisions, read off one sequence per comparison ------------------------------------
 def betting_bands(d: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    return sequences(d, bounds=(-CAP, CAP), alpha=alpha)
+    return sequences(d, bounds=(-SPAN, SPAN), alpha=alpha)
 
 
 def gaussian_bands(d: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -238,16 +268,17 @@ def pairs_table(rng: np.random.Generator, reps: int) -> list[str]:
 
 
 def race_table(rng: np.random.Generator, reps: int) -> list[str]:
-    """Races of K equal models (each failing 10 % of the time and otherwise scoring
-    +11 %, or steady): how often a winner is declared among equals, 200 pairs at most."""
+    """Races of K equal models (steady, or one failing 10 % of the time and otherwise
+    scoring more): how often a winner is declared among equals, 200 pairs at most."""
     out = []
     for k in (3, 4):
-        for name, fail in (("steady, CV 2.7 %", 0.0), ("one fails 10 %, +11 %", 0.10)):
+        for name, fail in (("steady, CV 2.7 %", 0.0),
+                           (f"one {rare(0.10, 0.027).removesuffix(', CV 2.7 %')}", 0.10)):
             scores = [0.5 * (1 + 0.027 * rng.standard_normal((reps, CAPS[-1])))
                       for _ in range(k)]
             if fail:
                 ok = rng.random((reps, CAPS[-1])) >= fail
-                scores[0] = scores[0] / (1 - fail) * ok
+                scores[0] = _failed((scores[0] - fail * LOW) / (1 - fail), ok)
             scores = [_clip(s) for s in scores]
             level = ALPHA / (k * (k - 1) // 2)
             bands = {(i, j): betting_bands(scores[j] - scores[i], level)
@@ -309,13 +340,53 @@ def coverage_table(rng: np.random.Generator, reps: int) -> list[str]:
     return out
 
 
+def t_coverage_table(rng: np.random.Generator, reps: int = 20_000) -> list[str]:
+    """The leaderboard's default interval (Student's t over the seeds' shares, design
+    §30), which assumes roughly normal shares: its coverage where they are and where
+    they are not, and how often its note (``t_doubt``) warns; failures sit at LOW."""
+    from vendbench.leaderboard._board import t_doubt, t_interval
+
+    draws: dict[str, Callable[[int], tuple[np.ndarray, np.ndarray]]] = {
+        "normal, mean 0.5, CV 30 %": lambda n: (
+            np.clip(0.5 * (1 + 0.3 * rng.standard_normal(n)), LOW, CAP), np.zeros(n, bool)),
+        "skewed (0.4 x lognormal, sigma 0.6)": lambda n: (
+            np.clip(0.4 * np.exp(0.6 * rng.standard_normal(n) - 0.18), LOW, CAP),
+            np.zeros(n, bool)),
+        f"rare failures (10 % at {LOW:g}, else 0.6 +- 0.1)": lambda n: _failing(rng, n),
+    }
+    truths = {"normal, mean 0.5, CV 30 %": 0.5,
+              "skewed (0.4 x lognormal, sigma 0.6)": 0.4,
+              f"rare failures (10 % at {LOW:g}, else 0.6 +- 0.1)": 0.9 * 0.6 + 0.1 * LOW}
+    out = ["| shape of the shares | 3 seeds | 5 seeds | 10 seeds |", "|---|---|---|---|"]
+    for name, draw in draws.items():
+        row = [name]
+        for n in (3, 5, 10):
+            covered = noted = 0
+            for _ in range(reps):
+                x, failed = draw(n)
+                values = [float(v) for v in x]
+                ci = t_interval(values, bounds=BOUNDS)
+                covered += ci is not None and ci[0] <= truths[name] <= ci[1]
+                noted += t_doubt(values, int(failed.sum())) is not None
+            row.append(f"{covered / reps:.1%} ({noted / reps:.0%})")
+        out.append("| " + " | ".join(row) + " |")
+        print(out[-1], flush=True)
+    return out
+
+
+def _failing(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    failed = rng.random(n) < 0.1
+    return np.where(failed, LOW, np.clip(0.6 + 0.1 * rng.standard_normal(n), LOW, CAP)), \
+        failed
+
+
 def trend_table(rng: np.random.Generator, reps: int) -> list[str]:
     """A steady model, night after night: each night's seeds paired with the previous
     night's; a false alarm when the test says the latest night is worse."""
     out = []
     worst = 0.0
     for name in ("normal, CV 60 %", "bimodal, 20 % bankrupt", "lognormal, sigma_log 1.5",
-                 "fails 10 %, +11 % otherwise, CV 30 %", "coins (0 or 0.8)"):
+                 rare(0.10, 0.30), "coins (0 or 0.8)"):
         for seeds in (5, 10, 20):
             nights = 101
             _, x = SHAPES[name](rng, reps * nights, seeds, 0.0)
@@ -348,7 +419,7 @@ def regressed(diffs: list[float]) -> bool:
     if len(diffs) < MIN_PAIRS:
         return False
     worse, better = sum(d < 0 for d in diffs), sum(d > 0 for d in diffs)
-    high = sequences(np.asarray([diffs]), bounds=(-CAP, CAP), alpha=MEAN_ALPHA,
+    high = sequences(np.asarray([diffs]), bounds=(-SPAN, SPAN), alpha=MEAN_ALPHA,
                      fixed_n=len(diffs))[1][0, -1]
     return sign_test(worse, worse + better) <= SIGN_ALPHA or high < 0
 
@@ -356,8 +427,9 @@ def regressed(diffs: list[float]) -> bool:
 def power_targets(rng: np.random.Generator, reps: int) -> list[str]:
     out = []
     # baseline/oracle against baseline/order-up-to at 30 days: the oracle's share is 1
-    # by definition; order-up-to's is 51,586 / 133,335 = 0.387 (seeds 1-3, CV ~1 %)
-    a = _clip(0.387 * (1 + 0.01 * rng.standard_normal((reps, 40))))
+    # by definition; order-up-to's is 0.161, 0.152 and 0.194 on seeds 1-3 (its gain over
+    # doing nothing of the oracle's: mean 0.169, CV 13 %)
+    a = _clip(0.169 * (1 + 0.13 * rng.standard_normal((reps, 40))))
     lo, hi = betting_bands(1.0 - a, ALPHA)
     v, n = decide(lo, hi, 40)
     out.append(f"oracle vs order-up-to, 30 days: decided for the oracle {np.mean(v == 1):.1%},"
@@ -403,7 +475,7 @@ def verdict_cost(rng: np.random.Generator, reps: int) -> list[str]:
             d = _ten_points(rng, cv, cap, reps, 400)
             old, betting.TRUNCATION = betting.TRUNCATION, c
             try:
-                lo, hi = sequences(d, bounds=(-cap, cap), alpha=ALPHA)
+                lo, hi = sequences(d, bounds=(-(cap - LOW), cap - LOW), alpha=ALPHA)
             finally:
                 betting.TRUNCATION = old
             v, n = decide(lo, hi, 400)
@@ -418,7 +490,7 @@ def verdict_cost(rng: np.random.Generator, reps: int) -> list[str]:
             row.append(_median_pairs(took) + f", l* {bet:.2f}")
             firsts.append(f"{math.log(2 / ALPHA) / growth:.0f}")
         row.append(" / ".join(firsts))
-        floor = math.log(0.5 / (ALPHA / 2)) / math.log(1 + 0.1 / 1.25)
+        floor = math.log(0.5 / (ALPHA / 2)) / math.log(1 + 0.1 / SPAN)
         row.append(f"{floor:.0f}")
         out.append("| " + " | ".join(row) + " |")
         print(out[-1], flush=True)
@@ -432,17 +504,17 @@ def _median_pairs(took: np.ndarray) -> str:
 def _ten_points(rng: np.random.Generator, cv: float, cap: float, reps: int, n: int
                 ) -> np.ndarray:
     """``verdict_cost``'s paired differences b - a: shares 0.5 and 0.6 at ``cv``, each
-    clipped to [0, ``cap``]; ``reps`` comparisons of ``n`` pairs."""
+    clipped to [LOW, ``cap``]; ``reps`` comparisons of ``n`` pairs."""
     a, b = _normal(cv, mean=0.5)(rng, reps, n, 0.1)
-    return np.clip(b, 0, cap) - np.clip(a, 0, cap)
+    return np.clip(b, LOW, cap) - np.clip(a, LOW, cap)
 
 
 def _best_bet(rng: np.random.Generator, cv: float, cap: float) -> tuple[float, float]:
-    """The growth-optimal constant bet on ``_ten_points``' differences within ``cap``
-    (bets up to 1 / cap, so that no factor is negative), and its growth E log(1 + l d)
-    a pair, from a million draws."""
+    """The growth-optimal constant bet on ``_ten_points``' differences within
+    ``cap - LOW`` (bets up to 1 / (cap - LOW), so that no factor is negative), and its
+    growth E log(1 + l d) a pair, from a million draws."""
     d = _ten_points(rng, cv, cap, 1, 1_000_000)[0]
-    bets = np.linspace(0.01, 0.999 / cap, 200)
+    bets = np.linspace(0.01, 0.999 / (cap - LOW), 200)
     growth = np.array([np.log1p(bet * d).mean() for bet in bets])
     return float(bets[growth.argmax()]), float(growth.max())
 
@@ -474,20 +546,26 @@ def main() -> None:
     ap.add_argument("--cost-only", action="store_true",
                     help="only the verdict-cost table (design §28.1), --reps // 4 "
                          "comparisons a cell")
+    ap.add_argument("--low", type=float, default=LOW,
+                    help=f"where a failure's share sits, the shares' lower bound (default "
+                         f"{LOW}; 0 measures the former shares of the score itself)")
     args = ap.parse_args()
+    set_low(args.low)
     reps = 200 if args.quick else args.reps
     rng = np.random.default_rng(args.seed)
     if args.cost_only:
         verdict_cost(rng, max(200, reps // 4))
         return
     check_against_assess(rng)
-    print(f"alpha {ALPHA}, margin {MARGIN} of the oracle, batches of {BATCH}, {reps} "
-          "comparisons a setting; rates with their 95 % CIs\n")
+    print(f"alpha {ALPHA}, margin {MARGIN} of the oracle's gain, shares in [{LOW}, {CAP}], "
+          f"batches of {BATCH}, {reps} comparisons a setting; rates with their 95 % CIs\n")
     pairs_table(rng, reps)
     print()
     race_table(rng, max(200, reps // 4))
     print()
     coverage_table(rng, reps)
+    print()
+    t_coverage_table(rng, 10 * reps)
     print()
     trend_table(rng, max(100, reps // 20))
     print()

@@ -56,7 +56,8 @@ def test_the_plan_forecasts_what_the_bench_observes(cv):
 @pytest.mark.parametrize("spread", [0.02, 0.1])
 def test_the_plan_for_twins_forecasts_the_equivalence_the_bench_observes(spread):
     """For two identical models `compare` forecast about 1,250 pairs (docs/compare.md:
-    about 130): the plan counted only winners, never "equivalent". Its median for no
+    about 130, in the shares of the score; about 180 in shares of the gain): the plan
+    counted only winners, never "equivalent". Its median for no
     difference is within 25 % of what the bench's comparisons take to equivalence
     within 5 %, and the default --max-pairs reaches it for steady play (design §31.5)."""
     from vendbench.compare import CompareSpec

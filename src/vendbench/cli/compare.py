@@ -84,8 +84,8 @@ def add(sub: Any) -> None:
     cmp.add_argument("--trial-budget", dest="budget", type=usd, metavar="USD",
                      help="USD budget per trial (as run --budget)")
     cmp.add_argument("--max-pairs", type=within("--max-pairs", 2, 10_000), metavar="N",
-                     help="pairs at most, 2-10,000 (default 150: identical steady play "
-                          "is found equivalent within 5%% after about 130)")
+                     help="pairs at most, 2-10,000 (default 200: identical steady play "
+                          "is found equivalent within 5%% after about 180)")
     cmp.add_argument("--margin", type=number("a margin", 0, 1, above_low=True), metavar="M",
                      help="equivalence margin, in shares of the oracle's gain, fixed "
                           "before the first pair (default 0.05)")
