@@ -148,6 +148,40 @@ def test_a_budget_that_cannot_pay_the_first_batch_runs_nothing(llm, tmp_path, ca
     assert llm.served == 0 and not db.exists() and not (tmp_path / "c.png").exists()
 
 
+def test_a_batch_starts_only_when_what_is_left_covers_its_trials_budgets(llm, tmp_path):
+    """design §35.1: `compare --budget 1 --trial-budget 0.1` started a last batch with
+    $0.11 left: 1 of 4 trials ran, both pairs were dropped and the money spent. Each
+    batch (two pairs of two LLM models: four trials) now starts only when what is left
+    covers four trial budgets; the comparison ends inconclusive before one that cannot
+    be paid, and no trial is cut short by the pool."""
+    from vendbench.errors import ConfigError
+
+    trial_budget = Decimal("0.05")
+
+    def spec(budget: str) -> CompareSpec:
+        return CompareSpec(base=build_config({
+            "days": 6, "seeds": [1], "budget_usd": str(trial_budget),
+            "models": _models(llm, "idle", "idle-twin")}),
+            max_pairs=40, margin=0.01, budget_usd=Decimal(budget))
+
+    db = str(tmp_path / "c.duckdb")
+    out = asyncio.run(compare(spec("0.25"), db))
+    assert out.row.verdict == INCONCLUSIVE and out.dropped == 0
+    assert "less than the next batch's 4 trials may spend at their --trial-budget " \
+           "($0.20)" in out.row.reason
+    left = Decimal("0.25") - out.row.spent_usd
+    assert 0 < left < 4 * trial_budget and out.row.pairs >= 2
+    before = [Decimal("0.25") - s.spent_usd for s in out.steps[:-1]]
+    assert all(b >= 4 * trial_budget for b in [Decimal("0.25"), *before])
+    with Store(db, read_only=True) as store:          # every trial it ran finished
+        statuses = {t["status"] for s in out.steps for t in store.trials(s.run_id)}
+    assert statuses == {"completed"}
+    # a budget below the first batch's trial budgets runs nothing
+    with pytest.raises(ConfigError, match=r"the first batch's 4 trials may spend \$0\.20"):
+        asyncio.run(compare(spec("0.19"), str(tmp_path / "none.duckdb")))
+    assert not (tmp_path / "none.duckdb").exists()
+
+
 def test_a_crash_after_a_batch_resumes_to_the_same_answer(tmp_path):
     models = [{"id": "baseline/order-up-to"}, {"id": "baseline/oracle"}]
     spec = CompareSpec(base=build_config({"days": 6, "seeds": [1], "models": models}),

@@ -181,6 +181,15 @@ async def compare(spec: CompareSpec, db: str, *, resume: str | None = None,
                     return _finish(db, spec, state, INCONCLUSIVE,
                                    f"the next batch is forecast at ${forecast:.2f}, and "
                                    f"${left:.2f} of the ${spec.budget_usd:.2f} budget is left")
+                # a batch starts only when what is left covers what its trials may
+                # spend: a trial cut short by the pool drops its pair, its money spent for
+                # nothing (design §35.1)
+                trials, most = _batch_budgets(config, pairs_next)
+                if most is not None and most > left:
+                    return _finish(db, spec, state, INCONCLUSIVE,
+                                   f"${left:.2f} of the ${spec.budget_usd:.2f} budget is "
+                                   f"left, less than the next batch's {trials} trials may "
+                                   f"spend at their --trial-budget (${most:.2f})")
                 config = config.model_copy(update={"total_budget_usd": left})
             emit("batch", {"step": step, "seeds": seeds, "models": survivors,
                            "forecast": forecast})
@@ -214,6 +223,12 @@ def _first_batch_fits(spec: CompareSpec) -> None:
     total = forecast.total
     if total is None:
         raise ConfigError("a compare --budget needs every LLM model priced")
+    trials, most = _batch_budgets(config, spec.seeds_per_batch * len(spec.base.world_seeds))
+    if most is not None and most > spec.budget_usd:
+        raise ConfigError(f"the first batch's {trials} trials may spend ${most:.2f} at their "
+                          f"--trial-budget, above the --budget ${spec.budget_usd:.2f}: "
+                          "nothing was run. Raise --budget, or lower --batch or "
+                          "--trial-budget")
     if total > spec.budget_usd:
         raise ConfigError(f"the first batch ({len(seeds) * len(spec.base.world_seeds)} pairs) "
                           f"is forecast at ${total:.2f}, above the --budget "
@@ -278,6 +293,16 @@ def _anchors_in_memory(scenario: str, days: int, keys: list[tuple[int, int]],
         if found is not None:
             out[(world, seed)] = found
     return out
+
+
+def _batch_budgets(config: RunConfig, pairs: int) -> tuple[int, Decimal | None]:
+    """The next batch's LLM trials, and what they may spend at most: the sum of their
+    trial budgets (None when one has none: the forecast alone governs it)."""
+    llms = [m for m in config.models if not m.in_process]
+    budgets = [config.trial_budget(m) for m in llms]
+    if not llms or any(b is None for b in budgets):
+        return pairs * len(llms), None
+    return pairs * len(llms), sum((b for b in budgets if b is not None), Decimal(0)) * pairs
 
 
 def _batch_forecast(config: RunConfig, costs: dict[str, list[Decimal]], pairs: int
