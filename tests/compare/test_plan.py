@@ -4,10 +4,12 @@ comparison (benchmarks/bench_compare.py), and the forecast a running comparison 
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import sys
 from pathlib import Path
+from decimal import Decimal
 from types import ModuleType
 
 import numpy as np
@@ -126,3 +128,57 @@ def test_a_running_comparison_says_where_it_stands_after_each_batch(tmp_path, ca
     assert main(["compare", "--plan", "baseline/order-up-to", "baseline/oracle", "--days",
                  "6", "--pilot", "latest", "--db", db]) == 0
     assert "observed over 4 pairs" in capsys.readouterr().out
+
+
+def test_forecasts_need_no_api_key(tmp_path, capsys, monkeypatch):
+    """design §35.2: `compare --plan` and `check --no-request`, the docs' own examples,
+    exited 2 without API keys and forecast nothing. They send nothing: a missing key is
+    a warning there (and stays an error where a request is made)."""
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    assert main(["compare", "--plan", "openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5",
+                 "--days", "30", "--db", str(tmp_path / "p.duckdb")]) == 0
+    out, err = capsys.readouterr()
+    assert "a verdict after about" in out and "a pair is forecast at $" in out
+    warned = " ".join(err.split())
+    assert "warning: openai/gpt-4.1-mini needs OPENAI_API_KEY" in warned
+    assert "warning: anthropic/claude-sonnet-4-5 needs ANTHROPIC_API_KEY" in warned
+    assert "a run needs it, the plan does not" in warned
+    assert main(["check", "--models", "openai/gpt-4.1-mini", "--days", "30",
+                 "--no-request"]) == 0
+    out, err = capsys.readouterr()
+    assert "ready to forecast; a run needs its API key" in out and "a trial: about $" in out
+    assert "warning: openai/gpt-4.1-mini needs OPENAI_API_KEY" in err
+    assert main(["check", "--models", "openai/gpt-4.1-mini", "--days", "30"]) == 2
+    assert "NOT READY" in capsys.readouterr().out            # a request needs the key
+
+
+def test_a_pilot_prices_a_pair_from_what_its_pairs_cost(tmp_path, capsys, monkeypatch):
+    """design §35.2: `--pilot` took the spread from a stored comparison but priced a pair
+    at the reference operator's pace; a pilot of the same models and days prices it at
+    what its own pairs cost."""
+    from vendbench.compare import CompareSpec, compare, observed_per_pair
+    from vendbench.orchestrator import build_config
+
+    from ..fakellm import FakeLLM
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pilot")
+    db = str(tmp_path / "c.duckdb")
+    with FakeLLM() as llm:
+        models = [{"id": f"openai/{n}", "api_base": llm.url, "input_usd_per_mtok": "0.4",
+                   "output_usd_per_mtok": "1.6", "max_output_tokens": 256} for n in "ab"]
+        spec = CompareSpec(base=build_config({"days": 6, "models": models}), max_pairs=4)
+        outcome = asyncio.run(compare(spec, db))
+        observed = observed_per_pair(outcome)
+        assert observed is not None and observed > 0
+        argv = ["compare", "--plan", "openai/a", "openai/b", "--days", "6", "--api-base",
+                llm.url, "--price", "openai/a=0.4,1.6", "--price", "openai/b=0.4,1.6",
+                "--db", db]
+        assert main([*argv, "--pilot", "latest", "--json"]) == 0
+        piloted = json.loads(capsys.readouterr().out)
+        assert main([*argv, "--spread", "0.2", "--json"]) == 0
+        forecast = json.loads(capsys.readouterr().out)
+        assert Decimal(piloted["usd_per_pair"]) == observed
+        assert Decimal(forecast["usd_per_pair"]) != observed          # the operator's pace
+        assert main([*argv, "--pilot", "latest"]) == 0
+        assert f"what a pair of latest cost" in " ".join(capsys.readouterr().out.split())

@@ -74,6 +74,8 @@ def command(args: argparse.Namespace) -> int:
         if report["forecast"]:
             print("\n".join(forecast_lines(report["forecast"], config.days)))
     problems = [p for r in records for p in r["problems"]]
+    for warning in (w for r in records for w in r.get("warnings", [])):
+        print(f"vendbench: warning: {warning}", file=sys.stderr)
     for problem in problems:
         print(f"vendbench: {problem}", file=sys.stderr)
     if not records:
@@ -82,7 +84,8 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _print(r: dict[str, Any]) -> None:
-    state = "ready" if not r["problems"] else "NOT READY"
+    state = "NOT READY" if r["problems"] else \
+        "ready to forecast; a run needs its API key" if r.get("warnings") else "ready"
     print(f"{r['model']}: {state}")
     if r.get("price"):
         p = r["price"]

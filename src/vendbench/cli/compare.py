@@ -235,7 +235,7 @@ def _new_stops(args: argparse.Namespace, spec: Any, row: Any) -> Any:
 
 def _plan(args: argparse.Namespace) -> int:
     """--plan: what a verdict between the models is likely to take, nothing run."""
-    from ..compare import PRIOR_SPREAD, plan_ahead, plan_from, usd_per_pair
+    from ..compare import PRIOR_SPREAD, plan_ahead, usd_per_pair
 
     if len(args.models) != 2:
         raise ConfigError("--plan takes two models: the pairs a verdict between them needs")
@@ -250,12 +250,18 @@ def _plan(args: argparse.Namespace) -> int:
     difference = 0.10 if args.difference is None else args.difference
     spread, source = (args.spread, "as given") if args.spread is not None else \
         (PRIOR_SPREAD, "a prior guess: --spread, or --pilot ID for an observed one")
+    price, missing = usd_per_pair(spec)
+    priced = "an operator as busy as the reference policy"
     if args.pilot:
-        spread, source = _pilot_spread(args)
-    price = usd_per_pair(spec)
+        spread, source, observed = _pilot(args, spec)
+        if observed is not None:            # what the pilot's own pairs cost (§35.2)
+            price, priced = observed, f"what a pair of {args.pilot} cost"
     planned = plan_ahead(spec, difference, spread, usd=price)
+    for lacks in missing:                   # a forecast needs no key; a run will
+        print(textwrap.fill(f"vendbench: warning: {lacks}: a run needs it, the plan does "
+                            "not", 80, subsequent_indent="  "), file=sys.stderr)
     if args.json:
-        print(json.dumps(planned.as_json()))
+        print(json.dumps({**planned.as_json(), "missing_keys": list(missing)}))
         return 0
     a, b = spec.models
     each = "unknown (a model has no price)" if price is None else f"${price:,.2f}"
@@ -264,13 +270,15 @@ def _plan(args: argparse.Namespace) -> int:
              f"gain, paired differences spread {spread:.2f} ({source}); alpha "
              f"{spec.alpha}, batches of {spec.batch}", ""),
             (planned.line(), "  "),
-            (f"a pair is forecast at {each} (an operator as busy as the reference policy, "
-             f"{spec.base.days} days)", "  ")):
+            (f"a pair is forecast at {each} ({priced}, {spec.base.days} days)", "  ")):
         print(textwrap.fill(text, 80, initial_indent=indent, subsequent_indent=indent + "  "))
     return 0
 
 
-def _pilot_spread(args: argparse.Namespace) -> tuple[float, str]:
+def _pilot(args: argparse.Namespace, spec: Any) -> tuple[float, str, Decimal | None]:
+    """A stored comparison's observed spread of paired differences, in words, and what
+    its pairs cost (None unless it compared the same models over the same days: another
+    pilot's cost says nothing of these)."""
     import asyncio as aio
 
     from ..compare import CompareSpec, compare
@@ -291,7 +299,11 @@ def _pilot_spread(args: argparse.Namespace) -> tuple[float, str]:
                           "to measure a spread (give --spread)")
     mean = sum(diffs) / len(diffs)
     sd = (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)) ** 0.5
-    return max(sd, 1e-3), f"observed over {len(diffs)} pairs of {row.comparison_id}"
+    same = pilot.models == spec.models and pilot.base.days == spec.base.days
+    from ..compare import observed_per_pair
+
+    return (max(sd, 1e-3), f"observed over {len(diffs)} pairs of {row.comparison_id}",
+            observed_per_pair(outcome) if same else None)
 
 
 def _spec(args: argparse.Namespace) -> Any:
@@ -393,7 +405,7 @@ def _unbudgeted(spec: Any) -> None:
     """Without --budget, what the pair cap alone lets the comparison spend."""
     from ..compare import usd_per_pair
 
-    each = usd_per_pair(spec)
+    each, _ = usd_per_pair(spec)
     if each:
         print(textwrap.fill(
             f"no --budget: up to {spec.max_pairs} pairs, about ${each * spec.max_pairs:,.2f} "

@@ -14,9 +14,9 @@ from ._race import (EQUIVALENT, INCONCLUSIVE, METHODS, WIN_RATE, WINNER, Assessm
 from ._plan import PRIOR_SPREAD, Plan, plan
 from ._run import (CompareSpec, Outcome, bounds_of, compare, fix_bounds, plan_ahead, plan_from,
                    usd_per_pair)
-from ._show import as_json, lines, method, standing, write_chart
+from ._show import as_json, lines, method, observed_per_pair, standing, write_chart
 
-__all__ = ["bounds_of", "fix_bounds", "PRIOR_SPREAD", "Plan", "plan", "plan_ahead", "plan_from", "usd_per_pair",
+__all__ = ["observed_per_pair", "bounds_of", "fix_bounds", "PRIOR_SPREAD", "Plan", "plan", "plan_ahead", "plan_from", "usd_per_pair",
            "Assessment", "CompareSpec", "EQUIVALENT", "INCONCLUSIVE", "Interval", "Outcome",
            "METHODS", "Pairwise", "PRIOR_PRECISION", "WIN_RATE", "WINNER", "as_json", "assess", "compare", "half_width",
            "interval", "lines", "method", "ratio", "standing", "write_chart"]

@@ -450,12 +450,16 @@ def _with(row: ComparisonRow, **changes: Any) -> ComparisonRow:
 
 
 
-def usd_per_pair(spec: CompareSpec) -> Decimal | None:
+def usd_per_pair(spec: CompareSpec) -> tuple[Decimal | None, tuple[str, ...]]:
     """What one pair of the comparison's models is forecast to cost (``run``'s forecast:
-    an operator as busy as the reference policy); None when a model has no price."""
+    an operator as busy as the reference policy; None when a model has no price), and
+    the API keys a run of it would need that are missing: a forecast sends nothing and
+    needs none (design §35.2)."""
     one_seed = spec.base.model_copy(update={"seeds": [1]})
-    total = forecast_run(one_seed).total
-    return None if total is None else total / len(spec.base.world_seeds)
+    forecast = forecast_run(one_seed, keys=False)
+    total = forecast.total
+    return (None if total is None else total / len(spec.base.world_seeds),
+            forecast.missing_keys)
 
 
 def plan_ahead(spec: CompareSpec, difference: float, spread: float,

@@ -55,14 +55,14 @@ def standing(spec: CompareSpec, outcome: Outcome) -> list[str]:
     a = outcome.assessment
     for p in (a.pairwise if a is not None else []):
         lines.append(f"{p.b} - {p.a}: {_band(p.as_json(), spec)}")
-    per_pair = _observed_per_pair(outcome)
+    per_pair = observed_per_pair(outcome)
     planned = plan_from(spec, outcome, per_pair)
     if planned is not None:
         lines.append(f"forecast: {planned.line()}")
     return lines
 
 
-def _observed_per_pair(outcome: Outcome) -> Decimal | None:
+def observed_per_pair(outcome: Outcome) -> Decimal | None:
     """What a pair has cost so far: each model's mean trial, summed (None before any)."""
     means = [sum(c, Decimal(0)) / len(c) for c in outcome.costs.values() if c]
     return sum(means, Decimal(0)) if means and len(means) == len(outcome.costs) else None

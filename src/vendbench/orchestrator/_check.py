@@ -29,9 +29,14 @@ PROBE_TIMEOUT_S = 10.0        # ... and how long it may take (design §16: check
 async def check(config: RunConfig, send: bool = True) -> dict[str, Any]:
     """``models``: one record per LLM model of ``config`` (``send``: make the one real
     request); ``forecast``: the run's cost forecast, as ``run`` prints it."""
-    clients = Clients(config, run_prices(config, allow_unpriced=True))   # a gap is reported
+    # a gap in prices is reported; without the request, a missing key is a warning only
+    # (a forecast needs none: design §35.2)
+    clients = Clients(config, run_prices(config, allow_unpriced=True), keys=send)
     llms = [m for m in config.models if not m.in_process]
     records = [await _one(clients, m, send) for m in llms]
+    for r in records:
+        lacks = clients.missing_keys.get(r["model"])
+        r["warnings"] = [f"{lacks}: a run needs it, the forecast does not"] if lacks else []
     # a forecast for each model whose client could be built (its first request counted)
     ready = [m for m, r in zip(llms, records) if r["first_prompt_tokens"] is not None]
     forecast = panel_forecast(config.model_copy(update={"models": ready}), clients) \

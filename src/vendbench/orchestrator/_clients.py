@@ -24,8 +24,12 @@ from ._spec import TrialContext, TrialOutcome, TrialSpec
 class Clients:
     """A run's per-model plumbing, built on first use."""
 
-    def __init__(self, config: RunConfig, prices: dict[str, Price | None]) -> None:
-        self.config, self.prices = config, prices
+    def __init__(self, config: RunConfig, prices: dict[str, Price | None], *,
+                 keys: bool = True) -> None:
+        """``keys`` False: a forecast only, which sends nothing (a missing API key is kept
+        in ``missing_keys`` as a warning, never an error: design §35.2)."""
+        self.config, self.prices, self.keys = config, prices, keys
+        self.missing_keys: dict[str, str] = {}     # model label -> what it lacks
         self._salt = config.world_salt()       # from the environment; never stored
         self.limits: dict[str, AdaptiveLimit] = {}
         self._clients: dict[str, ModelClient] = {}
@@ -39,22 +43,26 @@ class Clients:
         if model.in_process:
             return None
         if model.label not in self._clients:
-            api_key = None
+            api_key, lacks = None, None
             if model.api_key_env:
                 api_key = os.environ.get(model.api_key_env)
                 if not api_key:
-                    raise ConfigError(f"{model.label}: environment variable {model.api_key_env} "
-                                      "(api_key_env) is not set")
+                    lacks = (f"{model.label}: environment variable {model.api_key_env} "
+                             "(api_key_env) is not set")
             provider = make_provider(model.id, api_key)
             plan = self.reasoning(model)
             if plan.problems:             # the provider would refuse every request
                 raise ConfigError(f"{model.label}: {'; '.join(plan.problems)}")
-            missing = provider.missing_keys(model.api_base)
+            missing = provider.missing_keys(model.api_base) if lacks is None else []
             if missing:
-                raise ConfigError(
-                    f"{model.id} needs {' or '.join(missing)} in the environment (for a local "
-                    "OpenAI-compatible server any non-empty value works), or api_key_env in "
-                    "the panel file naming the variable that holds the key")
+                lacks = (f"{model.id} needs {' or '.join(missing)} in the environment (for a "
+                         "local OpenAI-compatible server any non-empty value works), or "
+                         "api_key_env in the panel file naming the variable that holds the "
+                         "key")
+            if lacks is not None:
+                if self.keys:
+                    raise ConfigError(lacks)
+                self.missing_keys[model.label] = lacks
             # the endpoint names the provider's limits (and their events in the results
             # file): its user and password, if any, masked
             key = mask_url(model.api_base) if model.api_base else model.id.split("/", 1)[0]

@@ -8,7 +8,7 @@ Each LLM model's trial is forecast from its scenario's measured operator
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -85,6 +85,7 @@ class PanelForecast:
     models: list[ModelForecast]
     pool: Decimal | None
     operator: str = ""        # whose measured workload it replays, in words
+    missing_keys: tuple[str, ...] = ()    # API keys a run would need (a keyless forecast)
 
     @property
     def total(self) -> Decimal | None:
@@ -173,10 +174,13 @@ def refuse_above(panel: PanelForecast, limit: Decimal | None) -> None:
                           "a cheaper model costs less")
 
 
-def forecast_run(config: RunConfig) -> PanelForecast:
+def forecast_run(config: RunConfig, *, keys: bool = True) -> PanelForecast:
     """The forecast of a run of ``config`` as ``execute`` would make it, without running:
-    models checked, prices resolved (an unknown price is an error), clients built."""
+    models checked, prices resolved (an unknown price is an error), clients built.
+    ``keys`` False: a forecast that sends nothing needs no API key (``compare --plan``);
+    the keys missing are in the forecast's ``missing_keys``."""
     preflight(config)
-    clients = Clients(config, run_prices(config))
+    clients = Clients(config, run_prices(config), keys=keys)
     clients.prepare()
-    return panel_forecast(config, clients)
+    return replace(panel_forecast(config, clients),
+                   missing_keys=tuple(clients.missing_keys.values()))
