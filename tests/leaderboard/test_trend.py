@@ -242,3 +242,49 @@ def test_what_a_night_can_detect_is_what_the_guide_says(seeds, drop, low, high):
         ci = mean_interval(list(d), level=1 - MEAN_ALPHA, bounds=(-1.25, 1.25))
         flagged += sign_test(worse, worse + better) <= SIGN_ALPHA or ci[1] < 0
     assert low <= flagged / nights <= high, flagged / nights
+
+
+def test_one_interval_named_one_way_in_the_table_chart_and_json(db, tmp_path, capsys,
+                                                                 monkeypatch):
+    """design §35.3: the trend's table showed the betting interval (0–125 %), its chart
+    Student's t whiskers (55–85 %), its --help said bootstrap. Now each night's interval
+    is the leaderboard's (t by default, --ci any-shape), the same in every output and
+    named: the chart's whiskers are the JSON's intervals."""
+    from vendbench.leaderboard import _charts
+    from vendbench.leaderboard._board import T_METHOD, mean_interval, t_interval
+
+    for ci in ("t", "any-shape"):
+        assert main(["trend", "--db", db, "--format", "json", "--ci", ci]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["interval_method"].startswith("Student's t" if ci == "t" else "betting")
+        steady = [n for n in data["nights"] if n["model"] == "openai/steady"][0]
+        trend = build_trend(db, ci=ci)
+        night = trend.of("openai/steady")[0]
+        values = list(night.shares.values())
+        want = t_interval(values, bounds=night.bounds) if ci == "t" else \
+            mean_interval(values, bounds=night.bounds)
+        assert steady["ci_oracle_share"] == pytest.approx(list(want))
+        whiskers = []
+        real_vlines = _charts._plt().Axes.vlines
+
+        def vlines(self, x, low, high, **kw):
+            whiskers.append((low / 100, high / 100))
+            return real_vlines(self, x, low, high, **kw)
+
+        monkeypatch.setattr(_charts._plt().Axes, "vlines", vlines)
+        write_trend_chart(trend, tmp_path / ci)
+        monkeypatch.undo()
+        drawn = [v for pair in sorted(whiskers) for v in pair]
+        shown = [v for pair in sorted(tuple(n.ci_oracle_share) for n in trend.nights
+                                      if n.ci_oracle_share is not None) for v in pair]
+        assert drawn == pytest.approx(shown) and drawn
+    assert main(["trend", "--db", db]) == 0
+    assert T_METHOD.split(" (")[0] in " ".join(capsys.readouterr().out.split())
+    import contextlib
+    import io
+
+    help_text = io.StringIO()
+    with contextlib.redirect_stdout(help_text), pytest.raises(SystemExit):
+        main(["trend", "--help"])
+    assert "bootstrap" not in help_text.getvalue()
+    assert "--ci" in help_text.getvalue()

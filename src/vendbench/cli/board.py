@@ -78,12 +78,15 @@ def add(sub: Any) -> None:
     trend = sub.add_parser(
         "trend", help="each model's score across runs (nights) of a cohort; regressions",
         description=wrap("Per model and run of one cohort (the newest run's, or the one "
-                          "--days and --scenario pick): completed/trials, mean net assets "
-                          "with its 95% bootstrap CI, cost and API efficiency. A model "
-                          "regresses when its latest run is worse than its previous one "
-                          "beyond noise (the 95% CI of the differences of trials paired by "
-                          "world, seed and repeat lies below 0; tested from 5 pairs), or its "
-                          "share of failed trials rises by 20 percentage points or more."),
+                          "--days and --scenario pick): completed/trials, mean net assets, "
+                          "the mean share of the oracle's gain with the leaderboard's 95% "
+                          "interval (Student's t over the seeds; --ci any-shape: the betting "
+                          "interval), cost and API efficiency. A model regresses when its "
+                          "latest run is worse than its previous one beyond noise (trials "
+                          "paired by world, seed and repeat: worse on too many seeds for a "
+                          "sign test at 4%, or the 99% betting interval of the mean paired "
+                          "difference below 0; tested from 5 pairs), or its share of failed "
+                          "trials rises by 20 percentage points or more."),
         formatter_class=HelpFormatter, epilog=TREND_EPILOG)
     db_flag(trend)
     trend.add_argument("--model", nargs="+", metavar="M", help="only these models")
@@ -91,6 +94,11 @@ def add(sub: Any) -> None:
     cohort_flags(trend)
     trend.add_argument("--format", default="table",
                        choices=["table", "markdown", "csv", "json"], help="output format")
+    trend.add_argument("--ci", choices=["t", "any-shape"], default="t",
+                       help="each run's 95%% interval, in the table, the chart and the "
+                            "JSON alike: t (default; Student's t over the seeds) or "
+                            "any-shape (the betting interval); the regression test is its "
+                            "own")
     trend.add_argument("--charts", metavar="DIR",
                        help="also write trend.png and trend.svg into DIR")
     trend.add_argument("--fail-on-regression", action="store_true",
@@ -114,7 +122,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     if out is not None:
         from ..leaderboard import build_trend, html_report, write_charts
 
-        trend = build_trend(args.db, filters=filters)
+        trend = build_trend(args.db, filters=filters, ci=args.ci)
         files = _writing(out, lambda: write_charts(board, out))
         report = out / "report.html"
         _writing(out, lambda: report.write_text(html_report(board, trend, pages=out)))
@@ -171,7 +179,7 @@ def trend_command(args: argparse.Namespace) -> int:
 
     trend = build_trend(args.db, models=args.model, last=args.last,
                         filters=Filters(days=args.days, scenario=args.scenario,
-                                        include_compare=args.include_compare))
+                                        include_compare=args.include_compare), ci=args.ci)
     out = output_dir(args.charts) if args.charts else None
     print(render_trend(trend, args.format))
     if out is not None:

@@ -385,13 +385,10 @@ def _operations(plt: ModuleType, board: Board, out: Path) -> list[Path]:
 
 def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
     """Each model's mean share of the oracle's gain over the runs of its cohort, each trial's
-    share a point and the mean's 95% t interval a whisker (the any-shape interval, which
-    the regression test uses, spans the whole range at three seeds: a grey slab); a
-    regression's latest point is ringed in red. Nothing with one run."""
+    share a point and the mean's 95% interval a whisker: the table's own (``trend.ci``,
+    design §35.3); a regression's latest point is ringed in red. Nothing with one run."""
     if len(trend.runs) < 2:
         return []
-    from ._board import t_interval
-
     plt = _plt()
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -413,7 +410,7 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
         for x, n, share in nights:
             shares = [100 * v for v in n.shares.values()]
             ax.plot([x] * len(shares), shares, ".", color=colour, alpha=0.45, markersize=4)
-            ci = t_interval(list(n.shares.values()), bounds=n.bounds)
+            ci = n.ci_oracle_share
             if ci is not None:
                 ax.vlines(x, 100 * ci[0], 100 * ci[1], color=colour, linewidth=2.5,
                           alpha=0.5)
@@ -426,10 +423,13 @@ def write_trend_chart(trend: Trend, directory: str | Path) -> list[Path]:
     ax.set(title=f"{_cap(score_name(c['scenario']))} per run as a share of the oracle's gain "
                  f"({c['scenario']}, {days_text(c['days'])})", xlabel="run (UTC)",
            ylabel="% of the oracle's gain over doing nothing")
+    method = ("Student's t over the trials" if trend.ci == "t" else
+              "the betting interval, valid at any number of trials")
     return _finish(plt, fig, ax, out, "trend",
-                   "line: each model's mean; dots: its trials; whisker: the mean's 95% "
-                   "Student's t interval over the trials; red ring: a regression (tested "
-                   "from 5 paired trials, by the interval valid for any shape)")
+                   f"line: each model's mean; dots: its trials; whisker: the mean's 95% "
+                   f"interval, {method}, as in the table; red ring: a regression (tested "
+                   "from 5 paired trials: a sign test and the paired differences' betting "
+                   "interval)")
 
 
 def run_labels(runs: list[dict[str, Any]]) -> list[str]:

@@ -90,9 +90,9 @@ CAPTIONS = {
                   "share of the oracle's gain is 5% or less; the empty-machine rate "
                   "stands beside them where the world has machines.",
     "trend": "Each model's mean {score} per run of this cohort as a share of the oracle's "
-             "gain over doing nothing, "
-             "with its 95% interval (betting) as a band; a red ring marks a regression "
-             "against the model's previous run.",
+             "gain over doing nothing, each trial a dot, the mean's 95% interval a whisker "
+             "(the trend table's, named under it); a red ring marks a regression against "
+             "the model's previous run.",
 }
 
 

@@ -30,7 +30,7 @@ from .._text import days as days_text
 from ..environment import currency, score_name
 from ..errors import ResultsError
 from ..results import SET_APART, PairKey, Store
-from ._board import Roles, mean_interval, model_rows
+from ._board import INTERVAL_METHOD, T_METHOD, Roles, mean_interval, model_rows
 from ._build import _salt_for, trial_shares
 from ._data import Filters, run_cohorts, select
 from ._render import share_text
@@ -86,6 +86,12 @@ class Trend:
     regressions: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
     comparisons: list[dict[str, Any]] = field(default_factory=list)  # every model checked
+    ci: str = "t"            # each night's interval: "t" or "any-shape" (the leaderboard's)
+
+    @property
+    def interval_method(self) -> str:
+        """Each night's 95 % interval, in words: the leaderboard's."""
+        return T_METHOD if self.ci == "t" else INTERVAL_METHOD
 
     def models(self) -> list[str]:
         return list(dict.fromkeys(n.model for n in self.nights))
@@ -94,15 +100,17 @@ class Trend:
         return [n for n in self.nights if n.model == model]
 
     def as_json(self) -> dict[str, Any]:
-        return {"cohort": self.cohort, "runs": self.runs,
-                "nights": [n.as_json() for n in self.nights],
+        return {"cohort": self.cohort, "runs": self.runs, "interval_method":
+                self.interval_method, "nights": [n.as_json() for n in self.nights],
                 "regressions": self.regressions, "comparisons": self.comparisons,
                 "notes": self.notes}
 
 
 def build_trend(db: str, *, models: list[str] | None = None, last: int | None = None,
-                filters: Filters = Filters()) -> Trend:
-    """The nights of the newest run's cohort (among the runs ``filters`` admits)."""
+                filters: Filters = Filters(), ci: str = "t") -> Trend:
+    """The nights of the newest run's cohort (among the runs ``filters`` admits); ``ci``:
+    each night's interval, as the leaderboard's (design §35.3: one method per number,
+    the same in the table, the chart, the JSON and the docs), "t" or "any-shape"."""
     with Store(db, read_only=True) as store:
         newest = select(store, "latest", filters, others=False)
         cohort = newest.cohort
@@ -127,7 +135,7 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
                                   if chosen.cohort.get("world_salt_sha256") else None)
             shares, bounds = shared.by_trial, shared.bounds
             for row in model_rows(chosen.trials, {}, shares, bounds,
-                                  Roles.of(cohort["scenario"]), ci="any-shape"):
+                                  Roles.of(cohort["scenario"]), ci=ci):
                 ts = by_model[row.model]
                 errs = sum(1 for a in apart if a["model"] == row.model)
                 nights.append(Night(
@@ -151,7 +159,7 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
         nights = [n for n in nights if n.model in models]
     trend = Trend(cohort, [{"run_id": r["run_id"], "name": r["name"],
                             "date": str(r["created_at"])[:16], "status": r["status"]}
-                           for r in runs], nights, [])
+                           for r in runs], nights, [], ci=ci)
     if newest.left_out_compare:
         trend.notes.append(f"left out {count(newest.left_out_compare, 'run')} of vendbench "
                            "compare (its batches are not nights; --include-compare counts "
@@ -248,6 +256,8 @@ def _trend_footer(trend: Trend) -> list[str]:
              f"{'worlds' if len(c['world_seeds']) > 1 else 'world'} "
              f"{', '.join(str(w) for w in c['world_seeds'])}; {count(len(trend.runs), 'run')}: "
              + ", ".join(r["run_id"] for r in trend.runs)]
+    lines.append(f"of oracle: the mean share of the oracle's gain over doing nothing; its "
+                 f"95% CI: {trend.interval_method}")
     if trend.regressions:
         lines += [f"REGRESSION {r['model']} ({r['kind']}, {r['previous_run']} → "
                   f"{r['latest_run']}): {r['evidence']}" for r in trend.regressions]
