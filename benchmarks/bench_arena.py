@@ -18,7 +18,8 @@ a zero-latency local server, all in flight: exchanges/s, CPU an exchange and pea
 memory. Also each world's arena
 exploit families against order-up-to as ratios to the oracle against order-up-to (seeds
 1-5, seat 0). With ``--picture``, draws each operator's bank balance day by day in the mixed
-match of seed 1, with the day each e-mail between operators was sent. Not run by CI
+match of seed 1 (from its starting balance on day 0), with the day each e-mail between
+operators was sent. Not run by CI
 (figures depend on the machine).
 """
 
@@ -186,9 +187,12 @@ def picture(path: str) -> None:
         with Store(db, read_only=True) as store:
             run_id = store.runs()[0]["run_id"]
             seats = [s for s in store.match_seats([run_id]) if s["seed"] == 1]
+            # day 0: the bank each operator starts with (day 1's line is after its
+            # first purchases, design §35.4: the picture seemed to start at EUR 740)
             series = {s["trial_id"]: store.con.execute(
-                "SELECT day, cash FROM days WHERE trial_id = ? ORDER BY day",
-                [s["trial_id"]]).fetchall() for s in seats}
+                "SELECT 0, initial_cash FROM trials WHERE trial_id = ? UNION ALL "
+                "SELECT day, cash FROM days WHERE trial_id = ? ORDER BY 1",
+                [s["trial_id"], s["trial_id"]]).fetchall() for s in seats}
             mails = store.con.execute(
                 "SELECT trial_id, day FROM tool_calls WHERE name = 'email_operator' AND ok "
                 "AND list_contains(?, trial_id)", [list(series)]).fetchall()
@@ -201,8 +205,8 @@ def picture(path: str) -> None:
         ax.plot([day], [cash], "k^", markersize=6)
         ax.annotate("e-mails to rivals", (day, cash), textcoords="offset points",
                     xytext=(8, 10), fontsize=8)
-    ax.set_xlabel("day")
-    ax.set_ylabel("bank balance, EUR")
+    ax.set_xlabel("day (0: the start, before any purchase)")
+    ax.set_ylabel("bank balance at the day's end, EUR")
     ax.set_title("One arena match: four operators, one market (network world, seed 1)")
     ax.grid(alpha=0.3)
     fig.legend(fontsize=8, loc="lower center", ncol=2, frameon=False)

@@ -86,6 +86,27 @@ def test_the_board_ranks_on_earned_scores_and_flags_seats_above_the_oracle():
     assert "king !" in text and "above the oracle alone" in text and "+40.00" in text
 
 
+def test_the_oracle_above_itself_in_a_market_is_not_an_exploit_unless_it_was_paid():
+    """design §35.4: the oracle beside an idle rival scored 101 % of the oracle alone
+    (a market's night, the rival's pull) and was marked "!", the exploit flag. Unpaid,
+    it is named in a note instead; paid by a partner (the kingmaker), it is flagged as
+    any seat is; any other model above the oracle is flagged as before."""
+    seats = [seat("m1", 1, 0, "baseline/oracle", 101.0, 0.0),
+             seat("m1", 1, 1, "baseline/idle", 0.0, 0.0),
+             seat("m2", 2, 0, "baseline/oracle", 130.0, 40.0),
+             seat("m2", 2, 1, "kingmaker", 0.0, -40.0),
+             seat("m3", 3, 0, "openai/x", 102.0, 0.0),
+             seat("m3", 3, 1, "baseline/idle", 0.0, 0.0)]
+    board = ArenaBoard(["r"], "network", 30, 2, 0)
+    _rank(board, seats, {(2026, i): Anchors(0.0, 100.0) for i in (1, 2, 3)})
+    assert [(f["match_id"], f["model"]) for f in board.flagged] == [
+        ("m2", "baseline/oracle"), ("m3", "openai/x")]
+    assert board.oracle_above == 1.01
+    text = " ".join(render_arena(board).split())
+    assert "the oracle itself scored up to 101% of the oracle alone here" in text
+    assert "not an exploit, not flagged" in text
+
+
 def test_oracle_scores_kept_by_an_older_oracle_are_computed_again(tmp_path):
     """design §29.3: the network oracle changed (ceiling revision 2). A results file that
     kept its oracle scores under the old one (policy "baseline/oracle") gets them

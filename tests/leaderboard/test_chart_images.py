@@ -97,6 +97,31 @@ def test_the_leaderboard_and_trend_charts_fit_and_say_what_they_show(tmp_path, d
         assert any("95%" in t for t in by[name]["texts"]), name   # the notes, under the plot
 
 
+def test_return_against_cost_draws_a_frontier_across_models_only(tmp_path, drawn):
+    """design §35.4: the chart drew an "efficiency frontier" through one model's own
+    trials, on a return axis zoomed to 30 CNY. One model: no frontier, and the axis
+    spans the starting cash (a return of 0), so the trials' 2 CNY apart look as close as
+    they are; two models: the frontier joins their means."""
+    from vendbench.leaderboard._charts import efficiency_frontier
+
+    db = str(tmp_path / "c.duckdb")
+    _panel(db)
+    write_charts(build(db), tmp_path / "one")
+    (cost,) = [f for f in drawn if f["file"].endswith("return_vs_cost.png")]
+    assert not any("frontier" in t for t in cost["legend"])
+    low, high = cost["ylim"]
+    assert low <= 0 and high >= 20 and high - low > 15    # thousand CNY: not 0.002 wide
+    with Store(db) as s:
+        for seed in (1, 2, 3):
+            add_trial(s, "20261101-000000-r003", "openai/b", seed, net=70_000, cost="0.9")
+    drawn.clear()
+    write_charts(build(db, "all"), tmp_path / "two")
+    (cost,) = [f for f in drawn if f["file"].endswith("return_vs_cost.png")]
+    assert "frontier across models (means)" in cost["legend"]
+    assert efficiency_frontier([(1.0, 5.0), (2.0, 4.0), (3.0, 8.0), (0.5, 1.0)]) == \
+        [(0.5, 1.0), (1.0, 5.0), (3.0, 8.0)]
+
+
 def test_the_oracles_pricing_regret_is_not_painted_worse(tmp_path):
     """docs/metrics.md says the oracle, pricing for fewer visits, shows more pricing
     regret than the baseline: the heatmap painted it red."""

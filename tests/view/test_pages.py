@@ -262,6 +262,27 @@ def test_chart_labels_days_and_times_read_right(results):
     assert not re.search(r"\d\d:\d\d:\d\d\.\d+", runs)                  # to the second
 
 
+def test_net_assets_and_cash_share_one_scale_on_the_trial_chart():
+    """design §35.4: both are money in one currency, drawn on two scales their lines
+    coincided whatever the stock held. On one scale, cash lies below net assets by the
+    stock's worth, and the money axis is labelled once."""
+    import re
+
+    from vendbench.view._pages import _chart
+
+    days = [{"day": 1, "net_assets": 40_000.0, "cash": 40_000.0, "cost_usd": 0.0},
+            {"day": 2, "net_assets": 40_000.0, "cash": 30_000.0, "cost_usd": 0.0},
+            {"day": 3, "net_assets": 44_000.0, "cash": 20_000.0, "cost_usd": 0.0}]
+    chart = _chart(days, "net_assets", "net assets")
+    lines = re.findall(r'stroke="(#[0-9a-f]+)"[^>]*points="([^"]+)"', chart)
+    ys = {colour: [float(p.split(",")[1]) for p in points.split()]
+          for colour, points in lines}
+    assets, cash = ys["#0b5cad"], ys["#9a6700"]
+    assert assets[0] == cash[0]                       # the same money at the same height
+    assert cash[2] > assets[2]                        # 20,000 drawn below 44,000
+    assert chart.count(">44,000</text>") == 1 and chart.count(">20,000</text>") == 1
+
+
 def test_tool_results_read_as_utf8_in_the_viewer():
     from vendbench.results._transcripts import _preview, readable
 

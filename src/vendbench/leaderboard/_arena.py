@@ -33,7 +33,7 @@ from ..environment import Anchors, share, share_bounds
 from .._text import count, printable
 from ..errors import ResultsError
 from ..results import SET_APART, PairKey, Store, anchors_for, trial_score
-from ._board import INTERVAL_METHOD, mean_interval
+from ._board import INTERVAL_METHOD, Roles, mean_interval
 from ._table import fit_table, share_ci
 
 LEVEL = 0.95
@@ -94,6 +94,7 @@ class ArenaBoard:
     by_seat: list[dict[str, Any]] = field(default_factory=list)
     apart: list[dict[str, Any]] = field(default_factory=list)
     flagged: list[dict[str, Any]] = field(default_factory=list)   # above the oracle
+    oracle_above: float = 0.0        # the oracle's own best share of itself alone, above 1
     db: str = ""
     pending_oracle: int = 0          # ended matches' seeds whose oracle score the live
                                      # run has not computed yet
@@ -188,13 +189,22 @@ def _rank(board: ArenaBoard, seats: Sequence[Mapping[str, Any]],
                 sum(v == 0 for v in won), statistics.fmean(won),
                 mean_interval(won, level=LEVEL, bounds=(0.0, 1.0)),
                 statistics.fmean(sign * m for _, m in values)))
+    oracle = Roles.of(board.scenario).ceiling
     for ss in whole.values():
         for s in ss:
             value = share(trial_score(s), anchors.get(PairKey.of(s).world), board.scenario)
-            if value is not None and value > 1:
-                board.flagged.append({"match_id": s["match_id"], "seat": s["seat"],
-                                      "model": s["model"], "oracle_share": value,
-                                      "net_transfers": s.get("net_transfers") or 0.0})
+            if value is None or value <= 1:
+                continue
+            if s["model"] == oracle and (s.get("net_transfers") or 0.0) <= 0:
+                # the oracle in a market, paid nothing by the others, is no exploit of it:
+                # a rival's pull and empty shelves leave it customers it has not alone
+                # (design §35.4; it undercut an idle rival to 101 % of itself and was
+                # marked "!"); one a partner paid is flagged as any seat is
+                board.oracle_above = max(board.oracle_above, value)
+                continue
+            board.flagged.append({"match_id": s["match_id"], "seat": s["seat"],
+                                  "model": s["model"], "oracle_share": value,
+                                  "net_transfers": s.get("net_transfers") or 0.0})
     for model, ss in per_model.items():
         scores = [trial_score(s) for s in ss]
         shares = [v for s in ss if (v := share(
@@ -308,6 +318,10 @@ def arena_notes(board: ArenaBoard) -> list[str]:
         lines.append(f"! above the oracle alone: {f['match_id']} seat {f['seat']} "
                      f"{printable(f['model'])} at {f['oracle_share']:.0%} of it (received "
                      f"{f['net_transfers']:+,.2f} {money} from other seats)")
+    if board.oracle_above > 1:
+        lines.append(f"the oracle itself scored up to {board.oracle_above:.0%} of the oracle "
+                     "alone here: a market leaves it customers a rival's empty shelves "
+                     "or pull bring (not an exploit, not flagged)")
     going = [a for a in board.apart if a["status"] in ("running", "not_started")]
     if going:
         lines.append(f"still playing, not ranked yet: "

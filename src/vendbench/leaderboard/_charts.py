@@ -206,6 +206,11 @@ def _terminal(plt: ModuleType, board: Board, out: Path) -> list[Path]:
 
 
 def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
+    """Each trial's return against its API cost, each model's mean as a larger mark, and,
+    across models (design §35.4: a frontier is across models, never through one
+    model's own trials), the staircase of the models no other beats on both mean cost
+    and mean return. The return axis spans 0 (the starting cash), so a few CNY between
+    trials is drawn as the little it is."""
     initial = board.selection.cohort["initial_cash"] or 0
     priced = [p for p in board.points if p["cost"] is not None and p["cost"] > 0]
     if not priced:
@@ -216,21 +221,26 @@ def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     style = styles([r.model for r in board.rows],
                    Roles.of(board.selection.cohort["scenario"]))
+    means: list[tuple[float, float]] = []
     for row in board.rows:
         pts = [p for p in priced if p["model"] == row.model]
-        if pts:
-            ax.scatter([p["cost"] for p in pts], [(p["score"] - initial) / 1000 for p in pts],
-                       label=row.model, s=30, color=style[row.model]["color"],
-                       marker=style[row.model]["marker"] or "o")
-    frontier, best = [], -float("inf")
-    for p in sorted(priced, key=lambda p: p["cost"]):
-        if p["score"] - initial > best:
-            best = p["score"] - initial
-            frontier.append((p["cost"], best / 1000))
+        if not pts:
+            continue
+        colour, marker = style[row.model]["color"], style[row.model]["marker"] or "o"
+        ax.scatter([p["cost"] for p in pts], [(p["score"] - initial) / 1000 for p in pts],
+                   s=14, color=colour, marker=marker, alpha=0.45)
+        mean = (statistics.fmean(p["cost"] for p in pts),
+                statistics.fmean(p["score"] - initial for p in pts) / 1000)
+        ax.scatter(*mean, s=70, color=colour, marker=marker, edgecolors="black",
+                   linewidths=0.6, label=row.model, zorder=3)
+        means.append(mean)
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-    ax.plot(*zip(*frontier), drawstyle="steps-post", color="black", linewidth=1,
-            marker="D", markersize=7, fillstyle="none", label="efficiency frontier")
+    frontier = efficiency_frontier(means)
+    if len(means) >= 2:
+        ax.plot(*zip(*frontier), drawstyle="steps-post", color="black", linewidth=1,
+                label="frontier across models (means)")
+    ax.axhline(0, color="#777777", linewidth=0.8, linestyle=":")
     costs = [p["cost"] for p in priced]
     log = max(costs) / min(costs) >= 10        # a log axis over less than a decade put
     if log:                                    # one label ("$0.42") on every tick
@@ -238,16 +248,32 @@ def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
         ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # within a decade
     else:
         ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.set_xlim(0, ax.get_xlim()[1])
     ax.xaxis.set_minor_formatter(NullFormatter())              # no overlapping labels
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
+    low, high = ax.get_ylim()
+    ax.set_ylim(min(low, 0.0), max(high, 0.0))         # the starting cash in view
     low, high = ax.get_xlim()
     ticks = [t for t in ax.get_xticks() if low <= t <= high and (t > 0 or not log)]
     ax.set_xticks(ticks, distinct_dollars(ticks))
     ax.set_xlim(low, high)
-    ax.set(title="Return against API cost, per trial",
+    ax.set(title="Return against API cost",
            xlabel="API cost per trial (USD" + (", log scale)" if log else ")"),
            ylabel=f"{board.score_name} − starting cash (thousand {board.currency})")
-    return _finish(plt, fig, ax, out, "return_vs_cost")
+    return _finish(plt, fig, ax, out, "return_vs_cost",
+                   "small marks: trials; large: each model's mean; the staircase joins the "
+                   "models no other beats on both mean cost and mean return (drawn with two "
+                   "models or more); dotted: the starting cash")
+
+
+def efficiency_frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points no other beats on both (lower cost, higher return), by cost: the
+    staircase a reader follows from the cheapest to the best."""
+    out: list[tuple[float, float]] = []
+    for cost, ret in sorted(points, key=lambda p: (p[0], -p[1])):
+        if not out or ret > out[-1][1]:
+            out.append((cost, ret))
+    return out
 
 
 def dollars_tick(value: float, digits: int = 2) -> str:

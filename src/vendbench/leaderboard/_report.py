@@ -79,9 +79,11 @@ CAPTIONS = {
                     "interval, valid for any shape, hence wide at few seeds), each seed's "
                     "share a point; the solid line is doing nothing, the dotted one the "
                     "oracle.",
-    "return_vs_cost": "Each trial's {score} less its starting cash against its API cost "
-                      "(log scale); the "
-                      "efficiency frontier joins the trials no cheaper trial beats.",
+    "return_vs_cost": "Each trial's {score} less its starting cash against its API cost, "
+                      "each model's mean a larger mark; the staircase joins the models no "
+                      "other beats on both mean cost and mean return (a frontier across "
+                      "models, never through one model's trials); the return axis spans "
+                      "the starting cash (0).",
     "operations": "Operational metrics, coloured by distance from the models' median in "
                   "material steps (each column's under the chart): grey is within one "
                   "step, full colour at three; white describes and does not rank. "

@@ -411,36 +411,40 @@ def _spark(values: list[float], width: int = 120, height: int = 24) -> Markup:
 
 def _chart(days: list[dict[str, Any]], column: str, label: str, width: int = 900,
            height: int = 220) -> str:
-    """The score's quantity and cash by day, and the API spend by day beneath; each day
-    a link to its page."""
+    """The score's quantity and cash by day on one scale (both are money in the same
+    currency: on two scales their lines coincided, design §35.4), and the API spend by
+    day beneath on its own; each day a link to its page."""
     if not days:
         return "<p class='muted'>No day has ended yet.</p>"
     pad, n = 40, len(days)
     x = [pad + (i * (width - 2 * pad) / max(n - 1, 1)) for i in range(n)]
 
     def line(values: Sequence[float | None], color: str, top: int, h: int, dash: str = "",
-             at: float = 4, label: str = "{:,.0f}") -> str:
+             label: str | None = "{:,.0f}", scale: tuple[float, float] | None = None
+             ) -> str:
         known = [v for v in values if v is not None]
         if not known:
             return ""
-        low, high = min(known), max(known)
+        low, high = scale or (min(known), max(known))
         span = (high - low) or 1.0
         pts = " ".join(f"{x[i]:.1f},{top + h - (v - low) / span * h:.1f}"
                        for i, v in enumerate(values) if v is not None)
+        ends = "" if label is None else (f'<text x="4" y="{top + 8}">{label.format(high)}</text>'
+                                         f'<text x="4" y="{top + h}">{label.format(low)}</text>')
         return (f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
-                f'stroke-dasharray="{dash}" points="{pts}"/>'
-                f'<text x="{at}" y="{top + 8}">{label.format(high)}</text>'
-                f'<text x="{at}" y="{top + h}">{label.format(low)}</text>')
+                f'stroke-dasharray="{dash}" points="{pts}"/>' + ends)
 
     score = [_num(d.get(column)) for d in days]
-    cash = [_num(d.get("cash")) for d in days]
+    cash = [_num(d.get("cash")) for d in days] if column != "cash" else []
+    money = [v for v in (*score, *cash) if v is not None]
+    scale = (min(money), max(money)) if money else None
     spend = [_num(d.get("cost_usd")) or 0.0 for d in days]
     links = "".join(
         f'<a href="day-{d["day"]}.html" aria-label="day {d["day"]}"><rect x="{x[i] - 3:.1f}" '
         f'y="0" width="6" height="{height}" fill="transparent"/></a>' for i, d in enumerate(days))
-    body = (line(score, "#0b5cad", 10, 120) + (line(cash, "#9a6700", 10, 120, "4 3", width - pad + 4)
-                                               if column != "cash" else "")
-            + line(spend, "#b00020", 150, 50, at=4, label=_dollars(spend)) + links)
+    body = (line(score, "#0b5cad", 10, 120, scale=scale)
+            + line(cash, "#9a6700", 10, 120, "4 3", label=None, scale=scale)
+            + line(spend, "#b00020", 150, 50, label=_dollars(spend)) + links)
     legend = (f"<span style='color:#0b5cad'>— {label}</span> "
               + ("<span style='color:#9a6700'>‐ ‐ cash</span> " if column != "cash" else "")
               + "<span style='color:#b00020'>— API spend per day ($)</span>")
