@@ -149,3 +149,11 @@ def test_every_design_citation_names_a_section_of_docs_design():
             spec.append(path.name)
     assert sorted(n for n, _ in cited if n not in sections) == []
     assert len(cited) > 50 and spec == []
+
+
+def test_the_docs_index_lists_every_page_the_readme_does():
+    """design §35.5: docs/index.md left out four pages the README lists."""
+    readme = set(re.findall(r"\(docs/([a-z]+\.md)", (ROOT / "README.md").read_text()))
+    index = set(re.findall(r"\]\(([a-z]+\.md)\)", (ROOT / "docs" / "index.md").read_text()))
+    assert readme - {"index.md"} <= index, sorted(readme - index)
+    assert index <= {p.name for p in (ROOT / "docs").glob("*.md")}

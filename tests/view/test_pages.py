@@ -3,6 +3,7 @@ window of a request, search, side by side, and what it refuses."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import httpx
@@ -43,7 +44,7 @@ def test_a_window_shows_what_a_request_carried_and_what_was_evicted(results):
     late = pages.get(f"trial/{results['llm']}/window-{seq}-1.html")
     assert late.status == 200 and "Day 6 of 6" in late.body
     message = pages.get(f"trial/{results['llm']}/message-0.html")
-    assert message.status == 200 and "&#34;role&#34;: &#34;system&#34;" in message.body
+    assert message.status == 200 and '"role": "system"' in message.body
 
 
 def test_search_finds_calls_and_links_their_day(results):
@@ -281,6 +282,39 @@ def test_net_assets_and_cash_share_one_scale_on_the_trial_chart():
     assert assets[0] == cash[0]                       # the same money at the same height
     assert cash[2] > assets[2]                        # 20,000 drawn below 44,000
     assert chart.count(">44,000</text>") == 1 and chart.count(">20,000</text>") == 1
+
+
+def test_a_tool_result_is_a_line_an_item_and_still_safe_text():
+    """design §35.5: a day of catalogue results was a 517 KB page, JSON indented to
+    every level with every quote escaped. A line per key and per list item, quotes
+    unescaped in the text of a <pre>; markup and hidden characters still neutral."""
+    from vendbench.view._pages import _pretty
+
+    text = json.dumps({"ok": True, "rows": [{"id": "P1", "name": "a \"b\""},
+                                            {"id": "P2", "name": "</pre><script>x()</script>"}],
+                       "note": "\u202eevil"})
+    shown = str(_pretty(text))
+    assert shown.splitlines() == [
+        "{", '  "ok": true,', '  "rows": [',
+        '    {"id": "P1", "name": "a \\"b\\""},',
+        '    {"id": "P2", "name": "&lt;/pre&gt;&lt;script&gt;x()&lt;/script&gt;"}',
+        "  ],", '  "note": "⟨U+202E⟩evil"', "}"]
+    assert str(_pretty("<b>not json</b>")) == "&lt;b&gt;not json&lt;/b&gt;"
+
+
+def test_the_quick_starts_day_pages_are_a_third_smaller(tmp_path):
+    """Order-up-to's day 1 reads the whole catalogue: 517 KB of page before."""
+    import asyncio
+
+    from vendbench.orchestrator import build_config, execute
+
+    db = str(tmp_path / "r.duckdb")
+    run = asyncio.run(execute(build_config({"days": 2, "models": [
+        {"id": "baseline/order-up-to"}]}), db))
+    trial = run.as_json()["trials"][0]["trial_id"]
+    page = Pages(db).get(f"trial/{trial}/day-1.html").body
+    assert len(page.encode()) < 320_000 and "&#34;" not in page
+    assert '{"name": "Master Kong Classic Water 250ml", "product_id": "P0001"' in page
 
 
 def test_tool_results_read_as_utf8_in_the_viewer():

@@ -5,6 +5,7 @@ writing the file answers through its live reads) and reads a bounded part of it.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -382,17 +383,44 @@ def _share_of(row: dict[str, Any]) -> float | None:
                                                          row.get("cached")))
 
 
-def _pretty(text: str | None) -> str:
+def _pretty(text: str | None) -> Markup:
+    """A tool's JSON, as a page shows it (``readable``), escaped for the text of a
+    ``<pre>``; text that is not JSON as it is."""
     if not text:
-        return ""
+        return Markup("")
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        return _pre(readable(json.loads(text)))
     except ValueError:
-        return text
+        return _pre(text)
 
 
-def _pretty_obj(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+def _pretty_obj(value: Any) -> Markup:
+    return _pre(readable(value))
+
+
+def readable(value: Any) -> str:
+    """JSON a line per top-level key and a line per item of a list, each compact (design
+    §35.5: indented to every level, with every quote escaped, a day of catalogue
+    results made a 517 KB page)."""
+    def one(v: Any) -> str:
+        return json.dumps(v, ensure_ascii=False, default=str)
+
+    def field(v: Any, pad: str) -> str:
+        if isinstance(v, list) and len(v) > 1:
+            return "[\n" + ",\n".join(f"{pad}  {one(x)}" for x in v) + f"\n{pad}]"
+        return one(v)
+
+    if isinstance(value, dict) and value:
+        return "{\n" + ",\n".join(f"  {one(k)}: {field(v, '  ')}" for k, v in value.items()) \
+            + "\n}"
+    return field(value, "")
+
+
+def _pre(text: str) -> Markup:
+    """Text for a ``<pre>``: hidden characters written out (``visible``), then ``&``,
+    ``<`` and ``>`` escaped; quotes need no escape in text (only in attributes), and
+    escaping them tripled a JSON page's size."""
+    return Markup(html.escape(visible(text), quote=False))
 
 
 def _spark(values: list[float], width: int = 120, height: int = 24) -> Markup:
