@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 import os
+import re
 import subprocess
 import sys
 
@@ -96,8 +98,37 @@ def test_progress_shows_the_time_left_from_the_days_played():
     progress._total, progress._started = 2, 100.0
     assert progress._eta(now=130.0) == ""                          # nothing played yet
     progress._rows = {"a": {"status": "completed", "day": 4},      # ended: all 10 count
-                      "b": {"status": "running", "day": 5}}
+                      "b": {"status": "running", "day": 6}}        # on day 6: 5 played
     assert progress._eta(now=130.0) == " · ETA 10s"                # 15 of 20 days in 30 s
+    # design §35.6: a trial on its last day is not done ("ETA 0s" mid-trial)
+    progress._rows["b"]["day"] = 10
+    assert progress._eta(now=130.0) == " · ETA 2s"                 # 19 of 20 in 30 s
+    progress._started = 129.99
+    assert progress._eta(now=130.0) == " · ETA under 1s"
+
+
+def test_a_long_model_name_breaks_between_its_parts_at_80_columns(monkeypatch, capsys):
+    """design §35.6: the run's final table broke names mid-word at 80 columns."""
+    import sys
+
+    from vendbench.ui import print_table, wrap_name
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "80")
+    name = "anthropic/claude-sonnet-4-5-20250929 [effort=high, context=compact]"
+    print_table("run r (completed)", ["model", "seed", "status", "net assets", "cost USD",
+                                      "cached", "calls"],
+                [[name, "1", "budget_exhausted", "1,234,567.89", "12.3456", "91%", "2,639"]])
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)   # the terminal's bold
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80, out
+    pieces = [line.split("  ")[0].strip() for line in lines[2:] if line.strip()]
+    assert "".join(p if p.endswith(("/", "-")) else p + " " for p in pieces).strip() == name
+    at = 0
+    for piece in pieces[:-1]:                # each break after a "/", a "-" or a space
+        at = name.index(piece, at) + len(piece)
+        assert name[at - 1] in "/-" or name[at] == " ", (piece, pieces)
+    assert wrap_name("openai/gpt-5", 80) == "openai/gpt-5"           # it fits: as it is
 
 
 def test_the_live_table_fits_80_columns_and_a_resume_says_what_it_resumes():
@@ -179,3 +210,126 @@ def test_names_are_printed_as_plain_text_on_a_terminal(tmp_path, monkeypatch, ca
             assert "[/x]" in out, out          # folded in a narrow terminal, but shown
         if args[0] == "leaderboard":
             assert "[link=https://evil.example/]openai/gpt-5[/link]\\x1b]0;owned\\x07" in out
+
+
+def _examples(text: str) -> list[str]:
+    """The ``vendbench`` command lines of a help's examples or a docs page's code,
+    continuation lines joined, comments dropped."""
+    lines, current = [], ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if current:
+            current += " " + line
+        elif line.startswith(("vendbench ", "$ vendbench ")):
+            current = line.removeprefix("$ ")
+        else:
+            continue
+        if current.endswith("\\"):
+            current = current[:-1].strip()
+            continue
+        lines.append(current.split("  #")[0].strip())
+        current = ""
+    return lines
+
+
+def _forecast_problems(line: str) -> list[str]:
+    """What vendbench's own forecast says is wrong with an example: a trial forecast
+    above its --budget (or --trial-budget), a run's trials above its total budget, a
+    comparison's first batch above its budget. Nothing is run or sent."""
+    import shlex
+
+    from vendbench.cli import _parser, arena, compare, run
+    from vendbench.errors import ConfigError, UnknownPriceError
+    from vendbench.orchestrator import forecast_run
+
+    argv = shlex.split(line)[1:]
+    if argv[0] not in ("run", "compare", "arena") or {"--resume", "--show", "--panel",
+                                                      "--plan"} & set(argv):
+        return []
+    args = _parser().parse_args(argv)
+    config = {"run": run.config_from_args, "arena": arena.config_from_args,
+              "compare": lambda a: compare._spec(a).base}[argv[0]](args)
+    try:
+        panel = forecast_run(config, keys=False)
+    except UnknownPriceError:              # models the example leaves for the user to price
+        return []
+    problems = [f"{m.model}: ${m.trial.usd:.2f} a trial, above its ${m.budget}"
+                for m in panel.models if m.budget is not None and m.trial.usd is not None
+                and m.trial.usd > m.budget]
+    whole = sum((m.trial.usd * m.trials for m in panel.models if m.trial.usd), Decimal(0))
+    if config.total_budget_usd is not None and whole > config.total_budget_usd:
+        problems.append(f"its trials ${whole:.2f}, above the total ${config.total_budget_usd}")
+    if argv[0] == "compare":
+        from vendbench.compare._run import _first_batch_fits
+
+        try:
+            _first_batch_fits(compare._spec(args))
+        except ConfigError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def test_every_example_fits_its_budget_by_vendbenchs_own_forecast(capsys, monkeypatch):
+    """design §35.6: `vendbench --help`'s first run example (180 days at $2 a trial) was
+    forecast by vendbench itself to run out of budget. Every example of the helps and
+    of the docs that sets a budget fits it."""
+    import contextlib
+    import io
+    from pathlib import Path
+
+    from vendbench.orchestrator import _preflight
+
+    monkeypatch.setattr(_preflight, "unreachable", lambda url: None)   # examples' servers
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-example")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-example")
+    texts = {}
+    for command in ([], ["run"], ["compare"], ["arena"]):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+            main([*command, "--help"])
+        texts[" ".join(["vendbench", *command, "--help"])] = out.getvalue()
+    root = Path(__file__).resolve().parents[1]
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        texts[page.name] = "\n".join(re.findall(r"^```[a-z]*\n(.*?)^```", page.read_text(),
+                                                re.S | re.M))
+    checked, problems = 0, []
+    for where, text in texts.items():
+        for line in _examples(text):
+            found = _forecast_problems(line)
+            checked += any(flag in line for flag in ("--budget", "--trial-budget",
+                                                     "--total-budget"))
+            problems += [f"{where}: {line}: {p}" for p in found]
+    assert problems == []
+    assert checked >= 8
+
+
+def test_a_model_without_a_provider_is_one_line_in_the_users_words(tmp_path, capsys):
+    """design §35.6: a model string without its provider printed pydantic's dump
+    ("models.0.id: Value error, ...")."""
+    for argv in (["run", "--models", "gpt-4.1-mini", "--days", "2", "--db",
+                  str(tmp_path / "x.duckdb")],
+                 ["check", "--models", "mymodel"],
+                 ["compare", "mymodel", "baseline/oracle", "--days", "6"]):
+        assert main(argv) == 2, argv
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert "is not a litellm model string: use provider/model" in line
+        assert "Value error" not in line and "models.0" not in line
+
+
+@pytest.mark.parametrize("command", ["compare", "arena"])
+def test_a_help_names_no_flag_its_command_lacks(command, capsys):
+    """design §35.6: `compare --help` and `arena --help` said "with --panel they override
+    the panel's values", and neither takes --panel."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "--panel" not in out.getvalue()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(out.getvalue().split())
+    assert "with --panel they override" in text and "docs/guide.md" in text
+    assert "see README" not in text

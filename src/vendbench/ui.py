@@ -34,21 +34,53 @@ def print_table(title: str, headers: list[str], rows: list[list[Any]]) -> None:
     rows = [[printable(str(v)) for v in r] for r in rows]
     if sys.stdout.isatty():
         from rich.console import Console
-        from rich.console import Group
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=Text(printable(title)))
-        for i, h in enumerate(headers):        # a long name folds: never cut to a lookalike
-            table.add_column(Text(h), justify="left" if i < 2 else "right", overflow="fold")
+        console = Console()
+        # no box, one space between columns (as the live table); a name wider than what
+        # the other columns leave breaks after a "/", "-" or space, never mid-word
+        # (design §35.6), and never is cut to a lookalike
+        others = sum(max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+                     for i, h in enumerate(headers) if i) + len(headers) - 1
+        room = max(12, min(console.width, 80) - others)
+        table = Table(title=Text(printable(title)), box=None, padding=(0, 1),
+                      pad_edge=False, collapse_padding=True, show_edge=False)
+        for i, h in enumerate(headers):
+            table.add_column(Text(h), justify="left" if i < 2 else "right", overflow="fold",
+                             header_style="bold")
         for r in rows:
-            table.add_row(*[Text(v) for v in r])
-        Console().print(table)
+            table.add_row(Text(wrap_name(r[0], room)), *[Text(v) for v in r[1:]])
+        console.print(table)
         return
     print(f"# {printable(title)}")
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
     for line in [headers, *rows]:           # no trailing spaces: the last column is ragged
         print("  ".join(str(v).ljust(w) for v, w in zip(line, widths)).rstrip())
+
+
+def wrap_name(name: str, width: int) -> str:
+    """``name`` in lines of at most ``width``, broken after a "/", "-" or space where it
+    can be (a model's name reads by its parts), and within a part only when the part
+    alone is wider."""
+    import re
+
+    if len(name) <= width:
+        return name
+    lines, line = [], ""
+    for part in re.findall(r"[^/\- ]*[/\- ]?", name):
+        if not part:
+            continue
+        if line and len(line) + len(part) > width:
+            lines.append(line.rstrip())
+            line = ""
+        while len(part) > width:                 # a part wider than the column alone
+            lines.append(part[:width])
+            part = part[width:]
+        line += part
+    if line:
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 class DayProgress:
@@ -207,12 +239,18 @@ class RunProgress:
         days played so far (blank before the first day)."""
         started, days = getattr(self, "_started", None), self._config.days
         total_days = self._total * days
-        played = sum(r["day"] if r["status"] == "running" else days
-                     for r in self._rows.values())       # an ended trial is all played
+        # a running trial has played the days before the one it is on (counting that day
+        # too made a trial on its last day look done: "ETA 0s" mid-trial, design §35.6);
+        # an ended trial needs no more time: all its days count as played
+        played = sum(r["day"] - 1 if r["status"] == "running" else days
+                     for r in self._rows.values())
         if started is None or not total_days or played <= 0:
             return ""
         now = time.monotonic() if now is None else now
         left = (now - started) * (total_days - played) / played
+        running = any(r["status"] == "running" for r in self._rows.values())
+        if running and left < 1:
+            return " · ETA under 1s"
         return f" · ETA {eta_text(left)}"
 
     def _line(self, text: str) -> None:

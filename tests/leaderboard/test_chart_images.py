@@ -190,6 +190,8 @@ def test_the_arena_has_the_leaderboards_formats_and_charts(tmp_path, drawn, caps
     rows = capsys.readouterr().out.strip().splitlines()
     assert rows[0].startswith("rank,model,seats") and len(rows) == 3
     assert 0 < float(rows[1].split(",")[7]) <= 1.25                  # a share, not text
+    cost = rows[1].split(",")[rows[0].split(",").index("cost_usd")]
+    assert cost == "0.000000000" and "E-" not in "\n".join(rows)    # not "0E-9" (§35.6)
     assert main(["leaderboard", "--arena", "--db", db, "--format", "html"]) == 0
     assert capsys.readouterr().out.startswith("<!doctype html>")
     assert main(["leaderboard", "--arena", "--db", db, "--format", "json"]) == 0

@@ -92,3 +92,15 @@ def test_a_server_that_never_answers_is_named_with_the_limit(llm, capsys, monkey
     err = capsys.readouterr().err
     assert f"{llm.url} did not answer within 0.5 s" in err and "--request-timeout" in err
     assert "TimeoutError: \n" not in err and "unknown:" not in err
+
+
+def test_a_dropped_connection_is_said_in_words(llm, capsys):
+    """design §35.6: a connection the server closed read "unknown: InternalServerError:
+    Connection error." (the retry kind, then litellm's class)."""
+    llm.inject("drop", times=20)
+    assert main(["check", "--models", "openai/fake", "--api-base", llm.url, "--price",
+                 "openai/fake=0.4,1.6"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "the request failed: the connection failed before a reply came (the server " \
+           "closed it, or went away)" in err
+    assert "unknown:" not in err

@@ -326,6 +326,27 @@ def test_a_billed_reply_that_cannot_be_read_is_charged_never_free(llm, tmp_path,
     assert result.pool.spent == query(db, "SELECT cost_usd FROM trials")[0][0] >= reserved
 
 
+def test_a_garbled_usage_prints_no_library_warning_on_the_command_line(llm, tmp_path):
+    """design §35.6: litellm's pydantic models warned ("Pydantic serializer warnings:
+    PydanticSerializationUnexpectedValue ...") whenever a reply's usage was no number;
+    vendbench names such a reply itself, once."""
+    import os
+    import subprocess
+    import sys
+
+    llm.inject("words_usage")
+    out = subprocess.run(
+        [sys.executable, "-m", "vendbench", "run", "--models", "openai/fake", "--api-base",
+         llm.url, "--price", "openai/fake=0.4,1.6", "--days", "1", "--db",
+         str(tmp_path / "r.duckdb")], capture_output=True, text=True, timeout=120,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test-warnings", "PYTHONWARNINGS": ""})
+    assert out.returncode == 0, out.stderr
+    assert "Pydantic serializer" not in out.stderr and "Warning" not in out.stderr, out.stderr
+    (error,), = query(str(tmp_path / "r.duckdb"),
+                      "SELECT error FROM exchanges WHERE status = 'unknown'")
+    assert "could not be read" in error                       # the garbled reply came
+
+
 def test_an_output_count_above_max_tokens_is_garbled_not_a_bill(llm, tmp_path):
     """A reply claiming 6,000 output tokens for a request that allowed 512 is not a bill
     ($10,000 were once recorded against a $0.05 cap this way): charged its reservation."""

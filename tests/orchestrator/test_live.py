@@ -82,6 +82,15 @@ def test_readers_see_a_live_run_and_a_second_writer_is_refused(tmp_path):
             assert second.returncode == 2
             assert f"is being written by run {data['run']['run_id']}" in second.stderr
             assert "Traceback" not in second.stderr
+            # an LLM run is refused before its checks print its forecast (design §35.6)
+            third = cli("run", "--models", "openai/other", "--api-base", llm.url,
+                        "--price", "openai/other=1,1", "--days", "2", "--db", db)
+            assert third.returncode == 2 and "cost forecast" not in third.stderr
+            assert third.stderr.strip().splitlines() == [
+                f"vendbench: error: {db} is being written by run {data['run']['run_id']} "
+                f"(pid {data['live']['pid']}); one run writes a file at a time. Watch it "
+                f"with `vendbench runs --db {db} --run {data['run']['run_id']}`, wait for "
+                "it to finish, or pass another --db"], third.stderr
         finally:
             llm.gate.set()
             if proc.poll() is None:

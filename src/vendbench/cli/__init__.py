@@ -21,12 +21,13 @@ examples:
   vendbench baseline                        # order-up-to, seed 1, 180 days
   vendbench baseline --policy all --seeds 1 2 3 --days 180
   vendbench run --models openai/gpt-4.1-mini baseline/order-up-to \\
-                --seeds 1 2 3 --budget 2 --total-budget 10
+                --days 30 --seeds 1 2 3 --budget 2 --total-budget 10
   vendbench run --panel examples/nightly.toml
   vendbench runs
   vendbench leaderboard --run all --charts report/
   vendbench trend --db nightly.duckdb --fail-on-regression
-  vendbench compare openai/gpt-4.1-mini baseline/order-up-to --budget 20
+  vendbench compare openai/gpt-4.1-mini baseline/order-up-to --days 30 \\
+                    --budget 20
   vendbench arena baseline/oracle baseline/order-up-to --seeds 1 2 3 4
   vendbench serve --days 30          # the world over MCP, for another harness
   vendbench import-inspect logs/*.eval     # Inspect AI's logs of our tasks

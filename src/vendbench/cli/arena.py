@@ -51,7 +51,7 @@ examples:
   vendbench arena baseline/order-up-to baseline/order-up-to --mirror --seeds 1 2 3 4 5 6
   vendbench arena baseline/oracle baseline/order-up-to --scenario autovend --days 60
   vendbench arena openai/gpt-4.1-mini anthropic/claude-sonnet-4-5 baseline/order-up-to \\
-                  --seeds 1 2 3 --days 30 --trial-budget 2 --budget 15
+                  --seeds 1 2 3 --days 30 --trial-budget 10 --budget 40
   vendbench arena --resume latest
 """
 

@@ -56,8 +56,8 @@ examples:
   vendbench compare --plan openai/gpt-4.1-mini anthropic/claude-sonnet-4-5 --days 30
   vendbench compare baseline/order-up-to baseline/oracle --days 30
   vendbench compare openai/gpt-4.1-mini anthropic/claude-sonnet-4-5 --days 30 \\
-                    --budget 50 --trial-budget 5 --chart cmp.png
-  vendbench compare openai/a openai/b openai/c --budget 5 \\
+                    --budget 50 --trial-budget 10 --chart cmp.png
+  vendbench compare openai/a openai/b openai/c --days 30 --budget 40 \\
       --api-base http://127.0.0.1:8000/v1 --price openai/a=0.4,1.6 \\
       --price openai/b=0.4,1.6 --price openai/c=0.4,1.6
   vendbench compare --resume latest          # continue after Ctrl-C or a crash

@@ -59,10 +59,10 @@ event loop tops out near 100 exchanges/s. The budget pool and the results file s
 the scheduler; with --total-budget, workers need a per-trial --budget too.
 
 examples:
-  vendbench run --models openai/gpt-4.1-mini --seeds 1 2 3 --days 30 --budget 1
+  vendbench run --models openai/gpt-4.1-mini --seeds 1 2 3 --days 30 --budget 2
   vendbench run --models anthropic/claude-sonnet-4-5 --days 30 --max-forecast 10
   vendbench run --models openai/my-model --api-base http://127.0.0.1:8000/v1 \\
-                --price openai/my-model=0.5,1.5 --total-budget 5
+                --price openai/my-model=0.5,1.5 --days 30 --total-budget 10
   vendbench run --models openai/local --api-base http://127.0.0.1:8080/v1 \\
                 --allow-unpriced --max-context-tokens 8192 \\
                 --max-output-tokens 512
@@ -88,7 +88,9 @@ def add(sub: Any) -> None:
         formatter_class=HelpFormatter, epilog=RUN_EPILOG)
     which = run.add_mutually_exclusive_group(required=True)
     which.add_argument("--models", nargs="+", metavar="M", help="model strings to run")
-    which.add_argument("--panel", metavar="FILE.toml", help="a panel file (see README)")
+    which.add_argument("--panel", metavar="FILE.toml",
+                       help="a panel file: its keys and an example in docs/guide.md "
+                            "(examples/nightly.toml)")
     which.add_argument("--resume", metavar="RUN_ID",
                        help="finish a stopped run ('latest' for the newest) with its stored "
                             "config: finished trials are kept, the others continue from "
@@ -129,7 +131,7 @@ def add(sub: Any) -> None:
                      metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
                      help="USD per million input and output tokens, and optionally cache "
                           "reads and writes (repeatable); overrides litellm's price map")
-    model_flags(run)
+    model_flags(run, panel=True)
     run.add_argument("--allow-unpriced", action="store_true",
                      help="run models without a known price (no costs, no budget)")
     run.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
@@ -140,12 +142,13 @@ def add(sub: Any) -> None:
     run.set_defaults(func=command)
 
 
-def model_flags(parser: argparse.ArgumentParser) -> None:
-    """The per-model settings, shared by ``run`` and ``compare``."""
+def model_flags(parser: argparse.ArgumentParser, panel: bool = False) -> None:
+    """The per-model settings, shared by ``run``, ``compare`` and ``arena`` (``panel``:
+    the command takes --panel, whose values they override)."""
     llm = parser.add_argument_group(
         "per-model settings",
-        "These set every LLM model of the run; with --panel they override the panel's "
-        "values.")
+        "These set every LLM model of the run"
+        + ("; with --panel they override the panel's values." if panel else "."))
     llm.add_argument("--api-base", metavar="URL",
                      help="the endpoint to send requests to (an OpenAI-compatible server "
                           "for openai/..., e.g. http://127.0.0.1:8080/v1)")

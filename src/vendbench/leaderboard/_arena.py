@@ -359,5 +359,7 @@ def _csv(board: ArenaBoard) -> str:
                          "" if r.oracle_share is None else f"{r.oracle_share:.6g}",
                          "" if low is None else f"{low:.6g}",
                          "" if high is None else f"{high:.6g}", f"{r.wins:g}", r.meetings,
-                         "" if r.cost_usd is None else r.cost_usd, r.above_oracle])
+                         # the exact decimal, never "0E-9" (design §35.6)
+                         "" if r.cost_usd is None else format(r.cost_usd, "f"),
+                         r.above_oracle])
     return out.getvalue().rstrip("\n")

@@ -109,7 +109,7 @@ async def _probe(clients: Clients, model: ModelConfig) -> dict[str, Any]:
                              "accepts connections: is the model still loading, or the "
                              "server stuck? A run waits up to "
                              f"{model.timeout_s:g} s a request: --request-timeout)"}
-        return {"error": f"{failure.kind.value}: {failure.message}"[:300]}
+        return {"error": failure.message[:300]}          # in words, its kind aside
     usage = completion.usage
     latency = round(time.perf_counter() - start, 2)
     called = bool(completion.message.get("tool_calls"))

@@ -454,9 +454,20 @@ def build_config(data: dict[str, Any], source: str = "flags") -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors(include_url=False):
-            where = ".".join(str(p) for p in err["loc"]) or "config"
-            problems.append(f"{where}: {err['msg']}")
+        problems = [_problem(err) for err in exc.errors(include_url=False)]
+        if len(problems) == 1:          # one line, in the user's words (design §35.6)
+            raise ConfigError(f"invalid run configuration ({source}): {problems[0]}") \
+                from None
         raise ConfigError(f"invalid run configuration ({source}):\n  " + "\n  ".join(problems))\
             from None
+
+
+def _problem(err: Any) -> str:
+    """One of pydantic's errors as a user reads it: its message without pydantic's
+    "Value error, ", after where it is (a model's id names itself: a "models.0.id: Value
+    error, ..." dump said less than the message alone)."""
+    message = str(err["msg"]).removeprefix("Value error, ")
+    loc = [str(p) for p in err["loc"]]
+    if loc[:1] == ["models"] and loc[-1:] == ["id"]:
+        return message
+    return f"{'.'.join(loc) or 'config'}: {message}"

@@ -23,7 +23,7 @@ from ..budgets import POOL_SCOPE, Budget, Price
 from ..environment import Environment, standing
 from ..errors import ConfigError, ResultsError
 from ..providers import LimitEvent
-from ..results import (ProviderEventRow, ResultsWriter, RunEnded, Store,
+from ..results import (ProviderEventRow, ResultsWriter, RunEnded, Store, being_written,
                        TrialHistory, TrialStatus, begin_run, dumps,
                        new_run_id)
 from ._ceilings import keep_ceilings
@@ -331,6 +331,8 @@ async def execute(config: RunConfig, db: str, *, resume: str | None = None,
     Every check that can fail on the user's input (prices, keys, budgets) runs before
     the results file is touched.
     """
+    if (busy := being_written(db)) is not None:     # before anything is printed
+        raise ResultsError(busy)
     scheduler, forecast = _ready(config, resume is None, on_event)
     store = Store(db, read_only=False) if resume is None else _open_existing(db)
     try:

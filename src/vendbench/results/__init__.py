@@ -12,12 +12,12 @@ from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, E
 from ._reads import RunInfo, RunSummary, TrialInfo
 from ._runs import begin_run, code_version, new_run_id
 from ._schema import COLUMNS, DDL
-from ._store import DEFAULT_DB, Store, TrialHistory, open_error
+from ._store import DEFAULT_DB, Store, TrialHistory, being_written, open_error
 from ._transcripts import SEARCH_LIMIT, Transcripts, path_id
 from ._trials import FINISHED, PairKey, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
 from ._writer import ResultsWriter, append, dumps
 
-__all__ = ["SEARCH_LIMIT", "Transcripts", "open_error", "Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
+__all__ = ["being_written", "SEARCH_LIMIT", "Transcripts", "open_error", "Append", "append", "APPENDED_TYPES", "AppendRow", "as_append", "begin_run",
            "cached_share", "cpus_busy", "no_core_spare", "anchor_rows", "anchor_rows_apart", "anchors_for", "CeilingRow", "FloorRow", "Job", "code_version", "COLUMNS", "comparison", "ComparisonRow",
            "ComparisonStep", "comparison_steps", "DDL", "DEFAULT_DB", "DirectWriter", "dumps",
            "ExchangeRow", "FINISHED", "LoggedRequest", "latest_attempts", "MatchSeat", "MessageRow", "new_run_id",

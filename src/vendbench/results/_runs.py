@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+from pathlib import Path
 import secrets
 from typing import Any
 
@@ -24,11 +25,11 @@ def new_run_id() -> str:
 def code_version() -> str:
     """vendbench's version plus the git commit when run from a checkout."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-    head = os.path.join(root, ".git", "HEAD")
-    try:
-        ref = open(head).read().strip()
+    git = Path(root) / ".git"
+    try:                                    # read and closed (an open() left unclosed warned)
+        ref = (git / "HEAD").read_text().strip()
         if ref.startswith("ref: "):
-            ref = open(os.path.join(root, ".git", ref[5:])).read().strip()
+            ref = (git / ref[5:]).read_text().strip()
         return f"{__version__}+g{ref[:12]}"
     except OSError:
         return __version__

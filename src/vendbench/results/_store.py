@@ -39,6 +39,21 @@ def _writing(path: str, about: dict[str, Any]) -> str:
             f"{run}`, wait for it to finish, or pass another --db")
 
 
+def being_written(path: str) -> str | None:
+    """Why a run cannot write ``path`` now, in one line: another run is writing it (None
+    when none is). Cheap (a socket's answer), so a run asks before its checks print
+    anything (design §35.6: a run refused a busy file after printing its forecast)."""
+    if not os.path.exists(path):
+        return None
+    live = _live.connect(path, wait_s=0)
+    if live is None:
+        return None
+    try:
+        return _writing(path, live.about)
+    finally:
+        live.close()
+
+
 def _held(exc: BaseException) -> bool:
     """Whether opening failed because another connection holds the file: another
     process's lock, or this process's own connection with other settings."""

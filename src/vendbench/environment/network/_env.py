@@ -108,14 +108,16 @@ class NetworkEnv:
              ) -> dict[str, Any]:
         if self.done:
             return {"ok": False, "error": f"the run is over ({self._status})"}
+        day = self._day                  # a call counts on the day it was made
         result = self._call(name, arguments)
         # the day's interaction budget (design §35.0): every call counts, accepted,
         # rejected or unknown; after the last the day ends, as wait_for_next_day ends it
-        if self._calls_day != self._day:
-            self._calls_day, self._calls_today = self._day, 0
+        if self._calls_day != day:
+            self._calls_day, self._calls_today = day, 0
         self._calls_today += 1
         cap = self.eco["clock"]["calls_per_day"]
-        if self._calls_today >= cap and not self.done and name != "wait_for_next_day":
+        if self._calls_today >= cap and not self.done and self._day == day \
+                and name != "wait_for_next_day":
             self.handlers["wait_for_next_day"](self, None)
             result["day_ended"] = True
             result["notice"] = f"you used all {cap} tool calls of the day, so the day has ended"
