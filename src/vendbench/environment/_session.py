@@ -136,10 +136,11 @@ class Repeats:
 def _canonical(arguments: Any) -> str:
     """Arguments as one text whatever their form (a dict, or a model's JSON string)."""
     if isinstance(arguments, str):
+        text = arguments
         try:
-            arguments = json.loads(arguments)
+            arguments = json.loads(text)
         except ValueError:
-            return arguments
+            return text
     try:
         return json.dumps(arguments, sort_keys=True, default=str)
     except (TypeError, ValueError):
