@@ -333,3 +333,44 @@ def test_a_help_names_no_flag_its_command_lacks(command, capsys):
     text = " ".join(out.getvalue().split())
     assert "with --panel they override" in text and "docs/guide.md" in text
     assert "see README" not in text
+
+
+def test_vendbench_db_names_the_default_results_file(tmp_path, monkeypatch, capsys):
+    """design §35.7: $VENDBENCH_DB for the file every command uses without --db (as
+    Inspect's INSPECT_LOG_DIR); --db still wins."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("VENDBENCH_DB", str(tmp_path / "nightly.duckdb"))
+    assert main(["run", "--models", "baseline/order-up-to", "--days", "2", "--json"]) == 0
+    assert (tmp_path / "nightly.duckdb").exists() and not (tmp_path / "vendbench.duckdb").exists()
+    capsys.readouterr()
+    assert main(["runs"]) == 0 and "baseline/order-up-to" not in capsys.readouterr().err
+    assert main(["leaderboard", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["model"] == "baseline/order-up-to"
+    assert main(["run", "--models", "baseline/oracle", "--days", "2", "--db",
+                 str(tmp_path / "other.duckdb"), "--json"]) == 0
+    assert (tmp_path / "other.duckdb").exists()
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main(["leaderboard", "--help"])
+    assert "$VENDBENCH_DB" in out.getvalue()
+
+
+def test_list_names_every_scenario_its_policies_by_role_and_its_metrics(capsys):
+    """design §35.7: `vendbench list`, as Inspect's and HAL's users look for one."""
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    text = " ".join(out.split())
+    for needed in ("autovend:", "network:", "baseline/oracle (ceiling)",
+                   "baseline/idle (floor)", "baseline/order-up-to (reference)",
+                   "40 tool calls a day", "100 tool calls a day", "Inspect task vendbench/network",
+                   "arena only: baseline/undercutter, baseline/colluder", "waste %"):
+        assert needed in text, needed
+    assert main(["list", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    network = next(s for s in data["scenarios"] if s["name"] == "network")
+    assert network["score"] == "final bank balance" and network["calls_per_day"] == 100
+    assert {p["role"] for p in network["policies"]} == {"reference", "ceiling", "floor"}

@@ -309,3 +309,69 @@ def test_a_path_that_is_no_log_file_is_named_for_what_it_is(tmp_path):
         with pytest.raises(ConfigError) as err:
             read_log(path)
         assert words in str(err.value) and "\n" not in str(err.value), (path, err.value)
+
+
+def test_export_inspect_writes_a_run_as_logs_inspect_reads(tmp_path, monkeypatch, capsys):
+    """design §35.7: the other direction. A run of an LLM and a policy becomes a log a
+    model that Inspect reads: a sample a trial, scored as the task scores it, the LLM's
+    conversation as stored and its calls as the world ran them; a policy's calls as
+    assistant and tool messages. import-inspect refuses the export (its trials are
+    vendbench's already)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-export")
+    db = str(tmp_path / "run.duckdb")
+    with FakeLLM() as llm:
+        assert main(["run", "--models", "openai/fake-model", "baseline/order-up-to",
+                     "--api-base", llm.url, "--price", "openai/fake-model=0.4,1.6",
+                     "--days", "6", "--seeds", "1", "--db", db, "--json"]) == 0
+        sent = llm.requests[0]["messages"]
+    capsys.readouterr()
+    assert main(["leaderboard", "--db", db, "--format", "json"]) == 0
+    board = {r["model"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    out = tmp_path / "logs"
+    assert main(["export-inspect", str(out), "--db", db]) == 0
+    paths = capsys.readouterr().out.split()
+    logs = {read_eval_log(p).eval.model: read_eval_log(p) for p in paths}
+    assert set(logs) == {"openai/fake-model", "baseline/order-up-to"}
+    for model, log in logs.items():
+        (sample,) = log.samples
+        (trial,) = rows(db, "SELECT trial_id, score, status, cost_usd FROM trials WHERE "
+                            f"model = '{model}'")
+        score = sample.scores["world_score"]
+        assert (sample.id, score.value, score.answer) == (trial[0], trial[1], "completed")
+        assert score.metadata["oracle_share"] == pytest.approx(board[model]["oracle_share"])
+        assert log.results.scores[0].metrics["mean"].value == trial[1]
+        assert log.eval.task == "vendbench/autovend" and log.eval.task_args == {"days": 6}
+        # every call the world ran, in order, as the assistant's tool calls
+        made = [c.function for m in sample.messages if m.role == "assistant"
+                for c in m.tool_calls or []]
+        assert made == [n for (n,) in rows(db, "SELECT c.name FROM tool_calls c JOIN trials "
+                                               f"t USING (trial_id) WHERE t.model = '{model}' "
+                                               "ORDER BY c.seq")] and made
+        answered = [m.tool_call_id for m in sample.messages if m.role == "tool"]
+        assert len(answered) == len(made) and all(answered)
+    llm_sample = logs["openai/fake-model"].samples[0]
+    # the LLM's conversation begins as it was sent: the briefing and day 1's report
+    assert [(m.role, m.text) for m in llm_sample.messages[:2]] == \
+        [(m["role"], _text(m["content"])) for m in sent[:2]]
+    assert llm_sample.metadata["cost_usd"] > 0
+    assert logs["openai/fake-model"].stats.model_usage["openai/fake-model"].output_tokens > 0
+    assert logs["baseline/order-up-to"].stats.model_usage == {}
+    # the export is no Inspect run to import
+    with pytest.raises(ConfigError, match="written by vendbench export-inspect"):
+        import_logs([paths[0]], str(tmp_path / "other.duckdb"))
+    # a run imported from Inspect exports with its system prompt first too (its messages
+    # are numbered from 1, where vendbench's own keep the window's note)
+    played = run_eval(autovend(days=2), mock(calls("end_day"), calls("end_day")), tmp_path)
+    (imported,) = import_logs([str(played)], db)
+    assert main(["export-inspect", str(out), "--db", db, "--run", imported.run_id]) == 0
+    (again,) = capsys.readouterr().out.split()
+    roles = [m.role for m in read_eval_log(again).samples[0].messages]
+    assert roles[:3] == ["system", "user", "assistant"], roles
+    # bad inputs in one line each
+    (tmp_path / "a-file").write_text("")
+    for argv, words in ((["export-inspect", str(tmp_path / "a-file"), "--db", db],
+                         "give a folder"),
+                        (["export-inspect", str(out), "--db", db, "--run", "nope"],
+                         "no run 'nope'")):
+        assert main(argv) == 2
+        assert words in capsys.readouterr().err

@@ -7,6 +7,7 @@ import json
 from vendbench.providers import rebuild_request
 from vendbench.results import Store
 
+from ..fakellm import FakeLLM
 from .conftest import model, query, run
 
 
@@ -100,3 +101,38 @@ def test_a_results_file_of_another_schema_is_refused_plainly(tmp_path):
     con.close()
     with pytest.raises(ResultsError, match="not a vendbench results file"):
         Store(other, read_only=True)
+
+
+def test_top_p_and_a_sampling_seed_are_sent_logged_and_part_of_the_name(tmp_path, capsys,
+                                                                         monkeypatch):
+    """design §35.7: top_p and the provider's sampling seed beside temperature: sent as
+    the provider takes them, kept in the logged request (so a request is rebuilt byte
+    for byte), part of the model's name (two seeds are two models), and said in `check`
+    where a provider has none."""
+    import json as _json
+
+    from vendbench.cli import main
+    from vendbench.providers import rebuild_request
+    from vendbench.results import Store
+
+    db = str(tmp_path / "r.duckdb")
+    with FakeLLM() as llm:
+        assert main(["run", "--models", "openai/fake", "--api-base", llm.url, "--price",
+                     "openai/fake=0.4,1.6", "--top-p", "0.9", "--sampling-seed", "7",
+                     "--temperature", "0.2", "--days", "1", "--db", db, "--json"]) == 0
+        sent = llm.requests[0]
+    (trial,) = _json.loads(capsys.readouterr().out)["trials"]
+    assert trial["model"] == "openai/fake [temperature=0.2, top_p=0.9, seed=7]"
+    assert (sent["top_p"], sent["seed"], sent["temperature"]) == (0.9, 7, 0.2)
+    with Store(db, read_only=True) as store:
+        logged = _json.loads(store.con.execute(
+            "SELECT request_json FROM exchanges ORDER BY seq LIMIT 1").fetchone()[0])
+        rebuilt = rebuild_request(store, trial["trial_id"], 1)
+    assert (logged["top_p"], logged["seed"]) == (0.9, 7)
+    assert (rebuilt["top_p"], rebuilt["seed"]) == (0.9, 7)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-seed")
+    assert main(["check", "--models", "anthropic/claude-sonnet-4-5", "--sampling-seed", "7",
+                 "--days", "30", "--no-request"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "anthropic/claude-sonnet-4-5 [seed=7]: ready" in out
+    assert "the sampling seed is dropped: anthropic/claude-sonnet-4-5's API takes none" in out

@@ -18,6 +18,7 @@ from ..errors import VendbenchError
 
 _EPILOG = """\
 examples:
+  vendbench list                            # scenarios, policies, metrics
   vendbench baseline                        # order-up-to, seed 1, 180 days
   vendbench baseline --policy all --seeds 1 2 3 --days 180
   vendbench run --models openai/gpt-4.1-mini baseline/order-up-to \\
@@ -31,6 +32,7 @@ examples:
   vendbench arena baseline/oracle baseline/order-up-to --seeds 1 2 3 4
   vendbench serve --days 30          # the world over MCP, for another harness
   vendbench import-inspect logs/*.eval     # Inspect AI's logs of our tasks
+  vendbench export-inspect logs/           # our runs, for inspect view
 
 Amounts are the scenario's (CNY for autovend, EUR for network); budgets and
 prices are USD.
@@ -38,7 +40,8 @@ prices are USD.
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import arena, baseline, board, check, compare, inspect_logs, run, runs, serve, view
+    from . import (arena, baseline, board, catalogue, check, compare, inspect_logs, run, runs,
+                   serve, view)
     from ._args import HelpFormatter, Parser
 
     parser = Parser(
@@ -59,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add(sub)
     view.add(sub)
     inspect_logs.add(sub)
+    inspect_logs.add_export(sub)
+    catalogue.add(sub)
     return parser
 
 

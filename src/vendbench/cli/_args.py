@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import textwrap
 from collections.abc import Awaitable, Callable
 from typing import NoReturn, TypeVar
@@ -48,9 +49,22 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return "\n".join(indent + line if line else line for line in out)
 
 
+DB_ENV = "VENDBENCH_DB"        # the results file when --db is not given (design §35.7)
+
+
+def default_db() -> str:
+    """The results file a command uses without --db: $VENDBENCH_DB, else
+    ./vendbench.duckdb."""
+    from ..results import DEFAULT_DB
+
+    return os.environ.get(DB_ENV) or DEFAULT_DB
+
+
 def db_flag(parser: argparse.ArgumentParser, writes: bool = False) -> None:
-    parser.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                        help="results database (default ./vendbench.duckdb); "
+    """Every command's --db, one definition: its default from $VENDBENCH_DB."""
+    parser.add_argument("--db", default=default_db(), metavar="PATH",
+                        help=f"results database (default ${DB_ENV}, else "
+                             "./vendbench.duckdb); "
                              + ("the trials are written to it" if writes else
                                 "a file a run is writing is read as committed so far"))
 
@@ -128,6 +142,7 @@ share = number("a share of the limit", 0.1, 0.9)
 
 
 temperature = number("a temperature", 0, 2)
+top_p = number("a top_p", 0, 1, above_low=True)
 
 
 def run_until_signalled(main: Callable[[], Awaitable[T]]) -> T:

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from ..errors import ConfigError
-from ._args import HelpFormatter, days, positive, seconds, seed, usd
+from ._args import db_flag, HelpFormatter, days, positive, seconds, seed, usd
 
 ARENA_EPILOG = """\
 A match puts K operators (2-4) in one world: each has its own money, stock, machines
@@ -100,8 +100,7 @@ def add(sub: Any) -> None:
                        help="USD per million tokens for a model litellm does not price")
     arena.add_argument("--allow-unpriced", action="store_true",
                        help="run a model with no known price (no budget can apply)")
-    arena.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                       help="results database (DuckDB)")
+    db_flag(arena, writes=True)
     arena.add_argument("--name", metavar="NAME", help="a name for the run")
     arena.add_argument("--json", action="store_true",
                        help="print the arena leaderboard of the run as JSON")

@@ -9,7 +9,7 @@ import sys
 import textwrap
 from typing import Any
 
-from ._args import HelpFormatter, days, positive, wrap
+from ._args import HelpFormatter, days, wrap
 
 EPILOG = """\
 For each LLM model: the model string and its provider, the endpoint (something must
@@ -38,22 +38,18 @@ def add(sub: Any) -> None:
     which = check.add_mutually_exclusive_group(required=True)
     which.add_argument("--models", nargs="+", metavar="M", help="model strings to check")
     which.add_argument("--panel", metavar="FILE.toml", help="a panel file")
-    check.add_argument("--api-base", metavar="URL", help="the endpoint of every LLM model")
     check.add_argument("--price", action="append", default=[],
                        metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
                        help="USD per million tokens (repeatable)")
-    check.add_argument("--max-output-tokens", type=positive, metavar="N",
-                       help="max output tokens per request (default 4096)")
-    check.add_argument("--max-context-tokens", type=positive, metavar="N",
-                       help="rolling-context limit in tokens (default 60000)")
-    check.add_argument("--tool-choice", choices=["auto", "required"],
-                       help="tool_choice sent with the request (default auto)")
     check.add_argument("--scenario", metavar="S", help="autovend (default) or network")
     check.add_argument("--days", type=days, metavar="D", help="horizon (default: the "
                        "scenario's)")
     check.add_argument("--no-request", action="store_true",
                        help="check everything but the real request (sends nothing)")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+    from .run import model_flags
+
+    model_flags(check, panel=True)       # the run's own per-model settings, checked
     check.set_defaults(func=command)
 
 
@@ -98,6 +94,8 @@ def _print(r: dict[str, Any]) -> None:
         for note in reasoning["notes"]:
             print(textwrap.fill(f"note: {note}", 80, initial_indent="    ",
                                 subsequent_indent="      "))
+    for note in r.get("dropped") or []:
+        print(textwrap.fill(f"note: {note}", 80, initial_indent="  ", subsequent_indent="    "))
     if r.get("first_prompt_tokens") is not None:
         reserves = f"${r['reserves_usd']:.4f}" if r.get("reserves_usd") is not None else "—"
         beyond = reasoning["reserved_beyond_max_tokens"] if reasoning else 0

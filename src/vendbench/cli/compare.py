@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..errors import ConfigError
-from ._args import (HelpFormatter, days, number, run_until_signalled, seed, usd,
+from ._args import (db_flag, HelpFormatter, days, number, run_until_signalled, seed, usd,
                     within, wrap)
 
 EPILOG = """\
@@ -109,8 +109,7 @@ def add(sub: Any) -> None:
                      metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
                      help="USD per million tokens (repeatable)")
     model_flags(cmp)
-    cmp.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                     help="results database, written (default ./vendbench.duckdb)")
+    db_flag(cmp, writes=True)
     cmp.add_argument("--resume", metavar="ID", help="continue a stopped comparison "
                                                     "('latest' for the newest)")
     cmp.add_argument("--show", metavar="ID", help="show a stored comparison ('latest')")

@@ -1,4 +1,5 @@
-"""``vendbench import-inspect``: Inspect AI's logs of vendbench's tasks as trials."""
+"""``vendbench import-inspect``: Inspect AI's logs of vendbench's tasks as trials; and
+``vendbench export-inspect``: vendbench's runs as Inspect logs, for ``inspect view``."""
 
 from __future__ import annotations
 
@@ -38,6 +39,47 @@ def add(sub: Any) -> None:
     db_flag(cmd, writes=True)
     cmd.add_argument("--json", action="store_true", help="print what was imported as JSON")
     cmd.set_defaults(func=command)
+
+
+EXPORT_EPILOG = """\
+One log a run and model (an Inspect eval is one task and one model), a sample a trial:
+its conversation as the model saw it (an in-process policy's tool calls and results),
+scored as vendbench's Inspect task scores (world_score: the scenario's score, 0 unless
+the trial completed, its share of the oracle's gain in the metadata). Open them with
+inspect view --log-dir OUT.
+
+examples:
+  vendbench export-inspect logs/                      # the newest run
+  vendbench export-inspect logs/ --run all --db nightly.duckdb
+  inspect view --log-dir logs/
+
+Needs the optional extra: pip install 'vendbench[inspect]'.
+"""
+
+
+def add_export(sub: Any) -> None:
+    cmd = sub.add_parser(
+        "export-inspect", help="write vendbench's runs as Inspect AI logs, for inspect view",
+        description=wrap("Write the trials of a run (or of every run) in a results file "
+                         "as Inspect eval logs, so that inspect view shows them as it "
+                         "shows Inspect's own."),
+        formatter_class=HelpFormatter, epilog=EXPORT_EPILOG)
+    cmd.add_argument("out", metavar="OUT", help="the folder to write the logs into")
+    db_flag(cmd)
+    cmd.add_argument("--run", default="latest", metavar="RUN_ID",
+                     help="a run id, 'latest' (default) or 'all'")
+    cmd.set_defaults(func=export_command)
+
+
+def export_command(args: argparse.Namespace) -> int:
+    from ..inspect import export_runs
+
+    written = export_runs(args.db, args.run, args.out)
+    for path in written:
+        print(path)
+    print(f"wrote {len(written)} log(s); open them with: inspect view --log-dir {args.out}",
+          file=sys.stderr)
+    return 0
 
 
 def command(args: argparse.Namespace) -> int:

@@ -12,8 +12,8 @@ from typing import Any
 from .._secrets import redact
 from .._text import count
 from ..errors import ConfigError
-from ._args import (HelpFormatter, days, positive, run_until_signalled, seconds, seed, share,
-                    temperature, usd)
+from ._args import (db_flag, HelpFormatter, days, positive, run_until_signalled, seconds, seed, share,
+                    temperature, top_p, usd)
 from .runs import served, share_text
 
 RUN_EPILOG = """\
@@ -75,7 +75,8 @@ MODEL_FLAGS = (("api_base", "api_base"), ("max_output_tokens", "max_output_token
                ("max_context_tokens", "max_context_tokens"),
                ("context_strategy", "context_strategy"),
                ("context_low_water", "context_low_water"), ("tool_choice", "tool_choice"),
-               ("temperature", "temperature"), ("request_timeout", "request_timeout_s"),
+               ("temperature", "temperature"), ("top_p", "top_p"),
+               ("sampling_seed", "sampling_seed"), ("request_timeout", "request_timeout_s"),
                ("prompt_caching", "prompt_caching"), ("reasoning_effort", "reasoning_effort"),
                ("thinking_budget", "thinking_budget_tokens"))
 
@@ -134,8 +135,7 @@ def add(sub: Any) -> None:
     model_flags(run, panel=True)
     run.add_argument("--allow-unpriced", action="store_true",
                      help="run models without a known price (no costs, no budget)")
-    run.add_argument("--db", default="vendbench.duckdb", metavar="PATH",
-                     help="results database (default ./vendbench.duckdb)")
+    db_flag(run, writes=True)
     run.add_argument("--name", metavar="NAME", help="a name for the run")
     run.add_argument("--json", action="store_true",
                      help="print one JSON object: run_id and its trials")
@@ -174,6 +174,12 @@ def model_flags(parser: argparse.ArgumentParser, panel: bool = False) -> None:
                           "OpenAI-compatible servers ignore tools without it")
     llm.add_argument("--temperature", type=temperature, metavar="T",
                      help="sampling temperature, 0-2 (default: the provider's)")
+    llm.add_argument("--top-p", type=top_p, metavar="P",
+                     help="nucleus sampling, above 0 up to 1 (default: the provider's)")
+    llm.add_argument("--sampling-seed", type=int, metavar="N",
+                     help="the provider's sampling seed (OpenAI's seed; not the trials' "
+                          "--seeds, which draw the world); dropped where a provider has "
+                          "none. Like temperature, part of the model's name")
     llm.add_argument("--reasoning-effort", metavar="EFFORT",
                      choices=["none", "minimal", "low", "medium", "high", "xhigh"],
                      help="litellm's reasoning_effort: thinking on for models that reason "

@@ -7,7 +7,9 @@ Both directions:
   with the world's tools as Inspect tools, scored by the scenario (``_tasks``);
 - ``vendbench import-inspect LOGS...``: Inspect's logs of these tasks become trials in a
   results file, replayed through the world to check them (``_logs``), so the leaderboard,
-  the trend and the viewer rank and show them beside vendbench's own runs.
+  the trend and the viewer rank and show them beside vendbench's own runs;
+- ``vendbench export-inspect OUT``: vendbench's own runs written as Inspect logs
+  (``_export``), so ``inspect view`` shows them.
 
 Inspect finds the tasks through its ``inspect_ai`` entry point (``_registry``). Nothing
 else in vendbench imports this package: the core install does not need Inspect.
@@ -31,8 +33,10 @@ try:
 except ImportError as exc:
     raise InspectMissing(INSTALL_HINT) from exc
 
+from ._export import export_runs  # noqa: E402
 from ._logs import ImportedRun, import_logs  # noqa: E402
 from ._tasks import autovend, network, open_sample, world_agent, world_score, world_task  # noqa: E402
 
-__all__ = ["INSTALL_HINT", "ImportedRun", "InspectMissing", "autovend", "import_logs",
+__all__ = ["INSTALL_HINT", "ImportedRun", "InspectMissing", "autovend", "export_runs",
+           "import_logs",
            "network", "open_sample", "world_agent", "world_score", "world_task"]

@@ -44,6 +44,7 @@ class Conversation:
             event.model, carried, event.config.max_tokens or 0,
             temperature=event.config.temperature,
             reasoning_effort=event.config.reasoning_effort,
+            top_p=event.config.top_p, seed=event.config.seed,
             tool_choice=event.tool_choice if isinstance(event.tool_choice, str) else "auto")
         self.rows.append(ExchangeRow(
             self.trial_id, self.exchanges, day, 1, self.model, request.json(),

@@ -44,6 +44,7 @@ def tasks() -> dict[str, str]:
             if s is not None and s.inspect_task}
 SCORER = "world_score"
 HARNESS = "inspect"
+EXPORTED = "vendbench_export"      # the eval metadata of a log export-inspect wrote
 # how a sample that did not finish its world ended, by the limit Inspect stopped it at
 BY_LIMIT = {"message": TrialStatus.MAX_TURNS, "token": TrialStatus.BUDGET_EXHAUSTED,
             "cost": TrialStatus.BUDGET_EXHAUSTED, "time": TrialStatus.TIMEOUT,
@@ -136,6 +137,11 @@ def read_log(path: str) -> ImportedRun:
     except Exception as exc:            # Inspect raises what its readers raise
         raise ConfigError(f"{name}: not a readable Inspect log ({type(exc).__name__}: "
                           f"{_first_line(exc)}); a truncated or unfinished file?") from None
+    exported = (log.eval.metadata or {}).get(EXPORTED)
+    if isinstance(exported, dict):
+        raise ConfigError(f"{name}: written by vendbench export-inspect from run "
+                          f"{exported.get('run_id')}: its trials are vendbench's already; "
+                          "rank them from the results file it came from")
     task = log.eval.task
     known = tasks()
     if task not in known:
@@ -325,8 +331,8 @@ def _bounded(path: Path) -> None:
 def _salt(log: EvalLog, name: str, digest: str | None) -> str | None:
     """The private worlds' salt, from the variable the task read it from (None: public
     worlds); it must be the one the log's worlds were played with."""
-    meta = (log.eval.metadata or {}).get("vendbench", {})
-    if not meta.get("private_worlds"):
+    meta = (log.eval.metadata or {}).get("vendbench")
+    if not isinstance(meta, dict) or not meta.get("private_worlds"):
         return None
     env_name = log.eval.task_args.get("salt_env") or SALT_ENV
     salt = os.environ.get(env_name)

@@ -285,4 +285,4 @@ def request_log(request: CompletionRequest, window: Window) -> LoggedRequest:
         request.model, tuple(msg.id for msg in window.messages), request.max_tokens,
         request.temperature, request.reasoning_effort, request.tool_choice,
         tuple(request.cache_points), request.cache_key, window.tokens,
-        thinking_budget=request.thinking_budget)
+        thinking_budget=request.thinking_budget, top_p=request.top_p, seed=request.seed)

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._secrets import mask_url
 from ..errors import ConfigError
-from ..providers import make_provider, model_problem, unreachable
+from ..providers import dropped_settings, make_provider, model_problem, unreachable
 from ._clients import Clients
 from ._config import ModelConfig, RunConfig
 from ._forecast import panel_forecast
@@ -62,6 +62,8 @@ async def _one(clients: Clients, model: ModelConfig, send: bool) -> dict[str, An
                                "--allow-unpriced")
     try:
         out["reasoning"] = clients.reasoning(model).as_json()
+        out["dropped"] = list(dropped_settings(make_provider(model.id),
+                                               model.request([], [])))
         client = clients.client(model)
     except ConfigError as exc:
         out["problems"].append(str(exc))

@@ -56,6 +56,10 @@ class ModelConfig(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     temperature: float | None = Field(default=None, ge=0, le=2)
+    # nucleus sampling, and the provider's sampling seed (OpenAI's ``seed``: a request
+    # param, not a trial's --seeds); part of the model's identity (design §35.7)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    sampling_seed: int | None = Field(default=None, ge=0, le=2**31 - 1)
     reasoning_effort: str | None = Field(
         default=None, min_length=1, max_length=20, pattern=r"^[a-z]+$",
         description="litellm's reasoning_effort (minimal, low, medium, high, ...): how it "
@@ -161,6 +165,7 @@ class ModelConfig(BaseModel):
         given: dict[str, Any] = {
             "model": self.id, "messages": messages, "tools": tools,
             "max_tokens": self.max_output_tokens, "temperature": self.temperature,
+            "top_p": self.top_p, "seed": self.sampling_seed,
             "reasoning_effort": self.reasoning_effort,
             "thinking_budget": self.thinking_budget_tokens, "api_base": self.api_base,
             "timeout_s": self.timeout_s, "tool_choice": self.tool_choice}
@@ -174,7 +179,8 @@ class ModelConfig(BaseModel):
 
 # the settings that are part of a model's identity, as a label writes them
 IDENTITY = (("effort", "reasoning_effort"), ("thinking", "thinking_budget_tokens"),
-            ("temperature", "temperature"), ("context", "context_strategy"))
+            ("temperature", "temperature"), ("top_p", "top_p"), ("seed", "sampling_seed"),
+            ("context", "context_strategy"))
 DEFAULTS = {"context_strategy": "block"}          # a setting at its default is not shown
 _LABEL = re.compile(r"^(?P<id>[^\s\[\]]+)\s*\[(?P<settings>[^\[\]]*)\]$")
 

@@ -17,7 +17,7 @@ from ._litellm import context_limit
 from ._profiles import SERVER_PROFILES, ServerProfile, profile_for, wire_profile
 from ._preflight import model_problem, unreachable
 from ._price_map import litellm_price
-from ._reasoning import ReasoningPlan, reasoning_plan
+from ._reasoning import ReasoningPlan, dropped_settings, reasoning_plan
 from ._tokens import TokenCounter
 
 
@@ -63,5 +63,5 @@ def rebuild_request(store: Any, trial_id: str, seq: int, attempt: int = 1
 __all__ = ["AdaptiveLimit", "Attempt", "Completion", "CompletionRequest", "ContextLengthExceeded",
            "ContextLimit", "Failure", "LimitEvent", "ModelClient", "Provider", "RateLimits",
            "RetryKind", "SERVER_PROFILES", "ServerProfile", "TokenCounter", "Usage", "context_limit", "litellm_price",
-           "profile_for", "wire_profile", "ReasoningPlan", "reasoning_plan",
+           "profile_for", "wire_profile", "ReasoningPlan", "dropped_settings", "reasoning_plan",
            "make_provider", "model_problem", "rebuild_request", "render_body", "unreachable"]

@@ -52,6 +52,8 @@ class CompletionRequest:
     temperature: float | None = None
     reasoning_effort: str | None = None
     thinking_budget: int | None = None     # tokens it may think (Anthropic, Gemini)
+    top_p: float | None = None
+    seed: int | None = None                # the provider's sampling seed, where it has one
     api_base: str | None = None
     timeout_s: float = 120.0
     tool_choice: str = "auto"

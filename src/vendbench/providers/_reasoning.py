@@ -129,6 +129,23 @@ def _too_small(max_tokens: int, budget: int) -> str:
             f"({budget:,} tokens): raise max_output_tokens")
 
 
+def dropped_settings(provider: Provider, request: CompletionRequest) -> tuple[str, ...]:
+    """The sampling settings of ``request`` (top_p, a sampling seed) that litellm drops
+    for its model, read off the body it renders (design §35.7: OpenAI takes a seed,
+    Anthropic's API has none); nothing is sent."""
+    asked = {"top_p": request.top_p, "seed": request.seed}
+    if all(v is None for v in asked.values()):
+        return ()
+    body = provider.render_body(CompletionRequest(
+        model=request.model, messages=[{"role": "user", "content": "."}], tools=[],
+        max_tokens=request.max_tokens, top_p=request.top_p, seed=request.seed,
+        api_base=request.api_base, tool_choice=request.tool_choice))
+    keys = _flat_keys(body)
+    names = {"top_p": "top_p", "seed": "the sampling seed"}
+    return tuple(f"{names[k]} is dropped: {request.model}'s API takes none"
+                 for k, v in asked.items() if v is not None and k not in keys)
+
+
 def _flat_keys(body: dict[str, Any]) -> set[str]:
     keys = set(body)
     for value in body.values():

@@ -40,6 +40,10 @@ def litellm_kwargs(request: CompletionRequest) -> dict[str, Any]:
         "tool_choice": request.tool_choice, "max_tokens": request.max_tokens}
     if request.temperature is not None:
         kwargs["temperature"] = request.temperature
+    if request.top_p is not None:
+        kwargs["top_p"] = request.top_p
+    if request.seed is not None:             # dropped by litellm where a provider has none
+        kwargs["seed"] = request.seed
     if request.reasoning_effort:
         kwargs["reasoning_effort"] = request.reasoning_effort
     if request.thinking_budget is not None:

@@ -48,12 +48,14 @@ class LoggedRequest:
     counted_tokens: int = 0               # our count of its prompt
     tools: str = "run"
     thinking_budget: int | None = None    # design §24.2 (stored only when set)
+    top_p: float | None = None            # design §35.7 (stored only when set)
+    seed: int | None = None               # ... the provider's sampling seed
 
     def json(self) -> str:
         """As stored: compact, keys sorted (what every file since schema 1 holds; a
-        thinking budget only when one was sent)."""
+        thinking budget, top_p and a sampling seed only when one was sent)."""
         return json.dumps({f.name: getattr(self, f.name) for f in fields(self)
-                           if f.name != "thinking_budget" or self.thinking_budget is not None},
+                           if f.name not in _WHEN_SET or getattr(self, f.name) is not None},
                           separators=(",", ":"), sort_keys=True)
 
     @classmethod
@@ -74,7 +76,13 @@ class LoggedRequest:
         return {"model": self.model, "max_tokens": self.max_tokens,
                 "temperature": self.temperature, "reasoning_effort": self.reasoning_effort,
                 "tool_choice": self.tool_choice, "cache_points": list(self.cache_points),
-                "cache_key": self.cache_key, "thinking_budget": self.thinking_budget}
+                "cache_key": self.cache_key, "thinking_budget": self.thinking_budget,
+                "top_p": self.top_p, "seed": self.seed}
+
+
+# a logged request's parameters kept only when sent (older files, and requests without
+# them, hold the same bytes as before)
+_WHEN_SET = frozenset({"thinking_budget", "top_p", "seed"})
 
 
 @dataclass(frozen=True, slots=True)
