@@ -79,7 +79,7 @@ def test_a_damaged_results_file_is_one_clear_line(good_db, tmp_path, capsys, how
 def test_the_lock_hint_only_when_a_lock_is_the_cause():
     import duckdb
 
-    from vendbench.results._store import open_error
+    from vendbench.results import open_error
 
     lock = duckdb.IOException('IO Error: Could not set lock on file "r.duckdb": Conflicting '
                               "lock is held in python (PID 12)")

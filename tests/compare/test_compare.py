@@ -396,20 +396,23 @@ def test_resume_drops_the_pair_the_comparisons_own_pool_cut_as_the_whole_run_doe
     def script(body: dict) -> Reply:
         reply = vending_script(body)
         if dear[0]:
-            reply.prompt_tokens = 55_000
+            reply.prompt_tokens = 550_000
         return reply
 
     outcomes = []
     with FakeLLM(script=script) as server:
-        model = {"id": "openai/b", "api_base": server.url, "input_usd_per_mtok": "4",
-                 "output_usd_per_mtok": "16", "max_output_tokens": 256,
-                 "request_timeout_s": 5, "budget_usd": "0.6"}
-        # a first trial costs about $0.33: $0.70 pays for it and forecasts a second that
-        # fits; the second's dear requests ($0.22 each) then meet the pool's end first
+        model = {"id": "openai/b", "api_base": server.url, "input_usd_per_mtok": "0.4",
+                 "output_usd_per_mtok": "1.6", "max_output_tokens": 256,
+                 "max_context_tokens": 2_000_000, "request_timeout_s": 5}
+        # a trial is forecast at about $1.69 and costs about $0.03: $2.00 pays for the
+        # first and forecasts a second that fits; the second's dear requests ($0.22
+        # each, and reserved dearer as the server's count is learnt) then meet the
+        # pool's end first (no trial budget: with one, a batch starts only when the pool
+        # covers it whole, design §35.1, and only a provider's over-billing could cut it)
         spec = CompareSpec(base=build_config({
             "days": 6, "seeds": [1], "workers": 1,
             "models": [{"id": "baseline/order-up-to"}, model]}),
-            max_pairs=3, batch=1, margin=0.5, budget_usd=Decimal("0.70"))
+            max_pairs=3, batch=1, margin=0.5, budget_usd=Decimal("2.00"))
 
         def turn_dear(kind, data):
             if kind == "batch" and data["step"] == 2:

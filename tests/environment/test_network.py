@@ -25,10 +25,11 @@ DAY_MINUTES = ECO["clock"]["close"] - ECO["clock"]["open"]
 
 
 def fingerprint(env: NetworkEnv, clock: bool = True) -> str:
-    """Everything a call could change (but the clock, with ``clock=False``)."""
+    """Everything a call could change (but the clock, with ``clock=False``: its minutes
+    and the day's count of calls, which every call adds to, design §35.0)."""
     skip = ({"eco", "tools", "instructions", "_records", "_discounts",     # _discounts: a memo
              "market", "handlers"}                                  # an arena's operator
-            | (set() if clock else {"minute"}))
+            | (set() if clock else {"minute", "_calls_today", "_calls_day"}))
     state = {k: v for k, v in env.__dict__.items() if k not in skip}
     def plain(o):
         if dataclasses.is_dataclass(o):
@@ -405,8 +406,9 @@ def test_a_rejected_call_changes_nothing(name, arguments):
     env.units_ordered = 5
     env.call("restock_machine", {"slot_id": "AI-HOUSE:DRINKS:A1", "product_id": "cola",
                                  "quantity": 5})
-    before, minute = fingerprint(env, clock=False), env.minute
+    before, minute, calls = fingerprint(env, clock=False), env.minute, env._calls_today
     result = env.call(name, arguments)
+    assert env._calls_today == calls + 1             # every call counts, rejected too
     assert isinstance(result, dict) and "ok" in result
     if not result["ok"]:                 # nothing changes but the clock, by the call's kind
         assert result["error"] and fingerprint(env, clock=False) == before

@@ -27,7 +27,6 @@ from inspect_ai.model import (ChatMessage, ChatMessageAssistant, ChatMessageSyst
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall
 
-from .._text import printable
 from ..environment import find_scenario
 from ..errors import ConfigError
 from ..results import PairKey, Store, anchors_for, latest_attempts, shares, trial_score
@@ -138,7 +137,7 @@ def _sample(store: Store, run: dict[str, Any], trial: dict[str, Any],
             value=value, answer=trial["status"], metadata=meta,
             explanation=f"{trial['status']} after {trial.get('days_completed') or 0} of "
                         f"{run['days']} days; score {value:,.2f}")},
-        metadata={"trial_id": trial["trial_id"], "model": printable(trial["model"]),
+        metadata={"trial_id": trial["trial_id"], "model": trial["model"],
                   "world_seed": trial["world_seed"], "seed": trial["seed"],
                   "cost_usd": None if cost is None else float(cost)})
 

@@ -12,7 +12,8 @@ from ._rows import (APPENDED as APPENDED_TYPES, Append, AppendRow, CeilingRow, E
 from ._reads import RunInfo, RunSummary, TrialInfo
 from ._runs import begin_run, code_version, new_run_id
 from ._schema import COLUMNS, DDL
-from ._store import DEFAULT_DB, Store, TrialHistory, being_written, open_error
+from ._open_errors import open_error
+from ._store import DEFAULT_DB, Store, TrialHistory, being_written
 from ._transcripts import SEARCH_LIMIT, Transcripts, path_id
 from ._trials import FINISHED, PairKey, RANKED, SET_APART, TrialKey, TrialStatus, latest_attempts
 from ._writer import ResultsWriter, append, dumps
