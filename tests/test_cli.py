@@ -374,3 +374,75 @@ def test_list_names_every_scenario_its_policies_by_role_and_its_metrics(capsys):
     network = next(s for s in data["scenarios"] if s["name"] == "network")
     assert network["score"] == "final bank balance" and network["calls_per_day"] == 100
     assert {p["role"] for p in network["policies"]} == {"reference", "ceiling", "floor"}
+
+
+def test_a_name_with_an_8bit_control_sequence_never_reaches_the_terminal_raw(
+        tmp_path, capsys, monkeypatch):
+    """design §35.8: an error of `run` printed a model name's C1 OSC (an 8-bit hidden
+    hyperlink, which the label parser lets through where it refuses 7-bit ESC ]) raw.
+    Errors, warnings, check's report, a run's output and its log lines show it as its
+    escape."""
+    from tests.fakellm import FakeLLM
+
+    name = "openai/x\x9d8;;https://evil.example/\x9cclick\x9d8;;\x9c"
+    db = str(tmp_path / "r.duckdb")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-c1")
+
+    def shown(argv: list[str], code: int) -> str:
+        assert main(argv) == code, argv
+        out, err = capsys.readouterr()
+        assert "\x9d" not in out + err and "\x9c" not in out + err, (argv, out + err)
+        return out + err
+
+    assert "openai/x\\x9d8;;https://evil.example/\\x9cclick" in shown(
+        ["run", "--models", name, "--days", "2", "--db", db], 2)         # no price
+    priced = ["--price", f"{name}=0.4,1.6"]
+    assert "\\x9d8;;https://evil.example/" in shown(
+        ["check", "--models", name, *priced, "--no-request", "--days", "2"], 0)
+    with FakeLLM() as llm:
+        shown(["-v", "run", "--models", name, *priced, "--api-base", llm.url, "--days", "2",
+               "--seeds", "1", "--db", db], 0)
+    shown(["runs", "--db", db], 0)
+
+
+def test_bad_paths_end_in_one_line_and_exit_2(tmp_path, capsys):
+    """design §35.8: of 89 bad inputs to the new commands, five did not end in one line
+    and exit 2: a chart into /proc and a site over a folder named index.html ended in
+    tracebacks, an empty --charts drew nothing and exited 0 (an empty --panel ended in a
+    traceback too). Each is refused before anything is run or written."""
+    db = str(tmp_path / "r.duckdb")
+    assert main(["run", "--models", "baseline/order-up-to", "--days", "2", "--seeds", "1",
+                 "--db", db, "--json"]) == 0
+    site = tmp_path / "site"
+    (site / "index.html").mkdir(parents=True)
+    (tmp_path / "taken").write_text("")
+    capsys.readouterr()
+    for argv, words in (
+            (["compare", "--show", "latest", "--chart", "/proc/x.png", "--db", db],
+             "--chart /proc/x.png: cannot write there"),
+            (["compare", "--show", "latest", "--chart", str(tmp_path / "no" / "x.png"),
+              "--db", db], "no folder"),
+            (["compare", "--show", "latest", "--chart", str(tmp_path) + "/", "--db", db],
+             "give a .png or .svg file"),
+            (["view", "--static", str(site), "--db", db],
+             "index.html is a folder there, where a page goes"),
+            (["view", "--static", str(tmp_path / "taken"), "--db", db],
+             "a file by that name exists"),
+            (["leaderboard", "--arena", "--charts", "", "--db", db], "an empty path"),
+            (["leaderboard", "--charts", "", "--db", db], "an empty path"),
+            (["trend", "--charts", " ", "--db", db], "an empty path"),
+            (["run", "--panel", ""], "an empty path"),
+            (["leaderboard", "--db", ""], "an empty path")):
+        assert _exit_code(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert words in err and "Traceback" not in err, (argv, err)
+        assert len(err.strip().splitlines()) == 1, (argv, err)
+    assert sorted(p.name for p in site.iterdir()) == ["index.html"]   # nothing written
+
+
+def _exit_code(argv: list[str]) -> int:
+    """What ``vendbench ARGV`` exits with (argparse's refusals exit themselves)."""
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from vendbench.results import Store, _live, _live_wire
+from vendbench.results import Store, _live, _live_sql, _live_wire
 from vendbench.results._live import LiveError
 
 # 10^12 rows: slow, and interrupted between chunks as DuckDB does
@@ -294,7 +294,46 @@ def test_a_value_too_large_to_interrupt_is_refused_as_the_sql_tool_refuses_it(wr
 def test_the_database_memory_is_capped_while_readers_are_served(writer):
     reader = _live.connect(writer.path)
     (limit,) = reader.execute("SELECT current_setting('memory_limit')").fetchone()
-    assert limit.endswith("GiB") and float(limit.split()[0]) <= 2.0, limit
+    number, unit = limit.split()
+    assert float(number) * {"MiB": 1, "GiB": 1024}[unit] <= 1024, limit
+    reader.close()
+
+
+def test_a_row_too_large_is_refused_before_python_holds_it(writer, monkeypatch):
+    """design §35.8: one query that built a list of 1.5 GB took the writing process from
+    82 MB to 6.1 GB on its way to Python (DuckDB's memory cap bounds only what DuckDB
+    holds). DuckDB now measures each row and refuses one over the cap before it is
+    fetched: no value over the cap reaches the answer's encoding. A row of exactly the
+    cap is served; the answer keeps its columns' names (twice the same, too) and order."""
+    monkeypatch.setattr(_live_sql, "MAX_ROW_BYTES", 10_000)
+    for i in range(200):                              # 100 characters each
+        writer.con.execute("INSERT INTO messages (trial_id, msg_id, role, content_json, "
+                           "tokens) VALUES ('T', ?, 'user', ?, 0)", [i, f"{i:0100d}"])
+    seen: list[int] = []
+    encode = _live._encode
+
+    def measuring(value):
+        seen.append(len(json.dumps(value, default=str)))
+        return encode(value)
+
+    monkeypatch.setattr(_live, "_encode", measuring)
+    reader = _live.connect(writer.path)
+    for sql in ("SELECT list(content_json) FROM messages",               # 20,000 and more
+                "SELECT string_agg(content_json, '') FROM messages WHERE msg_id <= 100",
+                "SELECT string_agg(content_json, ''), 'y' FROM messages WHERE msg_id < 100"):
+        with pytest.raises(LiveError, match="a row of the answer is over 10,000 bytes"):
+            reader.execute(sql)
+    assert seen and max(seen) < 10_000
+    # the cap itself is served: 100 values of 100 characters
+    (text,) = reader.execute("SELECT string_agg(content_json, '') FROM messages "
+                             "WHERE msg_id < 100").fetchone()
+    assert len(text) == 10_000
+    result = reader.execute("SELECT msg_id AS a, content_json AS a FROM messages "
+                            "ORDER BY msg_id DESC LIMIT 150 -- the newest first\n;")
+    assert [d[0] for d in result.description] == ["a", "a"]
+    assert result.fetchall() == [(i, f"{i:0100d}") for i in reversed(range(50, 200))]
+    assert reader.execute("SELECT ? AS v, role FROM messages WHERE msg_id = $$7$$::INT",
+                          [7]).fetchone() == (7, "user")
     reader.close()
 
 
@@ -348,9 +387,10 @@ def stuck_writer(tmp_path, tmp_socket_dir, monkeypatch):
     value is), so the run's end meets it for certain."""
     monkeypatch.setattr(_live, "refused_sql", lambda sql, con: None)
     monkeypatch.setattr(_live, "END_WAIT_S", 0.2)
-    gate = threading.Event()
+    gate, started = threading.Event(), threading.Event()
 
     def block() -> int:
+        started.set()
         gate.wait(60)
         return 1
 
@@ -368,7 +408,9 @@ def stuck_writer(tmp_path, tmp_socket_dir, monkeypatch):
 
     thread = threading.Thread(target=query)
     thread.start()
-    until(lambda: store._server._cursors, "the reader's query to run")
+    # the query itself running, past what an interrupt stops (its cursor registered is
+    # not enough: the measuring DESCRIBE before it can still be interrupted)
+    assert started.wait(60), "the reader's query never ran"
     yield store, gate
     gate.set()
     thread.join(60)

@@ -255,7 +255,7 @@ class RunProgress:
 
     def _line(self, text: str) -> None:
         if not self._tty:
-            print(text, file=sys.stderr, flush=True)
+            print(printable(text), file=sys.stderr, flush=True)
 
     def _render(self) -> Any:
         from rich.console import Group
@@ -303,7 +303,7 @@ def forecast_lines(panel: dict[str, Any], days: int) -> list[str]:
                           f"the model is as busy as {operator}:", width=80,
                           subsequent_indent="  ")
     for m in panel["models"]:
-        lines.append(f"  {m['model']}")
+        lines.append(f"  {printable(m['model'])}")         # a name: plain text
         if m["trial_usd"] is None:
             lines.append("    no price: no forecast (and no budget)")
             continue

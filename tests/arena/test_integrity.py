@@ -53,6 +53,11 @@ def test_a_memo_is_one_short_line_and_counts_as_a_message():
     for memo in (FORGED[0] + "\n" + FORGED[1], "x" * 101):
         refused = rival.call("pay_operator", {"to": to, "amount": 1.0, "memo": memo})
         assert not refused["ok"] and "memo" in refused["error"], refused
+    # short two-line memos: the one-line rule's own (design §35.8: the long one above is
+    # refused by the length rule first), by every break Python's splitlines knows
+    for brk in ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029"):
+        refused = rival.call("pay_operator", {"to": to, "amount": 1.0, "memo": f"a{brk}b"})
+        assert not refused["ok"] and "memo" in refused["error"], (brk, refused)
     for amount in (1e-9, 0.001, 0.009):
         refused = rival.call("pay_operator", {"to": to, "amount": amount})
         assert not refused["ok"] and "0.01" in refused["error"], refused

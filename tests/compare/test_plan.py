@@ -182,3 +182,65 @@ def test_a_pilot_prices_a_pair_from_what_its_pairs_cost(tmp_path, capsys, monkey
         assert Decimal(forecast["usd_per_pair"]) != observed          # the operator's pace
         assert main([*argv, "--pilot", "latest"]) == 0
         assert f"what a pair of latest cost" in " ".join(capsys.readouterr().out.split())
+
+
+def _brute(difference, spread, max_pairs, batch, reps=400, seed=0, alpha=0.05,
+           bounds=(-0.5, 1.25)):
+    """The pairs each simulated comparison takes, every one followed to the end: what
+    the plan computed before it stopped early (design §35.8)."""
+    from vendbench import _betting
+    from vendbench.compare._plan import HORIZON
+
+    width = bounds[1] - bounds[0]
+    rng = np.random.default_rng(seed)
+    d = np.clip(difference + spread * rng.standard_normal((reps, HORIZON)), -width, width)
+    d = d[:, :3 * max_pairs // 2]        # the same draws as the plan's, far enough
+    lo, hi = _betting.sequences(d, bounds=(-width, width), alpha=alpha)
+    steps = np.arange(batch, d.shape[1] + 1, batch) - 1
+    decided = (lo[:, steps] > 0) | (hi[:, steps] < 0)
+    return np.where(decided.any(1), steps[decided.argmax(1)] + 1, d.shape[1] + 1)
+
+
+def test_a_plan_that_stops_early_answers_as_one_followed_to_the_end():
+    """Following only the comparisons not yet decided, and stopping once 90 % have
+    decided within --max-pairs, changes no answer where no tail is sampled."""
+    for difference, spread, max_pairs in ((0.1, 0.3, 200), (0.25, 0.5, 100), (0.3, 0.2, 60)):
+        p = plan(difference, spread, alpha=0.05, bounds=(-0.5, 1.25), max_pairs=max_pairs,
+                 batch=2)
+        took = _brute(difference, spread, max_pairs, 2)
+        assert (p.median, p.p90) == (int(np.quantile(took, 0.5, method="inverted_cdf")),
+                                     int(np.quantile(took, 0.9, method="inverted_cdf")))
+        assert p.decided_within == pytest.approx(np.mean(took <= max_pairs))
+        assert not p.lower_bound
+
+
+def test_a_plan_does_bounded_work_whatever_it_is_asked(monkeypatch):
+    """design §35.8: `--plan --spread 2.5 --difference 0 --max-pairs 10000` (and
+    `--batch 1 --difference 0.01`) ran past 120 s: every simulated comparison was
+    followed to 10,000 pairs. Now a plan simulates 1,000 pairs at most, follows only the
+    undecided, and past 250 pairs at most 100 of them (weighted): its work is counted
+    here in series-steps, not timed. Beyond the pairs simulated, the share decided is a
+    lower bound, and says so."""
+    from vendbench import _betting
+
+    steps = [0]
+    sequences = _betting.sequences
+
+    def counting(values, **kw):
+        until = kw.pop("until")
+
+        def counted(t, rows, lo, hi):
+            steps[0] += len(rows)
+            return until(t, rows, lo, hi)
+
+        return sequences(values, until=counted, **kw)
+
+    monkeypatch.setattr(_betting, "sequences", counting)
+    for difference, spread, batch in ((0.0, 2.5, 2), (0.01, 0.25, 1)):
+        steps[0] = 0
+        p = plan(difference, spread, alpha=0.05, bounds=(-0.5, 1.25), max_pairs=10_000,
+                 batch=batch)
+        assert steps[0] <= 400 * 250 + 100 * 750, steps[0]
+        assert p.simulated == 1_000 and p.lower_bound and p.median is None
+        assert p.as_json()["decided_within_is_lower_bound"] is True
+        assert "at least" in p.line() and "1,000 pairs a plan simulates" in p.line()

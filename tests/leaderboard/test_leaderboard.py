@@ -729,3 +729,34 @@ def test_the_t_interval_says_where_the_seeds_do_not_suit_it(db):
         "openai/a: a failure scored at the floor beside finished trials") and \
         "--ci any-shape" in doubts[0], board.selection.notes
 
+
+
+def test_per_seed_points_and_shares_are_each_seeds_latest_attempt(db, tmp_path):
+    """design §35.8: the ranking takes each seed's latest attempt; no test held the
+    per-seed points (the strip chart, the report's links, the above-oracle check) to
+    it. Seed 1 of openai/a was tried twice in one run (its first attempt's 99,000, the
+    best, then 45,000); seed 2 once. Each seed is one point, the latest."""
+    with Store(db) as s:
+        add_run(s, "r")
+        add_ceiling(s, 1, 60_000.0)
+        add_ceiling(s, 2, 60_000.0)
+        add_floor(s, 1)
+        add_floor(s, 2)
+        first = add_trial(s, "r", "openai/a", 1, net=99_000, cost="1", attempt=1)
+        retried = add_trial(s, "r", "openai/a", 1, net=45_000, cost="1", attempt=2,
+                            started=T0 + dt.timedelta(hours=1))
+        other = add_trial(s, "r", "openai/a", 2, net=50_000, cost="1")
+    board = build(db)
+    points = sorted(((p["seed"], p["trial_id"], p["score"], p["share"])
+                     for p in board.points), key=lambda p: p[0])
+    assert points == [(1, retried, 45_000, pytest.approx(share(45_000, 60_000))),
+                      (2, other, 50_000, pytest.approx(share(50_000, 60_000)))]
+    assert row(board, "openai/a").mean_net_assets == 47_500
+    assert not any("ABOVE THE ORACLE" in n for n in board.selection.notes)  # 99,000 is not
+    # the report links each seed's latest trial once (its pages written beside it)
+    for tid in (first, retried, other):
+        (tmp_path / "trial" / tid).mkdir(parents=True)
+        (tmp_path / "trial" / tid / "index.html").write_text("")
+    page = html_report(board, pages=tmp_path)
+    assert f"trial/{retried}/index.html" in page and f"trial/{first}/" not in page
+    assert page.count(">s1</a>") == 1 and page.count(">s2</a>") == 1

@@ -283,3 +283,26 @@ def test_the_viewer_marks_a_compaction_and_shows_its_summary(tmp_path):
     assert page.count("<b>compaction</b>") == query(
         db, "SELECT count(*) FROM exchanges WHERE purpose = 'compaction' AND day = ?",
         [day])[0][0]
+
+
+def test_a_compactions_cost_is_the_trials_and_its_budgets(tmp_path):
+    """design §35.8: no test failed when a compaction's cost was left out of its trial's
+    (the pool still reserved it, so the trial's own budget was judged on less than it
+    spent). A trial's cost is every exchange's, compactions' too; and a budget that the
+    acts alone fit but not the compactions ends the trial before it is overspent."""
+    db = str(tmp_path / "free.duckdb")
+    with counting_server() as llm:
+        run(db, days=20, models=[compact(llm)])
+    (cost, status), = query(db, "SELECT cost_usd, status FROM trials")
+    by_purpose = dict(query(db, "SELECT purpose, sum(cost_usd) FROM exchanges GROUP BY 1"))
+    assert status == "completed" and by_purpose["compaction"] > 0
+    assert cost == by_purpose["act"] + by_purpose["compaction"]
+    # a budget between what the acts cost and what all cost
+    budget = by_purpose["act"] + by_purpose["compaction"] / 2
+    db = str(tmp_path / "capped.duckdb")
+    with counting_server() as llm:
+        run(db, days=20, models=[compact(llm, budget_usd=str(budget))])
+    (cost, status), = query(db, "SELECT cost_usd, status FROM trials")
+    (spent,), = query(db, "SELECT sum(cost_usd) FROM exchanges")
+    assert status == "budget_exhausted" and cost == spent <= budget
+    assert query(db, "SELECT count(*) FROM exchanges WHERE purpose = 'compaction'")[0][0] > 0

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from .._text import printable
 from ..errors import VendbenchError
 
 _EPILOG = """\
@@ -68,12 +69,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 class _RedactingFilter(logging.Filter):
-    """No secret reaches a log line, whoever logs it."""
+    """No secret reaches a log line, whoever logs it; nor a control sequence (a model's
+    name may carry one): the terminal shows it as its escape."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         from .._secrets import redact
 
-        record.msg = redact(record.getMessage())
+        record.msg = printable(redact(record.getMessage()), keep="\n")
         record.args = ()
         return True
 
@@ -105,7 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VendbenchError as exc:
         from .._secrets import redact
 
-        print(f"vendbench: error: {redact(str(exc))}", file=sys.stderr)
+        # a name in it may carry a control sequence (an 8-bit OSC hyperlink once reached
+        # the terminal raw): shown as its escape
+        message = printable(redact(str(exc)), keep="\n")
+        print(f"vendbench: error: {message}", file=sys.stderr)
         return 2
     except BrokenPipeError:             # `vendbench runs | head`: the reader has enough
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -117,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..results import open_error
 
         # a damaged page can surface only when a query first reads it
-        print(f"vendbench: error: {open_error(getattr(args, 'db', '?'), exc)}",
+        print(f"vendbench: error: {printable(open_error(getattr(args, 'db', '?'), exc))}",
               file=sys.stderr)
         return 2
     except KeyboardInterrupt:

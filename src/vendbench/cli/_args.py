@@ -60,9 +60,17 @@ def default_db() -> str:
     return os.environ.get(DB_ENV) or DEFAULT_DB
 
 
+def path(text: str) -> str:
+    """A file or folder the user names: not empty (``--charts ''`` once drew nothing and
+    exited 0; ``--panel ''`` ended in a traceback)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; name a file or folder")
+    return text
+
+
 def db_flag(parser: argparse.ArgumentParser, writes: bool = False) -> None:
     """Every command's --db, one definition: its default from $VENDBENCH_DB."""
-    parser.add_argument("--db", default=default_db(), metavar="PATH",
+    parser.add_argument("--db", default=default_db(), metavar="PATH", type=path,
                         help=f"results database (default ${DB_ENV}, else "
                              "./vendbench.duckdb); "
                              + ("the trials are written to it" if writes else

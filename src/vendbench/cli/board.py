@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .._text import count
-from ._args import HelpFormatter, cohort_flags, db_flag, positive, wrap
+from ._args import HelpFormatter, cohort_flags, db_flag, path, positive, wrap
 
 BOARD_EPILOG = """\
 examples:
@@ -64,7 +64,7 @@ def add(sub: Any) -> None:
     board.add_argument("--wide", action="store_true",
                        help="table: every column (growth, CV, cached share, CNY/$, oracle "
                             "share, operations), wider than 80 characters")
-    board.add_argument("--charts", metavar="DIR",
+    board.add_argument("--charts", metavar="DIR", type=path,
                        help="also write the charts (PNG and SVG) and report.html into DIR; "
                             "after vendbench view --static DIR, each row of the report "
                             "links its trials' pages "
@@ -99,7 +99,7 @@ def add(sub: Any) -> None:
                             "JSON alike: t (default; Student's t over the seeds) or "
                             "any-shape (the betting interval); the regression test is its "
                             "own")
-    trend.add_argument("--charts", metavar="DIR",
+    trend.add_argument("--charts", metavar="DIR", type=path,
                        help="also write trend.png and trend.svg into DIR")
     trend.add_argument("--fail-on-regression", action="store_true",
                        help="exit 4 when any model regressed (for cron)")
@@ -217,6 +217,29 @@ def output_dir(path: str, flag: str = "--charts") -> Any:
         raise ConfigError(f"{flag} {path}: cannot write there ({exc.strerror}); pass "
                           "another directory") from None
     return out
+
+
+def output_file(path: str, flag: str) -> None:
+    """A clear error, before anything runs, when ``path`` cannot be written: a folder by
+    that name, a folder that does not exist or cannot be written in (``--chart
+    /proc/x.png`` once drew a whole comparison, then ended in a traceback). Opened to
+    append, so nothing is lost; removed again when it did not exist."""
+    from pathlib import Path
+
+    out = Path(path)
+    if out.is_dir():
+        raise ConfigError(f"{flag} {path}: a folder by that name exists; name a file")
+    if not out.parent.is_dir():
+        raise ConfigError(f"{flag} {path}: no folder {out.parent}; create it first")
+    existed = out.exists()
+    try:                                    # what access() says is not enough for root
+        with open(out, "ab"):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{flag} {path}: cannot write there ({exc.strerror or exc}); "
+                          "name another file") from None
+    if not existed:
+        out.unlink(missing_ok=True)
 
 
 def _writing(out: Any, write: Callable[[], Any]) -> Any:

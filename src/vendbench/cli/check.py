@@ -9,7 +9,8 @@ import sys
 import textwrap
 from typing import Any
 
-from ._args import HelpFormatter, days, wrap
+from .._text import printable
+from ._args import HelpFormatter, days, path, wrap
 
 EPILOG = """\
 For each LLM model: the model string and its provider, the endpoint (something must
@@ -37,7 +38,7 @@ def add(sub: Any) -> None:
         formatter_class=HelpFormatter, epilog=EPILOG)
     which = check.add_mutually_exclusive_group(required=True)
     which.add_argument("--models", nargs="+", metavar="M", help="model strings to check")
-    which.add_argument("--panel", metavar="FILE.toml", help="a panel file")
+    which.add_argument("--panel", metavar="FILE.toml", type=path, help="a panel file")
     check.add_argument("--price", action="append", default=[],
                        metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
                        help="USD per million tokens (repeatable)")
@@ -68,47 +69,52 @@ def command(args: argparse.Namespace) -> int:
         for r in records:
             _print(r)
         if report["forecast"]:
-            print("\n".join(forecast_lines(report["forecast"], config.days)))
+            say("\n".join(forecast_lines(report["forecast"], config.days)))
     problems = [p for r in records for p in r["problems"]]
     for warning in (w for r in records for w in r.get("warnings", [])):
-        print(f"vendbench: warning: {warning}", file=sys.stderr)
+        print(f"vendbench: warning: {printable(warning)}", file=sys.stderr)
     for problem in problems:
-        print(f"vendbench: {problem}", file=sys.stderr)
+        print(f"vendbench: {printable(problem)}", file=sys.stderr)
     if not records:
         print("no LLM model to check (the baseline/ policies need no check)", file=sys.stderr)
     return 2 if problems else 0
 
 
+def say(text: str) -> None:
+    """Print ``text``, whose names may carry control sequences, as plain text."""
+    print(printable(text, keep="\n"))
+
+
 def _print(r: dict[str, Any]) -> None:
     state = "NOT READY" if r["problems"] else \
         "ready to forecast; a run needs its API key" if r.get("warnings") else "ready"
-    print(f"{r['model']}: {state}")
+    say(f"{r['model']}: {state}")
     if r.get("price"):
         p = r["price"]
-        print(f"  price: ${p['input']} in, ${p['output']} out per million tokens "
+        say(f"  price: ${p['input']} in, ${p['output']} out per million tokens "
               f"({p.get('source')})")
     reasoning = r.get("reasoning")
     if reasoning:
-        print(textwrap.fill(f"reasoning: {reasoning['how']}", 80, initial_indent="  ",
+        say(textwrap.fill(f"reasoning: {reasoning['how']}", 80, initial_indent="  ",
                             subsequent_indent="    "))
         for note in reasoning["notes"]:
-            print(textwrap.fill(f"note: {note}", 80, initial_indent="    ",
+            say(textwrap.fill(f"note: {note}", 80, initial_indent="    ",
                                 subsequent_indent="      "))
     for note in r.get("dropped") or []:
-        print(textwrap.fill(f"note: {note}", 80, initial_indent="  ", subsequent_indent="    "))
+        say(textwrap.fill(f"note: {note}", 80, initial_indent="  ", subsequent_indent="    "))
     if r.get("first_prompt_tokens") is not None:
         reserves = f"${r['reserves_usd']:.4f}" if r.get("reserves_usd") is not None else "—"
         beyond = reasoning["reserved_beyond_max_tokens"] if reasoning else 0
         thinking = f" (with {beyond:,} thinking tokens beyond max_tokens)" if beyond else ""
-        print(f"  first request: {r['first_prompt_tokens']:,} tokens by our count; "
+        say(f"  first request: {r['first_prompt_tokens']:,} tokens by our count; "
               f"reserves {reserves}{thinking}")
     if r.get("usage_missing"):
-        print(f"  one request: {'called a tool' if r['called_tool'] else 'NO tool call'}; "
+        say(f"  one request: {'called a tool' if r['called_tool'] else 'NO tool call'}; "
               f"the server reported no usage, so each request of a run is charged its "
               f"full reservation; {r['latency_s']:.2f} s")
     elif "called_tool" in r:
         ratio = f"{r['token_ratio']:.2f}×" if r.get("token_ratio") else "—"
         cost = f"${r['probe_cost_usd']:.5f}" if r.get("probe_cost_usd") is not None else "—"
-        print(f"  one request: {'called a tool' if r['called_tool'] else 'NO tool call'}; "
+        say(f"  one request: {'called a tool' if r['called_tool'] else 'NO tool call'}; "
               f"the server counted {r['server_prompt_tokens']:,} prompt tokens ({ratio} "
               f"ours); {r['latency_s']:.2f} s; cost {cost}")

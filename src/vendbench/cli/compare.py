@@ -11,9 +11,10 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
+from .._text import printable
 from ..errors import ConfigError
-from ._args import (db_flag, HelpFormatter, days, number, run_until_signalled, seed, usd,
-                    within, wrap)
+from ._args import (HelpFormatter, days, db_flag, number, path, run_until_signalled, seed,
+                    usd, within, wrap)
 
 EPILOG = """\
 Both models play the same worlds and seeds (a pair), in batches. Each trial's score is
@@ -124,7 +125,7 @@ def add(sub: Any) -> None:
                                         "shares (default 0.25, a prior guess)")
     cmp.add_argument("--pilot", metavar="ID", help="--plan: the spread a stored comparison "
                                                    "observed ('latest')")
-    cmp.add_argument("--chart", metavar="FILE",
+    cmp.add_argument("--chart", metavar="FILE", type=path,
                      help="also draw the sequence (.png or .svg)")
     cmp.add_argument("--json", action="store_true", help="print one JSON object")
     cmp.set_defaults(func=command, _spelled={a.dest: a.option_strings[0] for a in cmp._actions
@@ -135,8 +136,12 @@ def command(args: argparse.Namespace) -> int:
     from ..compare import CompareSpec, compare
     from ..results import Store, comparison
 
-    if args.chart and not args.chart.endswith((".png", ".svg")):
-        raise ConfigError(f"--chart {args.chart}: give a .png or .svg file")
+    if args.chart:
+        from .board import output_file
+
+        if not args.chart.endswith((".png", ".svg")):
+            raise ConfigError(f"--chart {args.chart}: give a .png or .svg file")
+        output_file(args.chart, "--chart")
     if args.plan:
         return _plan(args)
     if args.difference is not None or args.spread is not None or args.pilot:
@@ -257,8 +262,8 @@ def _plan(args: argparse.Namespace) -> int:
             price, priced = observed, f"what a pair of {args.pilot} cost"
     planned = plan_ahead(spec, difference, spread, usd=price)
     for lacks in missing:                   # a forecast needs no key; a run will
-        print(textwrap.fill(f"vendbench: warning: {lacks}: a run needs it, the plan does "
-                            "not", 80, subsequent_indent="  "), file=sys.stderr)
+        print(textwrap.fill(printable(f"vendbench: warning: {lacks}: a run needs it, the plan does "
+                                      "not"), 80, subsequent_indent="  "), file=sys.stderr)
     if args.json:
         print(json.dumps({**planned.as_json(), "missing_keys": list(missing)}))
         return 0
@@ -420,7 +425,11 @@ def _show(args: argparse.Namespace, spec: Any, outcome: Any) -> int:
     else:
         print("\n".join(lines(outcome, spec)))
     if args.chart:
-        write_chart(outcome, spec, args.chart)
+        try:
+            write_chart(outcome, spec, args.chart)
+        except OSError as exc:               # what access() could not foresee
+            raise ConfigError(f"--chart {args.chart}: cannot write it "
+                              f"({exc.strerror or exc})") from None
         if not args.json:
             print(f"wrote {args.chart}")
     return 0

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from ._args import HelpFormatter, db_flag, wrap
+from ._args import HelpFormatter, db_flag, path, wrap
 
 EPILOG = """\
 Each log becomes a run of model inspect/<model> (its harness: Inspect), a trial per
@@ -34,7 +34,7 @@ def add(sub: Any) -> None:
                          "trend and the viewer rank and show them beside vendbench's own "
                          "runs."),
         formatter_class=HelpFormatter, epilog=EPILOG)
-    cmd.add_argument("logs", nargs="+", metavar="LOG",
+    cmd.add_argument("logs", nargs="+", metavar="LOG", type=path,
                      help="Inspect log files (.eval or .json)")
     db_flag(cmd, writes=True)
     cmd.add_argument("--json", action="store_true", help="print what was imported as JSON")
@@ -64,7 +64,7 @@ def add_export(sub: Any) -> None:
                          "as Inspect eval logs, so that inspect view shows them as it "
                          "shows Inspect's own."),
         formatter_class=HelpFormatter, epilog=EXPORT_EPILOG)
-    cmd.add_argument("out", metavar="OUT", help="the folder to write the logs into")
+    cmd.add_argument("out", metavar="OUT", type=path, help="the folder to write the logs into")
     db_flag(cmd)
     cmd.add_argument("--run", default="latest", metavar="RUN_ID",
                      help="a run id, 'latest' (default) or 'all'")

@@ -10,10 +10,10 @@ import sys
 from typing import Any
 
 from .._secrets import redact
-from .._text import count
+from .._text import count, printable
 from ..errors import ConfigError
-from ._args import (db_flag, HelpFormatter, days, positive, run_until_signalled, seconds, seed, share,
-                    temperature, top_p, usd)
+from ._args import (HelpFormatter, days, db_flag, path, positive, run_until_signalled,
+                    seconds, seed, share, temperature, top_p, usd)
 from .runs import served, share_text
 
 RUN_EPILOG = """\
@@ -89,7 +89,7 @@ def add(sub: Any) -> None:
         formatter_class=HelpFormatter, epilog=RUN_EPILOG)
     which = run.add_mutually_exclusive_group(required=True)
     which.add_argument("--models", nargs="+", metavar="M", help="model strings to run")
-    which.add_argument("--panel", metavar="FILE.toml",
+    which.add_argument("--panel", metavar="FILE.toml", type=path,
                        help="a panel file: its keys and an example in docs/guide.md "
                             "(examples/nightly.toml)")
     which.add_argument("--resume", metavar="RUN_ID",
@@ -377,7 +377,7 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str, scenario: str) -> No
                                        width=80, subsequent_indent="    "))
     print_table(f"run {payload['run_id']} ({payload['status']})", headers, rows)
     for note in notes:
-        print(note)
+        print(printable(note, keep="\n"))
     spent = payload["total_cost_usd"]
     cap = pool.limit if pool is not None else None
     print(("spent: unknown (no model priced)" if spent is None else f"spent ${spent:.4f}")
@@ -388,4 +388,5 @@ def _print_run(payload: dict[str, Any], pool: Any, db: str, scenario: str) -> No
 
 def _print_warnings(warnings: list[dict[str, Any]]) -> None:
     for w in warnings:
-        print(f"vendbench: warning: {w['model']}: {redact(w['message'])}", file=sys.stderr)
+        print(printable(f"vendbench: warning: {w['model']}: {redact(w['message'])}"),
+              file=sys.stderr)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from .._text import days as days_text
+from .._text import days as days_text, printable
 from ._args import HelpFormatter, db_flag
 
 
@@ -70,7 +70,7 @@ def command(args: argparse.Namespace) -> int:
                         f"{run['scenario']}, {days_text(run['days'])}, {run['status']}",
                         headers, rows)
             for w in warnings:
-                print(f"warning: {w['model']}: {w['message']}")
+                print(printable(f"warning: {w['model']}: {w['message']}"))
             _stopped_hint([run], args.db)
             _live_line(store.live)
             return 0

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from ..environment import DEFAULT_SCENARIO
-from ._args import HelpFormatter, days, db_flag, port, seed, wrap
+from ._args import HelpFormatter, days, db_flag, path, port, seed, wrap
 
 SERVE_EPILOG = """\
 Each MCP session plays one fresh world of --seed and is logged as a trial of this
@@ -57,7 +57,7 @@ def add(sub: Any) -> None:
     serve.add_argument("--token-env", metavar="NAME",
                        help="http: require 'Authorization: Bearer <token>', the token read "
                             "from environment variable NAME (never stored or printed)")
-    serve.add_argument("--token-file", metavar="PATH",
+    serve.add_argument("--token-file", metavar="PATH", type=path,
                        help="http: the same, the token read from a file only you can read "
                             "(mode 600)")
     serve.add_argument("--token", help=argparse.SUPPRESS)   # refused: argv is public

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._args import HelpFormatter, db_flag, within, wrap
+from ._args import HelpFormatter, db_flag, path, within, wrap
 
 EPILOG = """\
 Pages: runs → a run's trials (status, score, cost, cached share, a sparkline) → a trial
@@ -39,7 +39,7 @@ def add(sub: Any) -> None:
                            "the pages show every prompt and reply)")
     view.add_argument("--port", type=within("a port", 0, 65535), default=8766,
                       help="port (default 8766; 0: any free one, printed)")
-    view.add_argument("--static", metavar="DIR",
+    view.add_argument("--static", metavar="DIR", type=path,
                       help="write the pages into DIR instead of serving them (with "
                            "RUN_ID: that run's only); search and each message's full text "
                            "need the server, and request windows list message numbers")

@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import Field, create_model
+from pydantic import AfterValidator, Field, create_model
 
 from .._text import printable
 from ..errors import ConfigError
@@ -49,7 +49,8 @@ def arena_tools(place: str, place_text: str, currency: str, most: float
                        description="another operator's address")),
         amount=(float, Field(ge=0.01, le=most,
                              description=f"{currency}, at least 0.01, at most 2 decimals")),
-        memo=(str, Field(default="", max_length=MEMO_CHARS, pattern=r"^[^\n\r]*$",
+        memo=(Annotated[str, AfterValidator(_one_line)],
+              Field(default="", max_length=MEMO_CHARS, pattern=r"^[^\n\r]*$",
                          description=f"one line, at most {MEMO_CHARS} characters; a "
                                      "payment with a memo counts as a message")))
     return {
@@ -63,6 +64,14 @@ def arena_tools(place: str, place_text: str, currency: str, most: float
                                  "overnight (a night's payments from one operator arrive "
                                  "as one).", "remote"),
     }
+
+
+def _one_line(text: str) -> str:
+    """A memo is one line by any reckoning: none of the characters Python's
+    ``splitlines`` breaks at (the schema's pattern names only the common two)."""
+    if text and text.splitlines() != [text]:
+        raise ValueError("a memo is one line: no line or paragraph breaks")
+    return text
 
 
 @dataclass(frozen=True, slots=True)

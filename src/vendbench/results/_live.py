@@ -16,8 +16,9 @@ function (checkpoint, range, read_csv …), no file or URL, nothing that could b
 value too large to interrupt (``_sqlguard``, as the agent's SQL tool), and the writer's
 connection refuses external access. The writer protects itself from its readers: a
 query is interrupted after ``QUERY_TIMEOUT_S``, the database's memory is capped at
-``MEMORY_LIMIT`` while readers are served, an answer is capped in rows and bytes, a
-request in size, and readers in number; at the run's end their queries are interrupted
+``MEMORY_LIMIT`` while readers are served, each row of an answer is measured by DuckDB
+and refused over ``MAX_ROW_BYTES`` before Python holds it (``measured_rows``), an answer
+is capped in rows and bytes, a request in size, and readers in number; at the run's end their queries are interrupted
 and their connections closed before the file is, so a reader never makes a run fail
 (``Store.close`` waits for a query that cannot be interrupted, and leaves it running
 rather than fail the run: every row is committed by then).
@@ -39,7 +40,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import socket
 import socketserver
 import sys
@@ -47,7 +47,8 @@ import threading
 import time
 from typing import Any
 
-from .._sqlguard import oversized, writes
+from . import _live_sql
+from ._live_sql import FETCH_ROWS, TOO_LARGE, measured_rows, refused_sql
 from ._live_wire import (MAX_ANSWER_BYTES, LiveError, _decode, _encode, _peer, _receive,
                          _send, private_dir, socket_path)
 
@@ -65,39 +66,8 @@ READER_GRACE_S = 1.0             # a query past its limit is charged this much m
 # the database's memory while readers are served: DuckDB limits a database, not a query,
 # so this bounds readers and run alike; the run's own writes need far less (appends to a
 # file of a few hundred MB), and a reader's query that needs more fails in DuckDB's words
-MEMORY_LIMIT = "2GB"
+MEMORY_LIMIT = "1GB"
 END_WAIT_S = 5.0                 # at the run's end: for readers' answers, then their exits
-
-
-def refused_sql(sql: str, con: Any) -> str | None:
-    """Why a reader's query is refused, or None: one SELECT over tables only, with no
-    table function (checkpoint, range, read_csv …) and no file or URL as a table."""
-    import duckdb
-
-    try:
-        statements = duckdb.extract_statements(sql)
-    except duckdb.Error as exc:
-        return str(exc)
-    if len(statements) != 1 or statements[0].type != duckdb.StatementType.SELECT:
-        return "only one SELECT statement at a time is answered while a run writes this file"
-    tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
-    if tree.get("error"):
-        return str(tree.get("error_message") or "the query could not be parsed")
-    stack: list[Any] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            if node.get("type") == "TABLE_FUNCTION":
-                name = (node.get("function") or {}).get("function_name", "?")
-                return f"table functions are not answered while a run writes this file ({name})"
-            if node.get("type") == "BASE_TABLE" and re.search(r"[./:\\]", node.get(
-                    "table_name", "")):
-                return "only the results tables are answered, not files or URLs"
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    why = writes(sql, con) or oversized(sql, con)
-    return None if why is None else f"{why} while a run writes this file"
 
 
 # -- the wire: length-prefixed JSON, with the few types DuckDB returns that JSON lacks --
@@ -256,14 +226,16 @@ class LiveServer:
         timer = threading.Timer(limit, cursor.interrupt)
         timer.start()
         try:
-            cur = cursor.execute(sql, _decode(request.get("params") or []))
+            params = _decode(request.get("params") or [])
+            measured, columns = measured_rows(cursor, sql, params)
+            cur = cursor.execute(measured, params)
             rows, size = [], 0
             while True:
-                batch = cur.fetchmany(1000)
+                batch = cur.fetchmany(FETCH_ROWS)
                 if not batch:
                     break
                 for r in batch:
-                    row = _encode(list(r))
+                    row = _encode(list(r)[:len(columns)])     # less the measure
                     size += len(json.dumps(row, separators=(",", ":")))
                     rows.append(row)
                 if len(rows) > MAX_ANSWER_ROWS or size > MAX_ANSWER_BYTES:
@@ -272,13 +244,23 @@ class LiveServer:
                                      f"{MAX_ANSWER_BYTES >> 20} MB while a run writes this "
                                      "file; narrow the query (WHERE, LIMIT)"}
             self.queries += 1
-            return {"columns": [d[0] for d in cur.description], "rows": rows}
+            return {"columns": columns, "rows": rows}
         except duckdb.InterruptException:
             return {"error": "the run is ending" if self._closing else
                     f"the query ran over {limit:.3g} s while a run writes this file (readers "
                     f"get {QUERY_TIMEOUT_S:g} s a query and {READER_SHARE:.0%} of the run's "
                     "time); narrow it, or read the file once the run has finished"}
+        except duckdb.OutOfMemoryException:
+            self.refused += 1
+            return {"error": f"the query needs more than the {MEMORY_LIMIT} of memory readers "
+                             "and the run share while a run writes this file; narrow it, or "
+                             "read the file once the run has finished"}
         except duckdb.Error as exc:
+            if TOO_LARGE in str(exc):
+                self.refused += 1
+                return {"error": f"a row of the answer is over {_live_sql.row_cap()} "
+                                 "while a run writes this file; narrow the query (fewer "
+                                 "or shorter values: left(), length())"}
             return {"error": str(exc), "kind": type(exc).__name__}
         finally:
             timer.cancel()

@@ -42,6 +42,22 @@ def static_plan(db: str, run: str | None = None) -> list[str]:
     return plan
 
 
+def _writable(out: Path, plan: list[str]) -> None:
+    """Refuse, before anything is written, a folder where a page or one of its folders
+    would overwrite what is not one (a folder named index.html once ended the export in
+    a traceback)."""
+    folders = {str(f) for p in plan for f in Path(p).parents} - {"."}
+    for path in plan:
+        if (out / path).is_dir():
+            raise ConfigError(f"--static {out}: {path} is a folder there, where a page "
+                              "goes; pass another folder (nothing was written)")
+    for folder in sorted(folders):
+        where = out / folder
+        if where.exists() and not where.is_dir():
+            raise ConfigError(f"--static {out}: {folder} is a file there, where a folder of "
+                              "pages goes; pass another folder (nothing was written)")
+
+
 def write_static(db: str, out: str | Path, run: str | None = None,
                  on_page: Callable[[str], None] | None = None,
                  plan: list[str] | None = None) -> int:
@@ -50,6 +66,7 @@ def write_static(db: str, out: str | Path, run: str | None = None,
     returns how many pages were written. ``on_page`` hears each page's path."""
     out = Path(out)
     plan = static_plan(db, run) if plan is None else plan
+    _writable(out, [*plan, "assets/view.css", "assets/view.js"])
     (out / "assets").mkdir(parents=True, exist_ok=True)
     (out / "assets" / "view.css").write_text(STYLE, encoding="utf-8")
     (out / "assets" / "view.js").write_text(SCRIPT, encoding="utf-8")
@@ -61,8 +78,13 @@ def write_static(db: str, out: str | Path, run: str | None = None,
             if page.status != 200:
                 raise ConfigError(f"could not render {path}: {page.status}")
             target = out / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(page.body, encoding="utf-8")
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(page.body, encoding="utf-8")
+            except OSError as exc:           # what the check before could not foresee
+                raise ConfigError(f"--static {out}: cannot write {path} "
+                                  f"({exc.strerror or exc}); {written:,} of "
+                                  f"{len(plan):,} pages were written") from None
             written += 1
             if on_page is not None:
                 on_page(path)
