@@ -367,13 +367,17 @@ def test_list_names_every_scenario_its_policies_by_role_and_its_metrics(capsys):
     for needed in ("autovend:", "network:", "baseline/oracle (ceiling)",
                    "baseline/idle (floor)", "baseline/order-up-to (reference)",
                    "40 tool calls a day", "100 tool calls a day", "Inspect task vendbench/network",
-                   "arena only: baseline/undercutter, baseline/colluder", "waste %"):
+                   "arena only: baseline/undercutter, baseline/colluder", "waste %",
+                   "reassignment gap", "bought while covered",
+                   "not here: reassignment gap, visit cycle contribution"):
         assert needed in text, needed
     assert main(["list", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     network = next(s for s in data["scenarios"] if s["name"] == "network")
     assert network["score"] == "final bank balance" and network["calls_per_day"] == 100
     assert {p["role"] for p in network["policies"]} == {"reference", "ceiling", "floor"}
+    assert "email_not_a_supplier" in {m["kind"] for m in network["failure_modes"]}
+    assert "reassignment_gap" in network["not_applicable"]
 
 
 def test_a_name_with_an_8bit_control_sequence_never_reaches_the_terminal_raw(

@@ -760,3 +760,24 @@ def test_per_seed_points_and_shares_are_each_seeds_latest_attempt(db, tmp_path):
     page = html_report(board, pages=tmp_path)
     assert f"trial/{retried}/index.html" in page and f"trial/{first}/" not in page
     assert page.count(">s1</a>") == 1 and page.count(">s2</a>") == 1
+
+
+def test_csv_of_one_seed_keeps_its_interval_note_in_one_cell(db):
+    """Found while building design §32.1: a one-seed ranking's CSV ended in a traceback,
+    its note on the interval (``ci_doubt``, a sentence) split as if it were an interval."""
+    with Store(db) as s:
+        add_run(s, "r1")
+        add_trial(s, "r1", "openai/a", 1, net=60_000, cost="1")
+        add_ceiling(s, 1, 100_000.0)
+    rows = list(csv.DictReader(io.StringIO(render(build(db), "csv"))))
+    assert rows[0]["ci_doubt"].startswith("one seed, so its interval is the betting")
+    assert float(rows[0]["ci_oracle_share_low"]) <= float(rows[0]["oracle_share"])
+    # beside a model with no doubt (two seeds), every row has the same columns
+    with Store(db) as s:
+        add_trial(s, "r1", "openai/b", 1, net=70_000, cost="1")
+        add_trial(s, "r1", "openai/b", 2, net=71_000, cost="1")
+        add_ceiling(s, 2, 100_000.0)
+    text = render(build(db), "csv")
+    assert len({len(line.split(",")) for line in text.splitlines() if '"' not in line}) == 1
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(text))}
+    assert rows["openai/b"]["ci_doubt"] == "" and rows["openai/a"]["ci_doubt"]

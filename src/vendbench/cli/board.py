@@ -18,6 +18,7 @@ examples:
   vendbench leaderboard --wide --db nightly.duckdb    # every column
   vendbench leaderboard --format json > board.json
   vendbench leaderboard --charts report/       # PNG + SVG charts, report.html
+  vendbench leaderboard --diagnostics    # and why: the paper's diagnostics
 """
 
 
@@ -69,6 +70,12 @@ def add(sub: Any) -> None:
                             "after vendbench view --static DIR, each row of the report "
                             "links its trials' pages "
                             "(created if missing; files in it are replaced)")
+    board.add_argument("--diagnostics", action="store_true",
+                       help="also why each model did as it did (the AutoVend paper's "
+                            "diagnostics: reassignment gap, visit cycles, empty sites, "
+                            "growth early and late, days until sales stop, failure modes), "
+                            "per model with the reference policies beside, in every format; "
+                            "each trial replayed, about a second per 180-day trial")
     board.add_argument("--arena", action="store_true",
                        help="rank the models of arena matches (vendbench arena): earned "
                             "score and head-to-head wins, paired by match, with their "
@@ -113,7 +120,8 @@ def leaderboard(args: argparse.Namespace) -> int:
         return _arena_board(args)
     filters = Filters(days=args.days, scenario=args.scenario,
                       include_compare=args.include_compare)
-    board = build(args.db, args.run, filters, ci=args.ci)
+    board = build(args.db, args.run, filters, ci=args.ci, diagnostics=args.diagnostics,
+                  on_trial=_diagnosing if args.diagnostics else None)
     if not board.rows and (args.format in ("table", "markdown") or args.charts):
         print(nothing_to_rank(board, args.db))
         return 0
@@ -128,6 +136,13 @@ def leaderboard(args: argparse.Namespace) -> int:
         _writing(out, lambda: report.write_text(html_report(board, trend, pages=out)))
         print(f"\nwrote {len(files)} chart files and {report}", file=sys.stderr)
     return 0
+
+
+def _diagnosing(done: int, total: int) -> None:
+    """Progress of --diagnostics on stderr: each trial replays its world."""
+    end = "\n" if done == total else ""
+    if sys.stderr.isatty() or done == total or done % 10 == 0:
+        print(f"\rdiagnosing trials: {done}/{total}", end=end, file=sys.stderr, flush=True)
 
 
 def _arena_board(args: argparse.Namespace) -> int:

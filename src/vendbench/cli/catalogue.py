@@ -28,7 +28,8 @@ def add(sub: Any) -> None:
                          "score, default horizon, a day's interaction budget, arena and "
                          "Inspect task), its reference policies by role (the reference "
                          "'vs base' pairs with, the oracle a share's 100%, doing nothing "
-                         "its 0%) and its operational metrics."),
+                         "its 0%), its operational metrics, and its diagnostics and "
+                         "failure modes (leaderboard --diagnostics)."),
         formatter_class=HelpFormatter, epilog=EPILOG)
     cmd.add_argument("--json", action="store_true", help="print one JSON object")
     cmd.set_defaults(func=command)
@@ -36,7 +37,8 @@ def add(sub: Any) -> None:
 
 def catalogue() -> dict[str, Any]:
     """Every scenario as ``list`` shows it."""
-    from ..environment import policy_names, scenario, scenario_metrics, scenario_names
+    from ..environment import (diagnostics, failure_modes, not_applicable, policy_names,
+                               scenario, scenario_metrics, scenario_names)
 
     out = []
     for name in scenario_names():
@@ -54,7 +56,13 @@ def catalogue() -> dict[str, Any]:
             "arena_policies": [f"baseline/{p}" for p in policy_names(name, arena=True)
                                if p not in policy_names(name)],
             "metrics": [{"name": m.name, "header": m.header, "better": m.direction,
-                         "idle_wins": m.idle_wins} for m in scenario_metrics(name)]})
+                         "idle_wins": m.idle_wins} for m in scenario_metrics(name)],
+            "diagnostics": [{"name": d.name, "header": d.header, "better": d.direction,
+                             "unit": d.unit, "source": d.source}
+                            for d in diagnostics(name)],
+            "failure_modes": [{"kind": m.kind, "what": m.words, "source": m.source}
+                              for m in failure_modes(name)],
+            "not_applicable": not_applicable(name)})
     return {"scenarios": out}
 
 
@@ -79,7 +87,14 @@ def command(args: argparse.Namespace) -> int:
                      "reference policies: " + ", ".join(
                          p["model"] + (f" ({p['role']})" if p["role"] else "")
                          for p in s["policies"]) + (f"; {arena}" if arena else ""),
-                     "metrics: " + ", ".join(m["header"] or m["name"] for m in s["metrics"])):
+                     "metrics: " + ", ".join(m["header"] or m["name"] for m in s["metrics"]),
+                     "diagnostics (leaderboard --diagnostics): " + ", ".join(
+                         d["name"].replace("_", " ") for d in s["diagnostics"]),
+                     "failure modes: " + ", ".join(m["kind"].replace("_", " ")
+                                                   for m in s["failure_modes"]),
+                     *(["not here: " + ", ".join(k.replace("_", " ")
+                                                 for k in s["not_applicable"])]
+                       if s["not_applicable"] else [])):
             lines.append(textwrap.fill(text, 80, initial_indent="  ",
                                        subsequent_indent="    "))
     lines += ["", textwrap.fill(

@@ -19,7 +19,8 @@ from ._registry import (DEFAULT_SCENARIO, DEFAULT_WORLD_SEED, ENTRY_POINTS, REGI
                         names as scenario_names, Workload, metric_directions, metrics as scenario_metrics,
                         record_tables, register,
                         scenario, scenario_class, score_column, score_name, standing,
-                        trial_metrics)
+                        trial_metrics, diagnose, diagnostics, failure_modes, not_applicable)
+from ._diagnostics import Diagnosis, Diagnostic, FailureMode, Incident, windows
 from ._share import Anchors, divisible, lowest, no_share, share, share_bounds
 from ._session import (DAY_OVER, MAX_REPEATED_FAILURES, MAX_SILENT_REPLIES, Kept, Recorder,
                        RecordingSession, Repeats,
@@ -33,4 +34,5 @@ __all__ = ["Anchors", "Idle", "divisible", "floor_score", "lowest", "no_share",
            "ceiling_score", "evaluate_policy", "make", "make_policy", "metric_directions",
            "nudge", "play_day", "play_match", "policy_names", "record_tables", "register", "run_policy",
            "scenario", "scenario_class", "score_column", "score_name", "share_bounds", "standing",
-           "trial_metrics"]
+           "trial_metrics", "Diagnosis", "Diagnostic", "FailureMode", "Incident", "diagnose",
+           "diagnostics", "failure_modes", "not_applicable", "windows"]

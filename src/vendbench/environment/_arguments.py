@@ -91,3 +91,17 @@ def describe_errors(exc: ValidationError, prefix: str = "") -> str:
         shown = "" if isinstance(got, dict) else f" (got {got!r:.40})"
         parts.append(f"{where}: {err['msg']}{shown}")
     return "; ".join(parts)
+
+
+def canonical(arguments: Any) -> str:
+    """Arguments as one text whatever their form (a dict, or a model's JSON string)."""
+    if isinstance(arguments, str):
+        text = arguments
+        try:
+            arguments = json.loads(text)
+        except ValueError:
+            return text
+    try:
+        return json.dumps(arguments, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(arguments)

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, unknown_name
 from ._protocol import Environment, Match
 from ._records import Metric, RecordTable
+
+if TYPE_CHECKING:
+    from ._diagnostics import Diagnosis, Diagnostic, FailureMode
 
 # where a private world's secret salt is read from by default (never stored; see _world)
 SALT_ENV = "VENDBENCH_WORLD_SALT"
@@ -95,6 +98,9 @@ class Scenario:
     calls_per_day: int | None = None
     world_seed: int = DEFAULT_WORLD_SEED   # its world when none is named
     inspect: bool = False            # an Inspect AI task of its own: vendbench/<name>
+    # its module with ``DIAGNOSTICS``, ``FAILURE_MODES``, ``NOT_APPLICABLE`` and
+    # ``diagnose`` (design §32.1; None: no diagnostics)
+    diagnostics: str | None = None
 
     @property
     def inspect_task(self) -> str | None:
@@ -195,6 +201,7 @@ register(Scenario(DEFAULT_SCENARIO, ".autovend", "AutoVendEnv", "_metrics",
                   "AutoVend: 20 machines of five site types, one warehouse, 180 days",
                   notes_tool="write_notes", adversarial="_adversarial", arena="Market",
                   messages=("email_operator", "pay_operator"), inspect=True,
+                  diagnostics="_diagnostics",
                   calls_per_day=40,        # the paper's budget (autovend.DAILY_TOOL_CALLS)
                   # bench_workload: 2,639 requests in 180 days; bench_cost's LLM path
                   # measured 2,239 and 390 (5.91M new, 1.03M output tokens)
@@ -205,7 +212,7 @@ register(Scenario("network", ".network", "NetworkEnv", "_metrics",
                   "final bank balance", 30, "cash", notes_tool="write_note",
                   adversarial="_adversarial", arena="Market",
                   messages=("email_operator", "pay_operator"), inspect=True,
-                  day_tool="wait_for_next_day",
+                  day_tool="wait_for_next_day", diagnostics="_diagnostics",
                   calls_per_day=100,       # network.toml's [clock] calls_per_day
                   ceiling_revision=3,     # 2: the oracle markets on a weekly schedule;
                                           # 3: it buys ahead while a unit is cheap
@@ -324,3 +331,43 @@ def metrics(scenario_name: str) -> tuple[Metric, ...]:
     """Scenario ``scenario_name``'s operational metrics, each declared once."""
     entry = scenario(scenario_name)
     return tuple(entry.load(entry.metrics).METRICS)
+
+
+def diagnostics_module(scenario_name: str) -> Any:
+    """Scenario ``scenario_name``'s diagnostics module (design §32.1), or None."""
+    entry = scenario(scenario_name)
+    return entry.load(entry.diagnostics) if entry.diagnostics else None
+
+
+def diagnostics(scenario_name: str) -> tuple[Diagnostic, ...]:
+    """The diagnostics scenario ``scenario_name`` declares, each once."""
+    module = diagnostics_module(scenario_name)
+    return tuple(module.DIAGNOSTICS) if module is not None else ()
+
+
+def failure_modes(scenario_name: str) -> tuple[FailureMode, ...]:
+    """The failure modes scenario ``scenario_name``'s diagnostics look for."""
+    module = diagnostics_module(scenario_name)
+    return tuple(module.FAILURE_MODES) if module is not None else ()
+
+
+def not_applicable(scenario_name: str) -> dict[str, str]:
+    """The paper's diagnostics scenario ``scenario_name`` does not have, and why."""
+    module = diagnostics_module(scenario_name)
+    return dict(module.NOT_APPLICABLE) if module is not None else {}
+
+
+def diagnose(scenario_name: str, records: dict[str, list[dict[str, Any]]],
+             calls: list[dict[str, Any]], *, seed: int, world_seed: int, days: int,
+             initial: float, world_salt: str | None = None, private: bool = False
+             ) -> Diagnosis | None:
+    """One trial's diagnostics (None: its scenario declares none): ``records`` its
+    record tables' rows, ``calls`` its tool calls with their numbers, exchanges and
+    arguments, ``days`` its horizon and ``initial`` its starting score quantity."""
+    module = diagnostics_module(scenario_name)
+    if module is None:
+        return None
+    found: Diagnosis = module.diagnose(records, calls, seed=seed, world_seed=world_seed,
+                                       days=days, initial=initial, world_salt=world_salt,
+                                       private=private)
+    return found

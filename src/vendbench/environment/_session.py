@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ._arguments import canonical
 from ._protocol import Environment
 from ._registry import find
 
@@ -112,7 +113,7 @@ class Repeats:
         if result.get("ok") is not False:
             self.key, self.count = None, 0
             return
-        key = (str(name), _canonical(arguments))
+        key = (str(name), canonical(arguments))
         self.count = self.count + 1 if key == self.key else 1
         self.key = key
 
@@ -131,20 +132,6 @@ class Repeats:
         if self.key is None or self.count < MAX_REPEATED_FAILURES:
             return None
         return (f"the same failing call ({self.key[0][:60]}) {self.count} times in a row")
-
-
-def _canonical(arguments: Any) -> str:
-    """Arguments as one text whatever their form (a dict, or a model's JSON string)."""
-    if isinstance(arguments, str):
-        text = arguments
-        try:
-            arguments = json.loads(text)
-        except ValueError:
-            return text
-    try:
-        return json.dumps(arguments, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return repr(arguments)
 
 
 class RecordingSession:

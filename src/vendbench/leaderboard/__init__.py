@@ -15,8 +15,9 @@ from ._arena import ArenaBoard, arena_seats, build_arena, render_arena
 from ._arena_charts import arena_html, write_arena_charts
 from ._board import INTERVAL_METHOD, ModelRow, Roles, bootstrap_ci, mean_interval
 from ._build import Board, build
-from ._charts import _plt as chart_pyplot
-from ._charts import dress, write_charts, write_trend_chart
+from ._chart_kit import _plt as chart_pyplot
+from ._chart_kit import dress
+from ._charts import write_charts, write_trend_chart
 from ._data import Filters, Selection, select
 from ._render import text as _text
 from ._report import html_report

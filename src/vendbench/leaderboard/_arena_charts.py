@@ -10,7 +10,8 @@ from types import ModuleType
 from ..environment import currency, score_name
 from ._arena import ArenaBoard
 from ._table import share_ci
-from ._charts import _finish, _plt, share_bars
+from ._chart_kit import _finish, _plt
+from ._charts import share_bars
 
 # better and worse only where the head-to-head interval says so (docs/arena.md)
 VERDICT_COLOURS = {"better": "#1e8449", "worse": "#c0392b", "undecided": "#eeeeee"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,7 @@ from ..environment import (SALT_ENV, currency, find_scenario, metric_directions,
 from ..results import PairKey, Store, anchors_for, shares, trial_score as score
 from ._board import CI_METHODS, INTERVAL_METHOD, T_METHOD, ModelRow, Roles, model_rows
 from ._data import Filters, Selection, select
+from ._diagnostics import Diagnostics, diagnose_trials
 
 
 UNKNOWN_BOUNDS = (-1.0, 1.25)     # a scenario's defaults, for a world not installed here
@@ -29,6 +31,7 @@ class Board:
     bounds: tuple[float, float] = UNKNOWN_BOUNDS     # what the shares lie in (design §34)
     # the metrics an operator that does nothing wins by default (design §34.3)
     idle_wins: frozenset[str] = frozenset()
+    diagnosis: Diagnostics | None = None      # with --diagnostics (design §32.1)
 
     @property
     def currency(self) -> str:
@@ -50,7 +53,8 @@ class Board:
                 "notes": ["unfinished trials score 0; harness errors are set apart",
                           "each model's latest attempt per world, seed and repeat is used",
                           "comparisons with the reference policies pair trials by world, "
-                          "seed and repeat", *s.notes]}
+                          "seed and repeat", *s.notes],
+                **({"diagnostics": self.diagnosis.as_json()} if self.diagnosis else {})}
 
 
 def interval_method(ci: str) -> str:
@@ -58,11 +62,14 @@ def interval_method(ci: str) -> str:
     return T_METHOD if ci == "t" else INTERVAL_METHOD
 
 
-def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = "t"
-          ) -> Board:
+def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = "t",
+          diagnostics: bool = False,
+          on_trial: Callable[[int, int], None] | None = None) -> Board:
     """Compute the leaderboard of ``run`` ("latest", "all" or a run id) in ``db``, among
     the runs ``filters`` admits (a horizon, a scenario); ``ci``: the oracle share's
-    interval, "t" (Student's, over the seeds; the default) or "any-shape"."""
+    interval, "t" (Student's, over the seeds; the default) or "any-shape".
+    ``diagnostics``: each trial diagnosed too (design §32.1; ``on_trial(done, total)``
+    hears each)."""
     if ci not in CI_METHODS:
         raise ValueError(f"ci is one of {CI_METHODS}, not {ci!r}")
     with Store(db, read_only=True) as store:
@@ -105,6 +112,12 @@ def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = 
         if r.ci_doubt:
             selection.notes.append(f"{r.model}: {r.ci_doubt}")
     _flag_above_oracle(board)
+    if diagnostics and selection.cohort.get("days") is not None \
+            and find_scenario(scenario) is not None:
+        with Store(db, read_only=True) as store:
+            board.diagnosis = diagnose_trials(store, scenario, selection.cohort["days"],
+                                              selection.trials, salt, bool(private),
+                                              [r.model for r in board.rows], on_trial)
     return board
 
 

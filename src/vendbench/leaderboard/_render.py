@@ -15,6 +15,8 @@ from ..results import TrialStatus
 from ._board import INTERVAL_METHOD, T_METHOD
 from ._table import fit_table, share_ci
 
+from ._diagnostics import Diagnostics, diagnostics_footer, diagnostics_tables
+
 if TYPE_CHECKING:
     from ._build import Board
 
@@ -169,11 +171,14 @@ def exact(value: Any) -> Any:
     return value
 
 
+NOT_INTERVALS = ("ci_doubt",)        # a sentence on the interval, not an interval
+
+
 def _flat(rank: int, data: dict[str, Any]) -> dict[str, Any]:
     """A row for CSV: rank first, each interval as two columns, every cell one value."""
     out = {"rank": rank, "model": data.pop("model")}
     for key, value in data.items():
-        if key.startswith("ci_"):
+        if key.startswith("ci_") and key not in NOT_INTERVALS:
             out[f"{key}_low"], out[f"{key}_high"] = value if value is not None else (None, None)
         else:
             out[key] = value
@@ -182,7 +187,68 @@ def _flat(rank: int, data: dict[str, Any]) -> dict[str, Any]:
 
 def text(board: Board, fmt: str = "table", wide: bool = False) -> str:
     """The leaderboard as text: table (80 columns; every column with ``wide``), markdown,
-    csv or json."""
+    csv or json; with its diagnostics after it when it has them (design §32.1)."""
+    body = _text(board, fmt, wide)
+    if board.diagnosis is None or fmt in ("json", "csv"):
+        return body
+    return body + "\n\n" + _diagnostics_text(board.diagnosis, fmt)
+
+
+def _diagnostics_text(d: Diagnostics, fmt: str) -> str:
+    """The diagnostics' tables (a table wider than 80 characters in parts that fit,
+    each keeping the model column) and what their columns are."""
+    from tabulate import tabulate
+
+    parts = []
+    for title, headers, rows in diagnostics_tables(d):
+        rows = [[printable(c) for c in r] for r in rows]
+        if fmt == "markdown":
+            parts.append(f"**{title}**\n\n" + tabulate(
+                rows, headers=headers, tablefmt="github", disable_numparse=True))
+            continue
+        for columns in column_groups(headers, rows, 80):
+            table, _ = fit_table([headers[i] for i in columns],
+                                 [[r[i] for i in columns] for r in rows], width=10_000,
+                                 left=1)
+            parts.append(f"{title}\n{table}")
+    footer = diagnostics_footer(d)
+    if fmt == "markdown":
+        return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {printable(x)}" for x in footer)
+    import textwrap
+
+    return "\n\n".join(parts) + "\n\n" + "\n".join(
+        textwrap.fill(printable(x), 80, subsequent_indent="  ") for x in footer)
+
+
+def _diagnostic_cells(d: Diagnostics, model: str) -> dict[str, Any]:
+    """A model's diagnostics as CSV cells: each mean and its interval, each failure
+    mode's instances per trial (empty where the model has no diagnosed trial)."""
+    row = next((r for r in d.rows if r.model == model), None)
+    out: dict[str, Any] = {}
+    for x in d.declared:
+        ci = row.intervals[x.name] if row else None
+        out[f"diag_{x.name}"] = row.means[x.name] if row else None
+        out[f"diag_{x.name}_ci_low"], out[f"diag_{x.name}_ci_high"] = ci or (None, None)
+    for m in d.modes:
+        out[f"fail_{m.kind}_per_trial"] = row.per_trial[m.kind] if row else None
+    return out
+
+
+def column_groups(headers: list[str], rows: list[list[str]], width: int) -> list[list[int]]:
+    """The columns of a table in groups that each fit ``width`` beside the first."""
+    size = [max([len(headers[i]), *(len(r[i]) for r in rows)]) for i in range(len(headers))]
+    groups, current, used = [], [0], size[0]
+    for i in range(1, len(headers)):
+        if len(current) > 1 and used + 2 + size[i] > width:
+            groups.append(current)
+            current, used = [0], size[0]
+        current.append(i)
+        used += 2 + size[i]
+    groups.append(current)
+    return groups
+
+
+def _text(board: Board, fmt: str = "table", wide: bool = False) -> str:
     if fmt == "json":
         return json.dumps(exact(board.as_json()), default=str)
     headers, rows = table_rows(board, wide=wide or fmt != "table")
@@ -191,6 +257,9 @@ def text(board: Board, fmt: str = "table", wide: bool = False) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
         flat = [exact(_flat(i, r.as_json())) for i, r in enumerate(board.rows, 1)]
+        if board.diagnosis is not None:
+            for row in flat:
+                row.update(exact(_diagnostic_cells(board.diagnosis, row["model"])))
         writer.writerow(list(flat[0]) if flat else ["rank", "model"])
         for row in flat:
             writer.writerow(list(row.values()))

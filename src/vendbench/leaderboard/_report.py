@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .._text import days as days_text
 from ..results import PairKey, path_id
+from ._diagnostics import Diagnostics, diagnostics_footer, diagnostics_tables
 from ._render import _footer, table_rows
 
 if TYPE_CHECKING:
@@ -134,11 +135,22 @@ def html_report(board: Board, trend: Trend | None = None, pages: Path | None = N
                                     if p.suffix == ".svg"))
     missing = "".join(f"<p class='note'>{html.escape(n)}</p>"
                       for n in board.chart_notes.values())
+    if board.diagnosis is not None:
+        missing += _diagnostics_html(board.diagnosis)
     title = f"vendbench leaderboard — {cohort['scenario']}, {days_text(cohort['days'])}"
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}"
             f"</title><style>{_STYLE}{_TREND_STYLE}</style></head><body>"
             f"<h1>{html.escape(title)}</h1>{table}<ul>{notes}</ul>{charts}{missing}"
             f"{trend_html}<script>{_SCRIPT}</script></body></html>")
+
+
+def _diagnostics_html(d: Diagnostics) -> str:
+    """The diagnostics' tables and what their columns are (their charts are among the
+    charts)."""
+    tables = "".join(_table(headers, rows, "sortable diagnostics", title)
+                     for title, headers, rows in diagnostics_tables(d))
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in diagnostics_footer(d))
+    return f"<h2>Why: diagnostics (design §32.1)</h2>{tables}<ul>{notes}</ul>"
 
 
 def _transcript_links(board: Board, pages: Path) -> list[str] | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 
 def fit_table(headers: list[str], rows: list[list[str]], width: int,
-              drop: tuple[str, ...] = ()) -> tuple[str, list[str]]:
-    """A plain table (two spaces between columns, the first two left-aligned) within
+              drop: tuple[str, ...] = (), left: int = 2) -> tuple[str, list[str]]:
+    """A plain table (two spaces between columns, the first ``left`` left-aligned) within
     ``width`` characters: the columns in ``drop`` go, in that order, until it fits.
     Returns the table and the headers dropped."""
     keep = list(range(len(headers)))
@@ -23,7 +23,7 @@ def fit_table(headers: list[str], rows: list[list[str]], width: int,
     w = widths()
 
     def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(n) if j < 2 else c.rjust(n)
+        return "  ".join(c.ljust(n) if j < left else c.rjust(n)
                          for j, (c, n) in enumerate(zip(cells, w))).rstrip()
 
     out = [line([headers[i] for i in keep]), "  ".join("-" * n for n in w)]

@@ -274,6 +274,11 @@ class Store:
             out[table] = [dict(zip(cols, r)) for r in cur.fetchall()]
         return out
 
+    def trial_calls(self, trial_id: str) -> list[dict[str, Any]]:
+        """A trial's tool calls in full, by number: what its diagnostics replay."""
+        return self._dicts("SELECT seq, exchange_seq, day, name, args_json, result_json "
+                           "FROM tool_calls WHERE trial_id = ? ORDER BY seq", [trial_id])
+
     def runs(self) -> list[RunSummary]:
         """Every run with its trials counted: ``trials`` all it plans (models or seats ×
         worlds × seeds × repeats, from its config; those started when it plans none, as a

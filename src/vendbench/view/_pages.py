@@ -22,6 +22,7 @@ from ..environment import SALT_ENV, find_scenario
 from ..errors import ResultsError
 from ..results import PairKey, Store, TrialStatus, anchors_for, cached_share, shares
 from ..results import SEARCH_LIMIT, Transcripts, path_id
+from ._diagnosis import trial_diagnosis
 from ._templates import CSP, SCRIPT, STATIC_CSP, STYLE, TEMPLATES
 
 ID = r"[A-Za-z0-9._@+~-]+"
@@ -154,11 +155,14 @@ class Pages:
             return self._missing(trial_id, root)
         about = _scenario(t["scenario"])
         days = tx.days(trial_id)
+        found = None
         if t["status"] != "running":
             t["share"] = _shares(tx, [t], tx.store.run(t["run_id"])).get(trial_id)
+            found = trial_diagnosis(tx, t)
         return self._page("trial", root, self._crumbs(t, root), t=t, days=days,
                           chart=_chart(days, about["score_column"], about["score_name"]),
-                          searchable=self.served, live=self._live_trial(tx, t), **about)
+                          searchable=self.served, live=self._live_trial(tx, t),
+                          diagnosis=found, **about)
 
     def _day(self, tx: Transcripts, trial_id: str, day: str, *, query: dict[str, Any],
              root: str) -> Page:

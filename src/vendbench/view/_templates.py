@@ -89,7 +89,13 @@ TRIAL = """{% extends "base" %}{% block title %}{{ t.trial_id }}{% endblock %}
 {% for d in days %}<tr><td><a href="day-{{ d.day }}.html">{{ d.day }}</a></td><td class="num">{{ money(d[score_column]) }}</td>
 <td class="num">{{ money(d.cash) }}</td><td>{{ d.exchanges or 0 }}</td><td class="num">{{ money(d.cost_usd, 4) }}</td>
 <td class="num">{{ percent(share(d)) }}</td><td>{{ d.calls or 0 }}</td><td class="{{ 'bad' if d.rejected }}">{{ d.rejected or 0 }}</td></tr>{% endfor %}
-</tbody></table>{% endblock %}"""
+</tbody></table>
+{% if diagnosis %}<h2 id="diagnostics">Diagnostics</h2>
+<p class="meta">{% for h, unit, v, scale, places in diagnosis.figures %}{{ h }} <b>{{ '—' if v is none else money(v * scale, places) }}</b> ({{ unit }}){{ '; ' if not loop.last }}{% endfor %}{% for n in diagnosis.notes %}; {{ n }}{% endfor %}{% if diagnosis.idle_days %}; days without an action: {{ diagnosis.idle_days|length }}{% endif %}</p>
+{% if diagnosis.incidents %}<table><thead><tr><th>day</th><th>failure mode</th><th>what</th></tr></thead><tbody>
+{% for i in diagnosis.incidents %}<tr><td><a href="day-{{ i.day }}.html{% if i.call %}#call-{{ i.call }}{% endif %}">{{ i.day }}</a></td><td>{{ i.header }}</td><td>{{ i.detail }}{% if i.exchange %} · <a href="day-{{ i.day }}.html#exchange-{{ i.exchange }}-1">request {{ i.exchange }}</a>{% endif %}</td></tr>{% endfor %}
+</tbody></table>{% else %}<p class="muted">No failure mode found.</p>{% endif %}{% endif %}
+{% endblock %}"""
 
 DAY = """{% extends "base" %}{% block title %}day {{ day }} · {{ t.trial_id }}{% endblock %}
 {% block keys %}<kbd>←</kbd><kbd>→</kbd> day · <kbd>u</kbd> trial{% endblock %}{% block main %}

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -128,12 +127,22 @@ def trial_metrics(records: dict[str, list[dict[str, Any]]], tool_calls: list[dic
     }
 
 
-@lru_cache(maxsize=8)
+# a world's costs, by the world's identity: a World hashes every product it holds, and
+# the hidden-model metrics and diagnostics ask for them thousands of times a trial
+_COSTS: dict[int, tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+
+
 def _costs(world: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unit costs and reference prices (CNY) of every product, and a neutral weather."""
+    hit = _COSTS.get(id(world))
+    if hit is not None and hit[0] is world:
+        return hit[1]
     cost = np.array([p.unit_cost for p in world.products], dtype=float) / 100
     ref = np.array([p.ref_price for p in world.products], dtype=float) / 100
-    return cost, ref, np.ones(len(world.products))
+    if len(_COSTS) >= 8:
+        _COSTS.clear()
+    _COSTS[id(world)] = (world, (cost, ref, np.ones(len(world.products))))
+    return _COSTS[id(world)][1]
 
 
 def _expected_gp(world: Any, m: int, ks: np.ndarray, units: np.ndarray, prices: np.ndarray,
