@@ -217,3 +217,17 @@ def test_a_repeat_is_the_same_answer_asked_for_again():
     assert [i.call for i in found if i.kind == "repeated_call"] == [2, 7]
     assert [i.call for i in found if i.kind == "rejected_call"] == [6, 7]
     assert not [i for i in found if i.kind == "idle_day"]          # day 1 acted
+
+
+def test_the_network_finds_a_buy_its_depot_already_covered_on_its_day():
+    """Sixty cans of cola sit unsold in the depot (never put on a shelf); buying more
+    on day 31 is covered; the first buy, and one before day 31, are not."""
+    buy = ("order_goods", {"supplier_id": "S-BEVDIRECT",
+                           "items": [{"product_id": "cola", "quantity": 30}]})
+    script = {1: [("search_web", {"query": "drinks supplier"}), buy], 2: [buy], 31: [buy]}
+    records, calls, _ = play("network", 33, script)
+    d = diagnose("network", records, calls, seed=1, world_seed=2026, days=33,
+                 initial=500.0)
+    (covered,) = [i for i in d.incidents if i.kind == "bought_while_covered"]
+    assert covered.day == 31 and "ordered 30 of cola with 60 units" in covered.detail
+    assert next(c for c in calls if c["seq"] == covered.call)["name"] == "order_goods"
