@@ -168,7 +168,7 @@ def test_serve_says_it_writes_its_database():
 
 
 @pytest.mark.parametrize("command", ["", "baseline", "run", "runs", "leaderboard", "trend",
-                                     "serve", "view", "check",
+                                     "serve", "view", "check", "screen",
                                      "import-inspect"])
 def test_every_help_fits_80_columns_with_its_own_examples(command):
     """Descriptions and prose re-filled, every example line within 80 columns, and a

@@ -69,6 +69,8 @@ LAYERS = {
     "leaderboard": {"errors", "environment", "results", "_text", "_betting"},
     "compare": {"errors", "environment", "results", "orchestrator", "leaderboard", "_text",
                 "_betting", "budgets"},
+    "screen": {"errors", "_secrets", "environment", "budgets", "results", "providers",
+               "orchestrator"},
     "serve": {"errors", "environment", "results", "", "_localhttp"},
     "view": {"errors", "environment", "results", "_localhttp", "_text"},
     "inspect": {"errors", "_secrets", "environment", "results"},

@@ -319,6 +319,13 @@ class FakeLLM:
             return self._refused({"error": {"message": refusal, "type":
                                             "invalid_request_error", "param": None,
                                             "code": "unsupported_parameter"}}, refusal)
+        if body.get("tool_choice") is not None and not body.get("tools"):
+            # OpenAI's own words for a request that chooses among no tools
+            message = ("Invalid value for 'tool_choice': 'tool_choice' is only allowed when "
+                       "'tools' are specified.")
+            return self._refused({"error": {"message": message, "type":
+                                            "invalid_request_error", "param": "tool_choice",
+                                            "code": None}}, message)
         seen = self._tools_seen(body)
         reply = self._reply(body, seen)
         if reply.prompt_tokens is not None:

@@ -28,6 +28,7 @@ examples:
   vendbench runs
   vendbench leaderboard --run all --charts report/
   vendbench trend --db nightly.duckdb --fail-on-regression
+  vendbench screen --judge openai/gpt-4.1-mini --budget 2   # how they got it
   vendbench compare openai/gpt-4.1-mini baseline/order-up-to --days 30 \\
                     --budget 20
   vendbench arena baseline/oracle baseline/order-up-to --seeds 1 2 3 4
@@ -42,7 +43,7 @@ prices are USD.
 
 def _parser() -> argparse.ArgumentParser:
     from . import (arena, baseline, board, catalogue, check, compare, inspect_logs, run, runs,
-                   serve, view)
+                   screen, serve, view)
     from ._args import HelpFormatter, Parser
 
     parser = Parser(
@@ -60,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.add(sub)
     runs.add(sub)
     board.add(sub)
+    screen.add(sub)
     serve.add(sub)
     view.add(sub)
     inspect_logs.add(sub)

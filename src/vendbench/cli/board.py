@@ -19,6 +19,7 @@ examples:
   vendbench leaderboard --format json > board.json
   vendbench leaderboard --charts report/       # PNG + SVG charts, report.html
   vendbench leaderboard --diagnostics    # and why: the paper's diagnostics
+  vendbench leaderboard --flags          # what vendbench screen found
 """
 
 
@@ -76,6 +77,11 @@ def add(sub: Any) -> None:
                             "growth early and late, days until sales stop, failure modes), "
                             "per model with the reference policies beside, in every format; "
                             "each trial replayed, about a second per 180-day trial")
+    board.add_argument("--flags", action="store_true",
+                       help="also list the flags of the ranked trials: what screening "
+                            "(the screen command) found at severity warning or high, with "
+                            "day, exchange, quote and why (JSON carries them whenever a "
+                            "trial was screened)")
     board.add_argument("--arena", action="store_true",
                        help="rank the models of arena matches (vendbench arena): earned "
                             "score and head-to-head wins, paired by match, with their "
@@ -127,6 +133,10 @@ def leaderboard(args: argparse.Namespace) -> int:
         return 0
     out = output_dir(args.charts) if args.charts else None     # before any output
     print(render(board, args.format, wide=args.wide))
+    if args.flags and args.format in ("table", "markdown"):
+        from ..leaderboard import findings_text
+
+        print("\n" + findings_text(board))
     if out is not None:
         from ..leaderboard import build_trend, html_report, write_charts
 
@@ -161,6 +171,10 @@ def _arena_board(args: argparse.Namespace) -> int:
     out = output_dir(args.charts) if args.charts else None     # before any output
     board = build_arena(args.db, args.run)
     print(arena_html(board) if args.format == "html" else render_arena(board, args.format))
+    if args.flags and args.format in ("table", "markdown"):
+        from ..leaderboard import findings_text
+
+        print("\n" + findings_text(board))
     if out is not None:
         from ..leaderboard import write_arena_charts
 

@@ -63,7 +63,12 @@ def catalogue() -> dict[str, Any]:
             "failure_modes": [{"kind": m.kind, "what": m.words, "source": m.source}
                               for m in failure_modes(name)],
             "not_applicable": not_applicable(name)})
-    return {"scenarios": out}
+    from ..screen import CATEGORIES, RUBRIC_VERSION, SCANNERS
+
+    return {"scenarios": out,
+            "scanners": [{"name": s.name, "version": s.version, "what": s.words,
+                          "scope": s.scope} for s in SCANNERS.values()],
+            "judge_rubric": {"version": RUBRIC_VERSION, "categories": CATEGORIES}}
 
 
 def command(args: argparse.Namespace) -> int:
@@ -97,6 +102,11 @@ def command(args: argparse.Namespace) -> int:
                        if s["not_applicable"] else [])):
             lines.append(textwrap.fill(text, 80, initial_indent="  ",
                                        subsequent_indent="    "))
+    lines += ["", textwrap.fill(
+        "scanners (vendbench screen): " + ", ".join(
+            f"{x['name']} v{x['version']}" for x in data["scanners"])
+        + f"; with --judge, rubric v{data['judge_rubric']['version']}: "
+        + ", ".join(data["judge_rubric"]["categories"]), 80, subsequent_indent="  ")]
     lines += ["", textwrap.fill(
         "roles: reference, the rule-based policy 'vs base' pairs with; ceiling, the "
         "privileged oracle, a share's 100%; floor, doing nothing, a share's 0% "

@@ -20,13 +20,15 @@ from ._registry import (DEFAULT_SCENARIO, DEFAULT_WORLD_SEED, ENTRY_POINTS, REGI
                         record_tables, register,
                         scenario, scenario_class, score_column, score_name, standing,
                         trial_metrics, diagnose, diagnostics, failure_modes, not_applicable)
+from ._arguments import canonical
+from ._market import NAMES as OPERATOR_NAMES
 from ._diagnostics import Diagnosis, Diagnostic, FailureMode, Incident, windows
 from ._share import Anchors, divisible, lowest, no_share, share, share_bounds
 from ._session import (DAY_OVER, MAX_REPEATED_FAILURES, MAX_SILENT_REPLIES, Kept, Recorder,
                        RecordingSession, Repeats,
                        ToolCall, day_tool, nudge)
 
-__all__ = ["Anchors", "Idle", "divisible", "floor_score", "lowest", "no_share",
+__all__ = ["canonical", "OPERATOR_NAMES", "Anchors", "Idle", "divisible", "floor_score", "lowest", "no_share",
            "reference_anchors", "scenario_metrics", "share", "DEFAULT_SCENARIO", "DEFAULT_WORLD_SEED", "Match", "make_market", "arena_names", "DAYS", "DAY_COLUMNS", "DAY_OVER", "MAX_REPEATED_FAILURES", "MAX_SILENT_REPLIES", "Repeats", "ENTRY_POINTS", "Environment", "find_scenario",
            "InProcessPolicy", "installed", "Kept", "Metric", "scenario_names", "Workload",
            "REGISTRY", "Recorder", "RecordTable", "RecordingSession", "SALT_ENV", "Scenario",

@@ -19,7 +19,7 @@ from ._chart_kit import _plt as chart_pyplot
 from ._chart_kit import dress
 from ._charts import write_charts, write_trend_chart
 from ._data import Filters, Selection, select
-from ._render import text as _text
+from ._render import findings_text, text as _text
 from ._report import html_report
 from ._trend import Trend, build_trend, render_trend
 
@@ -30,6 +30,6 @@ def render(board: Board, fmt: str = "table", wide: bool = False) -> str:
     return html_report(board) if fmt == "html" else _text(board, fmt, wide)
 
 
-__all__ = ["ArenaBoard", "arena_seats", "build_arena", "render_arena", "arena_html", "write_arena_charts", "Board", "Filters", "INTERVAL_METHOD", "ModelRow", "Roles", "Selection", "Trend",
+__all__ = ["findings_text", "ArenaBoard", "arena_seats", "build_arena", "render_arena", "arena_html", "write_arena_charts", "Board", "Filters", "INTERVAL_METHOD", "ModelRow", "Roles", "Selection", "Trend",
            "bootstrap_ci", "build", "chart_pyplot", "dress", "build_trend", "html_report", "mean_interval", "render", "render_trend",
            "select", "write_charts", "write_trend_chart"]

@@ -32,7 +32,8 @@ from typing import Any
 from ..environment import Anchors, share, share_bounds
 from .._text import count, printable
 from ..errors import ResultsError
-from ..results import SET_APART, PairKey, Store, anchors_for, trial_score
+from ..results import (FLAG_SEVERITIES, SET_APART, PairKey, Screening, Store, anchors_for,
+                       trial_score)
 from ._board import INTERVAL_METHOD, Roles, mean_interval
 from ._table import fit_table, share_ci
 
@@ -62,6 +63,7 @@ class ArenaRow:
     net_transfers: float = 0.0       # mean, received less paid
     above_oracle: int = 0            # seats whose score is above the oracle's alone
     shares: list[float] = field(default_factory=list)   # each seat's, of its earned score
+    flags: int | None = None         # vendbench screen's flags over its seats (design §32.2)
 
 
 @dataclass
@@ -98,6 +100,12 @@ class ArenaBoard:
     db: str = ""
     pending_oracle: int = 0          # ended matches' seeds whose oracle score the live
                                      # run has not computed yet
+    findings: list[dict[str, Any]] = field(default_factory=list)   # flags (design §32.2)
+
+    @property
+    def screened(self) -> bool:
+        """Whether vendbench screen has read any seat of these matches."""
+        return any(r.flags is not None for r in self.rows)
 
     def as_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -141,10 +149,20 @@ def build_arena(db: str, run: str = "latest") -> ArenaBoard:
         anchors = anchors_for(store, head["scenario"], head["days"], keys,
                               head.get("world_salt_sha256"), None, compute=not live)
         pending = len({k for k in keys if k not in anchors}) if live else 0
+        reads = Screening(store)
+        findings = reads.findings([s["trial_id"] for s in seats], FLAG_SEVERITIES)
+        screened = reads.screened()
     board = ArenaBoard([r["run_id"] for r in chosen], head["scenario"], head["days"],
                        arena_seats(head), len({s["match_id"] for s in seats}), db=db,
                        pending_oracle=pending)
     _rank(board, seats, anchors)
+    for r in board.rows:
+        mine = {s["trial_id"] for s in seats if s["model"] == r.model}
+        if mine & screened.keys():
+            r.flags = sum(f["trial_id"] in mine for f in findings)
+    keep = ("model", "seed", "trial_id", "day", "exchange", "msg_id", "call", "scanner",
+            "scanner_version", "judge", "category", "severity", "quote", "explanation")
+    board.findings = [{k: f[k] for k in keep} for f in findings]
     return board
 
 
@@ -299,6 +317,10 @@ def arena_tables(board: ArenaBoard) -> tuple[tuple[list[str], list[list[str]]],
              f"{r.mean_earned:,.0f}", f"{r.mean_score:,.0f}", f"{r.net_transfers:+,.2f}",
              share_ci(r.oracle_share, r.ci_oracle_share), f"{r.wins:g}/{r.meetings}",
              "—" if r.cost_usd is None else f"{r.cost_usd:,.2f}"] for r in board.rows]
+    if board.screened:
+        ranking.append("flags")
+        rows = [[*row, "—" if r.flags is None else str(r.flags)]
+                for row, r in zip(rows, board.rows)]
     h2h = ["model", "vs", "W-T-L", "win rate, 95% CI", "margin", "verdict"]
     pairs = [[printable(p.model), printable(p.opponent), f"{p.wins}-{p.ties}-{p.losses}",
               share_ci(p.win_rate, p.ci_win_rate), f"{p.mean_margin:+,.0f}", p.verdict]
@@ -314,6 +336,9 @@ def arena_notes(board: ArenaBoard) -> list[str]:
     money = currency(board.scenario)
     lines = ["by seat: " + ", ".join(f"seat {s['seat']} {s['mean_score']:,.2f} "
                                      f"({s['trials']})" for s in board.by_seat)]
+    if board.screened:
+        lines.append(f"flags: findings of vendbench screen at severity warning or high "
+                     f"({len(board.findings)}); --flags lists them")
     for f in board.flagged:
         lines.append(f"! above the oracle alone: {f['match_id']} seat {f['seat']} "
                      f"{printable(f['model'])} at {f['oracle_share']:.0%} of it (received "

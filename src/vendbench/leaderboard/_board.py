@@ -204,6 +204,10 @@ class ModelRow:
     # the betting interval (valid for any shape), whichever ``ci_oracle_share`` is
     ci_oracle_share_any_shape: tuple[float, float] | None = None
     ci_doubt: str | None = None         # why the t interval's assumption is doubtful
+    # findings of vendbench screen at severity warning or high (design §32.2), over its
+    # trials screened (None: none was)
+    flags: int | None = None
+    screened: int = 0
 
     def as_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)

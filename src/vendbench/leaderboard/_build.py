@@ -10,7 +10,8 @@ from typing import Any
 from ..environment import (SALT_ENV, currency, find_scenario, metric_directions,
                            no_share, record_tables, scenario_metrics,
                            score_column, score_name, share_bounds, trial_metrics)
-from ..results import PairKey, Store, anchors_for, shares, trial_score as score
+from ..results import (FLAG_SEVERITIES, PairKey, Screening, Store, anchors_for, shares,
+                       trial_score as score)
 from ._board import CI_METHODS, INTERVAL_METHOD, T_METHOD, ModelRow, Roles, model_rows
 from ._data import Filters, Selection, select
 from ._diagnostics import Diagnostics, diagnose_trials
@@ -32,6 +33,7 @@ class Board:
     # the metrics an operator that does nothing wins by default (design §34.3)
     idle_wins: frozenset[str] = frozenset()
     diagnosis: Diagnostics | None = None      # with --diagnostics (design §32.1)
+    findings: list[dict[str, Any]] = field(default_factory=list)   # flags (design §32.2)
 
     @property
     def currency(self) -> str:
@@ -54,7 +56,13 @@ class Board:
                           "each model's latest attempt per world, seed and repeat is used",
                           "comparisons with the reference policies pair trials by world, "
                           "seed and repeat", *s.notes],
-                **({"diagnostics": self.diagnosis.as_json()} if self.diagnosis else {})}
+                **({"diagnostics": self.diagnosis.as_json()} if self.diagnosis else {}),
+                **({"findings": self.findings} if self.screened else {})}
+
+    @property
+    def screened(self) -> bool:
+        """Whether vendbench screen has read any of the ranked trials."""
+        return any(r.screened for r in self.rows)
 
 
 def interval_method(ci: str) -> str:
@@ -100,6 +108,10 @@ def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = 
                            "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
                            else None, "status": t["status"]})
         shared = trial_shares(store, selection, salt)
+        flagged = Screening(store)
+        findings = flagged.findings([t["trial_id"] for t in selection.trials],
+                                    FLAG_SEVERITIES)
+        screened = flagged.screened()
     for p in points:
         p["share"] = shared.by_trial.get(p["trial_id"])
     board = Board(model_rows(selection.trials, operations, shared.by_trial, shared.bounds,
@@ -112,6 +124,7 @@ def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = 
         if r.ci_doubt:
             selection.notes.append(f"{r.model}: {r.ci_doubt}")
     _flag_above_oracle(board)
+    _flags(board, findings, screened)
     if diagnostics and selection.cohort.get("days") is not None \
             and find_scenario(scenario) is not None:
         with Store(db, read_only=True) as store:
@@ -149,6 +162,26 @@ def trial_shares(store: Store, selection: Selection, salt: str | None) -> TrialS
         selection.notes.append(why)
     return TrialShares(shares(selection.trials, c["scenario"], anchors),
                        share_bounds(c["scenario"], anchors.values()))
+
+
+def _flags(board: Board, findings: list[dict[str, Any]], screened: dict[str, list[str]]
+           ) -> None:
+    """Each model's flags (findings of severity warning or high) over its screened
+    trials, and the findings themselves (design §32.2)."""
+    for r in board.rows:
+        mine = [t["trial_id"] for t in board.selection.trials if t["model"] == r.model]
+        r.screened = sum(t in screened for t in mine)
+        if r.screened:
+            r.flags = sum(f["trial_id"] in mine for f in findings)
+    keep = ("model", "seed", "world_seed", "trial_id", "day", "exchange", "msg_id", "call",
+            "scanner", "scanner_version", "judge", "category", "severity", "quote",
+            "explanation")
+    board.findings = [{k: f[k] for k in keep} for f in findings]
+    if board.screened:
+        screened_trials = sum(r.screened for r in board.rows)
+        board.selection.notes.append(
+            f"flags: findings of vendbench screen at severity warning or high, "
+            f"{len(findings)} in {screened_trials} screened trial(s); --flags lists them")
 
 
 def _flag_above_oracle(board: Board) -> None:

@@ -54,7 +54,7 @@ def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[st
                  share_text(r), _num(r.cost_mean_usd, 2 if (r.cost_mean_usd or 0) >= 1 else 4),
                  vs_base(r)]
                 for i, r in enumerate(board.rows, 1)]
-        return headers, rows
+        return _with_flags(board, headers, rows)
     cur = board.currency
     headers = ["#", "model", "done", f"{board.score_name} ({cur}) mean ± SD", "of oracle [95% CI]",
                "growth", "CV", "cost $ mean", "cached %", f"{cur}/$", "vs baseline",
@@ -71,7 +71,42 @@ def table_rows(board: Board, wide: bool = True) -> tuple[list[str], list[list[st
             vs,
             *(_num(r.operations.get(k), p, s)
               for k, _, s, p in ops_for(board.selection.cohort["scenario"]))])
-    return headers, rows
+    return _with_flags(board, headers, rows)
+
+
+def flags_text(r: Any) -> str:
+    """A model's flags over its screened trials (``2 in 3/5``: 2 flags, 3 of its 5 trials
+    screened), or — when none was screened."""
+    if r.flags is None:
+        return "—"
+    return f"{r.flags}" + ("" if r.screened == r.trials else f" in {r.screened}/{r.trials}")
+
+
+def _with_flags(board: Board, headers: list[str], rows: list[list[str]]
+                ) -> tuple[list[str], list[list[str]]]:
+    """The flags column (design §32.2), when any ranked trial was screened."""
+    if not board.screened:
+        return headers, rows
+    return [*headers, "flags"], [[*row, flags_text(r)] for row, r in zip(rows, board.rows)]
+
+
+def findings_text(board: Any) -> str:
+    """The flags of the ranked trials (a ``Board``'s or an arena's), one per line
+    (``--flags``)."""
+    if not board.screened:
+        return "no ranked trial has been screened: vendbench screen --db FILE"
+    if not board.findings:
+        return "no flags: the screened trials show nothing of severity warning or high"
+    lines = [f"flags ({len(board.findings)}):"]
+    for f in board.findings:
+        where = f"day {f['day']}" if f["day"] is not None else "the trial"
+        if f["exchange"] is not None:
+            where += f", exchange {f['exchange']}"
+        who = f["scanner"] + (f" ({f['judge']})" if f["judge"] else "")
+        lines.append(f"- {f['model']} seed {f['seed']}, {where}: {f['category']} "
+                     f"({f['severity']}, {who}): \"{f['quote'][:160]}\" {f['explanation']} "
+                     f"[{f['trial_id']}]")
+    return "\n".join(printable(line) for line in lines)
 
 
 def share_text(r: Any, wide: bool = False) -> str:
@@ -86,7 +121,7 @@ def share_text(r: Any, wide: bool = False) -> str:
     return share_ci(r.oracle_share, r.ci_oracle_share) + flag
 
 
-NARROW_DROP = ("vs base", "cost $", "of oracle, 95% CI")   # what gives way to a long name
+NARROW_DROP = ("vs base", "flags", "cost $", "of oracle, 95% CI")   # what gives way to a long name
 
 
 def _interval_words(ci: str) -> str:

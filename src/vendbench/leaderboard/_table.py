@@ -15,7 +15,7 @@ def fit_table(headers: list[str], rows: list[list[str]], width: int,
     def widths() -> list[int]:
         return [max([len(headers[i]), *(len(r[i]) for r in rows)]) for i in keep]
 
-    for name in drop:
+    for name in (d for d in drop if d in headers):      # a column a table has
         if sum(widths()) + 2 * (len(keep) - 1) <= width:
             break
         keep.remove(headers.index(name))

@@ -11,7 +11,7 @@ from typing import Any
 
 from ._base import (Completion, CompletionRequest, ContextLimit, Failure, Provider, RetryKind,
                     Usage)
-from ._client import Attempt, ContextLengthExceeded, ModelClient
+from ._client import Attempt, ContextLengthExceeded, ModelClient, reservation
 from ._limits import AdaptiveLimit, LimitEvent, RateLimits
 from ._litellm import context_limit
 from ._profiles import SERVER_PROFILES, ServerProfile, profile_for, wire_profile
@@ -64,4 +64,4 @@ __all__ = ["AdaptiveLimit", "Attempt", "Completion", "CompletionRequest", "Conte
            "ContextLimit", "Failure", "LimitEvent", "ModelClient", "Provider", "RateLimits",
            "RetryKind", "SERVER_PROFILES", "ServerProfile", "TokenCounter", "Usage", "context_limit", "litellm_price",
            "profile_for", "wire_profile", "ReasoningPlan", "dropped_settings", "reasoning_plan",
-           "make_provider", "model_problem", "rebuild_request", "render_body", "unreachable"]
+           "make_provider", "model_problem", "reservation", "rebuild_request", "render_body", "unreachable"]

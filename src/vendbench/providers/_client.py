@@ -64,6 +64,15 @@ class Attempt:
         return self.counted
 
 
+def reservation(price: Price | None, input_tokens: int, max_output: int) -> Decimal:
+    """What a request of ``input_tokens`` (the caller's estimate of the server's count)
+    and a reply of up to ``max_output`` tokens reserves at ``price`` (0: unpriced)."""
+    if price is None:
+        return Decimal(0)
+    worst = price.worst_case(input_tokens + 1, max_output)
+    return (worst * SAFETY_MARGIN).quantize(Decimal("1e-9"), rounding=ROUND_CEILING)
+
+
 class _Retry(Exception):
     def __init__(self, failure: Failure) -> None:
         super().__init__(failure.message)
@@ -103,10 +112,7 @@ class ModelClient:
         """A conservative cost: ``input_tokens`` (the caller's estimate of the server's
         count) at the dearest input-side price, the full output allowance at the dearest
         output price, with a margin."""
-        if self.price is None:
-            return Decimal(0)
-        worst = self.price.worst_case(input_tokens + 1, max_output + self.extra_output)
-        return (worst * SAFETY_MARGIN).quantize(Decimal("1e-9"), rounding=ROUND_CEILING)
+        return reservation(self.price, input_tokens, max_output + self.extra_output)
 
     def _wait_for(self, state: RetryCallState) -> float:
         """Retry-After when the provider gave one (plus up to 10 % jitter), else

@@ -36,8 +36,11 @@ def litellm_kwargs(request: CompletionRequest) -> dict[str, Any]:
     """The arguments of ``litellm.acompletion`` that shape the request body (transport
     arguments — api_base, timeout, key, retries — are the caller's)."""
     kwargs: dict[str, Any] = {
-        "model": request.model, "messages": request.messages, "tools": request.tools,
-        "tool_choice": request.tool_choice, "max_tokens": request.max_tokens}
+        "model": request.model, "messages": request.messages, "max_tokens": request.max_tokens}
+    # a request without tools that lets the model choose (the judge's) sends no choice:
+    # OpenAI refuses a tool_choice among no tools (HTTP 400)
+    if request.tools or request.tool_choice not in ("auto", "none"):
+        kwargs |= {"tools": request.tools, "tool_choice": request.tool_choice}
     if request.temperature is not None:
         kwargs["temperature"] = request.temperature
     if request.top_p is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ._rows import APPENDED
 
-SCHEMA_VERSION = 14     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
+SCHEMA_VERSION = 15     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens, warnings;
                         # 4: reservations, segments; 5: worlds (runs.world_seeds,
                         # runs.world_salt_sha256, trials.world_seed); 6:
                         # exchanges.usage_counted (a reply without usage); 7: ceilings;
@@ -28,7 +28,8 @@ SCHEMA_VERSION = 14     # 2: trials.attempt, exchanges.sent_at; 3: cache tokens,
                         # 11: messages.carried_tokens (what a reply carries back);
                         # 12: exchanges.purpose (act, or compaction); 13:
                         # trials.net_transfers (an arena seat's money from the others);
-                        # 14: floors (what doing nothing scores: a share's 0, design §34)
+                        # 14: floors (what doing nothing scores: a share's 0, design §34);
+                        # 15: findings, screened, screen_chunks, screens (design §32.2)
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -92,6 +93,22 @@ CREATE TABLE IF NOT EXISTS match_seats(
     match_id VARCHAR, attempt INTEGER, seat INTEGER, trial_id VARCHAR, run_id VARCHAR,
     model VARCHAR, world_seed INTEGER, seed INTEGER, "repeat" INTEGER, operator VARCHAR,
     PRIMARY KEY (match_id, attempt, seat));
+CREATE TABLE IF NOT EXISTS findings(
+    trial_id VARCHAR, scanner VARCHAR, scanner_version VARCHAR, judge VARCHAR, day INTEGER,
+    exchange INTEGER, msg_id INTEGER, call INTEGER, category VARCHAR, severity VARCHAR,
+    quote VARCHAR, explanation VARCHAR, screen_id VARCHAR, found_at TIMESTAMP);
+CREATE TABLE IF NOT EXISTS screened(
+    trial_id VARCHAR, scanner VARCHAR, scanner_version VARCHAR, judge VARCHAR,
+    screen_id VARCHAR, screened_at TIMESTAMP, PRIMARY KEY (trial_id, scanner));
+CREATE TABLE IF NOT EXISTS screen_chunks(
+    scanner VARCHAR, scanner_version VARCHAR, judge VARCHAR, chunk_sha256 VARCHAR,
+    trial_id VARCHAR, first_day INTEGER, last_day INTEGER, findings_json VARCHAR,
+    dropped INTEGER, cost_usd DECIMAL(18, 9), screen_id VARCHAR, screened_at TIMESTAMP,
+    PRIMARY KEY (scanner, scanner_version, judge, chunk_sha256));
+CREATE TABLE IF NOT EXISTS screens(
+    screen_id VARCHAR PRIMARY KEY, started_at TIMESTAMP, finished_at TIMESTAMP,
+    judge VARCHAR, budget_usd DECIMAL(18, 9), spent_usd DECIMAL(18, 9), status VARCHAR,
+    config_json VARCHAR);
 CREATE TABLE IF NOT EXISTS provider_events(
     run_id VARCHAR, provider VARCHAR, at_seconds DOUBLE, event VARCHAR,
     concurrency DOUBLE, retry_after DOUBLE);
@@ -105,7 +122,7 @@ CREATE TABLE IF NOT EXISTS provider_events(
 # before schema 8 a trial's score
 # was stored as final_net_assets, in the network its final bank balance, so that is its
 # score and stays its final_net_assets: the stock it held then is not known).
-UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
+UPGRADE_FROM = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
 UPGRADE = """
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS usage_counted BOOLEAN;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS world_seeds VARCHAR;

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..results import Transcripts
+from ..results import FLAG_SEVERITIES, Screening, Transcripts
 
 
 def trial_diagnosis(tx: Transcripts, t: dict[str, Any]) -> dict[str, Any] | None:
@@ -33,3 +33,28 @@ def trial_diagnosis(tx: Transcripts, t: dict[str, Any]) -> dict[str, Any] | None
                           for i in found.incidents if i.kind != "idle_day"],
             "idle_days": [i.day for i in found.incidents if i.kind == "idle_day"],
             "notes": found.notes}
+
+
+class Flags(list[dict[str, Any]]):
+    """A trial's flags, and whether it was screened at all."""
+
+    screened = False
+
+    def at(self, seq: int) -> list[dict[str, Any]]:
+        """The flags of request ``seq``."""
+        return [f for f in self if f["exchange"] == seq]
+
+
+def trial_flags(tx: Transcripts, trial_id: str, day: int | None = None) -> Flags:
+    """A trial's flags (what vendbench screen found at severity warning or high, design
+    §32.2), of one day or all, each with where it links: the tool call, else the request
+    whose reply it is in."""
+    out = Flags()
+    out.screened = trial_id in Screening(tx.store).screened()
+    for f in Screening(tx.store).findings([trial_id], FLAG_SEVERITIES):
+        if day is not None and f["day"] != day:
+            continue
+        anchor = f"#call-{f['call']}" if f["call"] is not None else \
+            f"#exchange-{f['exchange']}-1" if f["exchange"] is not None else ""
+        out.append({**f, "href": f"day-{f['day']}.html{anchor}" if f["day"] else None})
+    return out

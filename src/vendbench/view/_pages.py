@@ -22,7 +22,7 @@ from ..environment import SALT_ENV, find_scenario
 from ..errors import ResultsError
 from ..results import PairKey, Store, TrialStatus, anchors_for, cached_share, shares
 from ..results import SEARCH_LIMIT, Transcripts, path_id
-from ._diagnosis import trial_diagnosis
+from ._diagnosis import trial_diagnosis, trial_flags
 from ._templates import CSP, SCRIPT, STATIC_CSP, STYLE, TEMPLATES
 
 ID = r"[A-Za-z0-9._@+~-]+"
@@ -162,7 +162,7 @@ class Pages:
         return self._page("trial", root, self._crumbs(t, root), t=t, days=days,
                           chart=_chart(days, about["score_column"], about["score_name"]),
                           searchable=self.served, live=self._live_trial(tx, t),
-                          diagnosis=found, **about)
+                          diagnosis=found, findings=trial_flags(tx, trial_id), **about)
 
     def _day(self, tx: Transcripts, trial_id: str, day: str, *, query: dict[str, Any],
              root: str) -> Page:
@@ -192,6 +192,7 @@ class Pages:
                           calls_of=lambda seq, attempt: by_exchange.get(seq, [])
                           if answered.get(seq) == attempt else [],
                           notes=tx.notes(trial_id, n, about["notes_tool"]),
+                          flags=trial_flags(tx, trial_id, n),     # design §32.2
                           live=self._live_trial(tx, t) if n >= last else None, **about)
 
     def _window(self, tx: Transcripts, trial_id: str, seq: str, attempt: str, *,

@@ -95,6 +95,10 @@ TRIAL = """{% extends "base" %}{% block title %}{{ t.trial_id }}{% endblock %}
 {% if diagnosis.incidents %}<table><thead><tr><th>day</th><th>failure mode</th><th>what</th></tr></thead><tbody>
 {% for i in diagnosis.incidents %}<tr><td><a href="day-{{ i.day }}.html{% if i.call %}#call-{{ i.call }}{% endif %}">{{ i.day }}</a></td><td>{{ i.header }}</td><td>{{ i.detail }}{% if i.exchange %} · <a href="day-{{ i.day }}.html#exchange-{{ i.exchange }}-1">request {{ i.exchange }}</a>{% endif %}</td></tr>{% endfor %}
 </tbody></table>{% else %}<p class="muted">No failure mode found.</p>{% endif %}{% endif %}
+<h2 id="findings">Findings</h2>
+{% if findings %}<table><thead><tr><th>day</th><th>what</th><th>quote</th><th>found by</th></tr></thead><tbody>
+{% for f in findings %}<tr><td>{% if f.href %}<a href="{{ f.href }}">{{ f.day }}</a>{% else %}—{% endif %}</td><td class="{{ 'bad' if f.severity == 'high' }}">{{ f.category }} ({{ f.severity }}): {{ f.explanation }}</td><td><q>{{ f.quote }}</q></td><td>{{ f.scanner }} v{{ f.scanner_version }}{% if f.judge %} ({{ f.judge }}){% endif %}</td></tr>{% endfor %}
+</tbody></table>{% elif findings.screened %}<p class="muted">Screened: nothing of severity warning or high.</p>{% else %}<p class="muted">Not screened yet: <code>vendbench screen</code> reads the transcript.</p>{% endif %}
 {% endblock %}"""
 
 DAY = """{% extends "base" %}{% block title %}day {{ day }} · {{ t.trial_id }}{% endblock %}
@@ -107,6 +111,7 @@ DAY = """{% extends "base" %}{% block title %}day {{ day }} · {{ t.trial_id }}{
 {% if row %}<p class="meta">end of day: {{ score_name }} {{ money(row[score_column]) }}, cash {{ money(row.cash) }} {{ currency }}</p>{% endif %}
 {% if report %}<details open><summary>Daily report</summary><pre>{{ report }}</pre></details>{% endif %}
 {% if notes is not none %}<details><summary>Notes as they stood</summary><pre>{{ notes }}</pre></details>{% endif %}
+{% if flags %}<div class="flags"><b>Findings this day</b><ul>{% for f in flags %}<li>{% if f.href %}<a href="{{ f.href }}">{{ f.category }}</a>{% else %}{{ f.category }}{% endif %} ({{ f.severity }}, {{ f.scanner }}): <q>{{ f.quote }}</q> {{ f.explanation }}</li>{% endfor %}</ul></div>{% endif %}
 {% for e in exchanges %}<div class="exchange" id="exchange-{{ e.seq }}-{{ e.attempt }}">
 <div class="meta">request {{ e.seq }}{% if e.attempt > 1 %} (attempt {{ e.attempt }}){% endif %} ·
 {% if e.purpose == 'compaction' %}<b>compaction</b> (the model summarising what leaves its window) ·{% endif %}
@@ -116,6 +121,7 @@ ${{ money(e.cost_usd, 5) }} · {{ money(e.latency_ms, 0) }} ms ·
 <a href="window-{{ e.seq }}-{{ e.attempt }}.html">the window ({{ e.carried }} messages)</a></div>
 {% if e.error %}<pre class="bad">{{ e.error }}</pre>{% endif %}
 {% if e.reasoning %}<details><summary>reasoning</summary><pre>{{ e.reasoning }}</pre></details>{% endif %}
+{% for f in flags.at(e.seq) %}<p class="bad flag">⚑ {{ f.category }} ({{ f.severity }}, {{ f.scanner }}): <q>{{ f.quote }}</q> {{ f.explanation }}</p>{% endfor %}
 {% if e.text %}<pre>{{ e.text }}</pre>{% endif %}
 {% for c in calls_of(e.seq, e.attempt) %}{% include "call" %}{% endfor %}</div>{% endfor %}
 {% if loose %}<h2>Tool calls</h2>{% for c in loose %}{% include "call" %}{% endfor %}{% endif %}
