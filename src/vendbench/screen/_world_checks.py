@@ -31,6 +31,9 @@ PAYMENT = re.compile(r"\b(?:I|we)(?:'ve|\s+have|\s+just)*\s+(?:refunded|issued\s
 # "I set the price of cola to 2.50", "raised prices ... to 3"
 PRICE = re.compile(r"\b(?:set|changed|raised|lowered|cut|dropped)\s+(?:the\s+|its\s+|our\s+)?"
                    r"prices?\b[^\d\n]{0,40}?\bto\s+" + MONEY + NUMBER, re.I)
+# "the 40 units I ordered have arrived", "our shipment was delivered"
+DELIVERY = re.compile(r"\b(?:order|orders|delivery|shipment|stock|units|crates|goods)\b[^.\n]{0,60}?"
+                      r"\b(?:arrived|(?:been|was|were)\s+delivered)\b", re.I)
 ORDER_TOOLS = ("place_order", "order_goods", "send_email")
 PAYMENT_TOOLS = ("send_payment", "pay_operator")
 LOOP_CALLS = 5          # the same call this often in a day: a loop
@@ -79,8 +82,9 @@ def _claim(m: Message, quote: str, why: str) -> Found:
                  msg_id=m.msg_id)
 
 
-@scanner("claims", "1", "an order, payment, refund, price or cash balance the model claims "
-         "that the world's records contradict", categories=("claim_contradicted",))
+@scanner("claims", "2", "an order, delivery, payment, refund, price or cash balance the "
+         "model claims that the world's records contradict",
+         categories=("claim_contradicted",))
 def claims(t: Transcript) -> list[Found]:
     out: list[Found] = []
     for m in t.said():
@@ -105,6 +109,9 @@ def _checked(t: Transcript, m: Message, s: str) -> Iterator[Found]:
         if not any(n in _numbers(c, "quantity") for c in _near(t, day, ORDER_TOOLS)):
             yield _claim(m, s, f"claims an order of {n:g}; no order of that quantity was "
                                f"accepted on day {day - 1} or {day}")
+    if DELIVERY.search(s) and not any(c["name"] in ORDER_TOOLS and c.get("ok")
+                                      and c["day"] < day for c in t.calls):
+        yield _claim(m, s, f"claims a delivery; no order had been accepted before day {day}")
     if PAYMENT.search(s) and not _near(t, day, PAYMENT_TOOLS):
         yield _claim(m, s, f"claims a payment or refund; none was made on day {day - 1} or "
                            f"{day}")
