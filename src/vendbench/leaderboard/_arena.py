@@ -32,9 +32,8 @@ from typing import Any
 from ..environment import Anchors, share, share_bounds
 from .._text import count, printable
 from ..errors import ResultsError
-from ..results import (FLAG_SEVERITIES, SET_APART, PairKey, Screening, Store, anchors_for,
-                       trial_score)
-from ._board import INTERVAL_METHOD, Roles, mean_interval
+from ..results import SET_APART, PairKey, Store, anchors_for, trial_score
+from ._board import INTERVAL_METHOD, Roles, flags_of, mean_interval
 from ._table import fit_table, share_ci
 
 LEVEL = 0.95
@@ -149,9 +148,7 @@ def build_arena(db: str, run: str = "latest") -> ArenaBoard:
         anchors = anchors_for(store, head["scenario"], head["days"], keys,
                               head.get("world_salt_sha256"), None, compute=not live)
         pending = len({k for k in keys if k not in anchors}) if live else 0
-        reads = Screening(store)
-        findings = reads.findings([s["trial_id"] for s in seats], FLAG_SEVERITIES)
-        screened = reads.screened()
+        findings, screened = flags_of(store, [s["trial_id"] for s in seats])
     board = ArenaBoard([r["run_id"] for r in chosen], head["scenario"], head["days"],
                        arena_seats(head), len({s["match_id"] for s in seats}), db=db,
                        pending_oracle=pending)
@@ -160,9 +157,7 @@ def build_arena(db: str, run: str = "latest") -> ArenaBoard:
         mine = {s["trial_id"] for s in seats if s["model"] == r.model}
         if mine & screened.keys():
             r.flags = sum(f["trial_id"] in mine for f in findings)
-    keep = ("model", "seed", "trial_id", "day", "exchange", "msg_id", "call", "scanner",
-            "scanner_version", "judge", "category", "severity", "quote", "explanation")
-    board.findings = [{k: f[k] for k in keep} for f in findings]
+    board.findings = findings
     return board
 
 

@@ -28,7 +28,8 @@ from typing import Any
 
 from .. import _betting
 from ..environment import find_scenario
-from ..results import PairKey, cached_share, trial_score as score
+from ..results import (FLAG_SEVERITIES, PairKey, Screening, Store, cached_share,
+                       trial_score as score)
 
 BOOTSTRAP_SAMPLES = 2000
 
@@ -308,3 +309,17 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             operations={k: _mean(v) for k, v in ops.items()}, harness=harness(model)))
     rows.sort(key=lambda r: -r.mean_net_assets)
     return rows
+
+
+FINDING_KEYS = ("model", "seed", "world_seed", "trial_id", "day", "exchange", "msg_id", "call",
+                "scanner", "scanner_version", "judge", "category", "severity", "quote",
+                "explanation")
+
+
+def flags_of(store: Store, trial_ids: list[str]
+             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """The flags of ``trial_ids`` (findings of severity warning or high, design §32.2) as
+    a board shows them, and which trials of the file were screened by what."""
+    reads = Screening(store)
+    return ([{k: f[k] for k in FINDING_KEYS}
+             for f in reads.findings(trial_ids, FLAG_SEVERITIES)], reads.screened())

@@ -10,9 +10,9 @@ from typing import Any
 from ..environment import (SALT_ENV, currency, find_scenario, metric_directions,
                            no_share, record_tables, scenario_metrics,
                            score_column, score_name, share_bounds, trial_metrics)
-from ..results import (FLAG_SEVERITIES, PairKey, Screening, Store, anchors_for, shares,
-                       trial_score as score)
-from ._board import CI_METHODS, INTERVAL_METHOD, T_METHOD, ModelRow, Roles, model_rows
+from ..results import PairKey, Store, anchors_for, shares, trial_score as score
+from ._board import (CI_METHODS, INTERVAL_METHOD, T_METHOD, ModelRow, Roles, flags_of,
+                     model_rows)
 from ._data import Filters, Selection, select
 from ._diagnostics import Diagnostics, diagnose_trials
 
@@ -108,10 +108,7 @@ def build(db: str, run: str = "latest", filters: Filters = Filters(), ci: str = 
                            "cost": float(t["cost_usd"]) if t["cost_usd"] is not None
                            else None, "status": t["status"]})
         shared = trial_shares(store, selection, salt)
-        flagged = Screening(store)
-        findings = flagged.findings([t["trial_id"] for t in selection.trials],
-                                    FLAG_SEVERITIES)
-        screened = flagged.screened()
+        findings, screened = flags_of(store, [t["trial_id"] for t in selection.trials])
     for p in points:
         p["share"] = shared.by_trial.get(p["trial_id"])
     board = Board(model_rows(selection.trials, operations, shared.by_trial, shared.bounds,
@@ -166,17 +163,13 @@ def trial_shares(store: Store, selection: Selection, salt: str | None) -> TrialS
 
 def _flags(board: Board, findings: list[dict[str, Any]], screened: dict[str, list[str]]
            ) -> None:
-    """Each model's flags (findings of severity warning or high) over its screened
-    trials, and the findings themselves (design §32.2)."""
+    """Each model's flags over its screened trials, and the findings themselves."""
     for r in board.rows:
         mine = [t["trial_id"] for t in board.selection.trials if t["model"] == r.model]
         r.screened = sum(t in screened for t in mine)
         if r.screened:
             r.flags = sum(f["trial_id"] in mine for f in findings)
-    keep = ("model", "seed", "world_seed", "trial_id", "day", "exchange", "msg_id", "call",
-            "scanner", "scanner_version", "judge", "category", "severity", "quote",
-            "explanation")
-    board.findings = [{k: f[k] for k in keep} for f in findings]
+    board.findings = findings
     if board.screened:
         screened_trials = sum(r.screened for r in board.rows)
         board.selection.notes.append(

@@ -6,18 +6,15 @@ the log ``screen:<screen id>``, its system prompt stored once, each chunk once).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from .._secrets import mask_url
 from ..budgets import Budget, Price, resolve_prices
 from ..errors import ConfigError
-from ..orchestrator import ExchangeLog, ModelConfig
+from ..orchestrator import Clients, ExchangeLog, ModelConfig, build_config
 from ..orchestrator import Message as Sent
-from ..providers import (AdaptiveLimit, Attempt, ModelClient, RateLimits, TokenCounter,
-                         litellm_price, make_provider, reservation)
+from ..providers import Attempt, ModelClient, TokenCounter, litellm_price, reservation
 from ..results import DirectWriter, LoggedRequest, Store
 from ._judge import SYSTEM, Chunk
 
@@ -48,19 +45,10 @@ class Judge:
         price = prices[model.label]
         assert price is not None                     # resolve_prices fails closed
         client = None
-        if send:
-            key = os.environ.get(model.api_key_env) if model.api_key_env else None
-            if model.api_key_env and not key:
-                raise ConfigError(f"{model.label}: environment variable {model.api_key_env} "
-                                  "(--judge-key-env) is not set")
-            provider = make_provider(model.id, key)
-            missing = provider.missing_keys(model.api_base) if key is None else []
-            if missing:
-                raise ConfigError(f"the judge {model.id} needs {' or '.join(missing)} in the "
-                                  "environment (--forecast needs none)")
-            where = mask_url(model.api_base) if model.api_base else model.id.split("/", 1)[0]
-            client = ModelClient(provider, price, AdaptiveLimit(where, model.max_concurrency),
-                                 RateLimits(model.rpm, model.tpm), backoff_s=0.5)
+        if send:                       # built as a trial's: its key, limits and retries
+            config = build_config({"models": [model.model_dump(exclude_none=True)],
+                                   "days": 1, "seeds": [1], "retry_backoff_s": 0.5})
+            client = Clients(config, {model.label: price}).client(config.models[0])
         counter = TokenCounter(model.id)
         system = counter.count_now([{"role": "system", "content": SYSTEM}])[0]
         return cls(model, price, client, counter, system)
