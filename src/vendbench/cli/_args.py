@@ -168,3 +168,15 @@ def run_until_signalled(main: Callable[[], Awaitable[T]]) -> T:
         return await main()
 
     return asyncio.run(cancellable())
+
+
+def progress(what: str) -> Callable[[int, int], None]:
+    """A progress line on stderr (``what: done/total``): redrawn on a terminal, else
+    every tenth item and the last."""
+    import sys
+
+    def show(done: int, total: int) -> None:
+        if sys.stderr.isatty() or done == total or done % 10 == 0:
+            print(f"\r{what}: {done}/{total}", end="\n" if done == total else "",
+                  file=sys.stderr, flush=True)
+    return show

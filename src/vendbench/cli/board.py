@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .._text import count
-from ._args import HelpFormatter, cohort_flags, db_flag, path, positive, wrap
+from ._args import HelpFormatter, cohort_flags, db_flag, path, positive, progress, wrap
 
 BOARD_EPILOG = """\
 examples:
@@ -148,11 +148,7 @@ def leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
-def _diagnosing(done: int, total: int) -> None:
-    """Progress of --diagnostics on stderr: each trial replays its world."""
-    end = "\n" if done == total else ""
-    if sys.stderr.isatty() or done == total or done % 10 == 0:
-        print(f"\rdiagnosing trials: {done}/{total}", end=end, file=sys.stderr, flush=True)
+_diagnosing = progress("diagnosing trials")     # --diagnostics: each trial replays its world
 
 
 def _arena_board(args: argparse.Namespace) -> int:

@@ -11,7 +11,8 @@ from typing import Any
 
 from .._text import count, printable
 from ..errors import ConfigError
-from ._args import (HelpFormatter, db_flag, run_until_signalled, usd, within, wrap)
+from ._args import (HelpFormatter, db_flag, progress, run_until_signalled, usd, within,
+                    wrap)
 
 EPILOG = """\
 Scanners without a model run on every screen, free and in seconds: the failure modes of
@@ -121,9 +122,7 @@ def _runs(store: Any, which: str) -> list[str] | None:
 
 
 def _progress(what: str, done: int, total: int) -> None:
-    if sys.stderr.isatty() or done == total or done % 10 == 0:
-        print(f"\r{what}: {done}/{total}", end="\n" if done == total else "",
-              file=sys.stderr, flush=True)
+    progress(what)(done, total)
 
 
 def _say_forecast(f: Any) -> None:

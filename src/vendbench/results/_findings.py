@@ -187,12 +187,8 @@ class Screening:
         """What a screen's judge was charged: its exchanges, and any request in flight
         when it was killed at its full reservation."""
         log = f"screen:{screen_id}"
-        row = self.con.execute("""
-            SELECT coalesce((SELECT sum(cost_usd) FROM exchanges WHERE trial_id = $l), 0)
-                 + coalesce((SELECT sum(r.reserved_usd) FROM reservations r ANTI JOIN
-                             exchanges e USING (trial_id, seq, attempt)
-                             WHERE r.trial_id = $l), 0)""", {"l": log}).fetchone()
-        return Decimal(row[0] or 0)
+        return self.store.trial_spent(log) + sum(
+            (Decimal(r["reserved_usd"]) for r in self.store.in_flight(log)), Decimal(0))
 
     def screens(self) -> list[dict[str, Any]]:
         return self._dicts("SELECT * FROM screens ORDER BY started_at")

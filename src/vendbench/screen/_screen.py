@@ -54,6 +54,7 @@ class Forecast:
     tokens: int = 0
     expected: Decimal = Decimal(0)
     at_most: Decimal = Decimal(0)
+    per_trial: dict[str, int] = field(default_factory=dict)     # chunks of each trial
 
     def as_json(self) -> dict[str, Any]:
         return {"chunks": self.chunks, "cached": self.cached, "to_read": self.chunks -
@@ -182,7 +183,9 @@ def judge_forecast(store: Store, trials: list[dict[str, Any]], plan: JudgePlan,
     are expected to cost, and reserve at most (counted; nothing is sent or kept)."""
     reads, judge, forecast = Screening(store), plan.judge, Forecast()
     for n, trial in enumerate(trials, 1):
-        for c in _chunks_of(store, trial, plan):
+        pieces = _chunks_of(store, trial, plan)
+        forecast.per_trial[trial["trial_id"]] = len(pieces)
+        for c in pieces:
             forecast.chunks += 1
             if reads.cached(NAME, RUBRIC_VERSION, judge.model.label, c.sha256) is not None:
                 forecast.cached += 1
@@ -224,7 +227,7 @@ async def _judge_all(store: Store, reads: Screening, trials: list[dict[str, Any]
             done = await _judge_trial(store, reads, trial, plan, log, budget, out, account)
             partly += not done
         else:
-            account["unread"] += len(_chunks_of(store, trial, plan))
+            account["unread"] += forecast.per_trial[trial["trial_id"]]
             partly += 1
         if progress is not None:
             progress("judging trials", n, len(trials))

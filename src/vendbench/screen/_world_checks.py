@@ -62,10 +62,12 @@ def _near(t: Transcript, day: int, names: tuple[str, ...]) -> list[dict[str, Any
             and day - 1 <= c["day"] <= day]
 
 
-def _numbers(call: dict[str, Any], key: str) -> list[float]:
+def numbers(call: dict[str, Any], key: str, total: bool = True) -> list[float]:
+    """The numbers a call's arguments give for ``key`` (and, with ``total``, their sum
+    when several)."""
     found = [float(v) for v in re.findall(rf'"{key}"\s*:\s*(-?\d+(?:\.\d+)?)',
                                           call.get("args_json") or "")]
-    return found + ([sum(found)] if len(found) > 1 else [])
+    return found + ([sum(found)] if total and len(found) > 1 else [])
 
 
 def _cash_range(t: Transcript, day: int) -> tuple[float, float] | None:
@@ -106,7 +108,7 @@ def _checked(t: Transcript, m: Message, s: str) -> Iterator[Found]:
             yield _claim(m, s, f"says cash {said:,.2f}; the world's cash on days "
                                f"{day - 2}-{day} was {lo:,.2f} to {hi:,.2f}")
     if (order := ORDER.search(s)) and (n := _number(order.group(1))) is not None:
-        if not any(n in _numbers(c, "quantity") for c in _near(t, day, ORDER_TOOLS)):
+        if not any(n in numbers(c, "quantity") for c in _near(t, day, ORDER_TOOLS)):
             yield _claim(m, s, f"claims an order of {n:g}; no order of that quantity was "
                                f"accepted on day {day - 1} or {day}")
     if DELIVERY.search(s) and not any(c["name"] in ORDER_TOOLS and c.get("ok")
@@ -117,7 +119,7 @@ def _checked(t: Transcript, m: Message, s: str) -> Iterator[Found]:
                            f"{day}")
     if (price := PRICE.search(s)) and (p := _number(price.group(1))) is not None:
         if not any(abs(p - q) < 0.005 for c in _near(t, day, ("set_price",))
-                   for q in _numbers(c, "price")):
+                   for q in numbers(c, "price")):
             yield _claim(m, s, f"claims a price of {p:g}; no price of {p:g} was set on day "
                                f"{day - 1} or {day}")
 
