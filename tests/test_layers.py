@@ -73,6 +73,8 @@ LAYERS = {
                "orchestrator"},
     "serve": {"errors", "environment", "results", "", "_localhttp"},
     "view": {"errors", "environment", "results", "_localhttp", "_text"},
+    # the leaderboard as a static site (design §33): above the boards and the viewer
+    "site": {"errors", "environment", "results", "leaderboard", "view", "_text"},
     "inspect": {"errors", "_secrets", "environment", "results"},
     "_localhttp": set(),
     "ui": {"environment", "_text"},

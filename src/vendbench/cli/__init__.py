@@ -29,6 +29,7 @@ examples:
   vendbench leaderboard --run all --charts report/
   vendbench trend --db nightly.duckdb --fail-on-regression
   vendbench screen --judge openai/gpt-4.1-mini --budget 2   # how they got it
+  vendbench site public/ --db nights/*.duckdb     # publish the panel as a site
   vendbench compare openai/gpt-4.1-mini baseline/order-up-to --days 30 \\
                     --budget 20
   vendbench arena baseline/oracle baseline/order-up-to --seeds 1 2 3 4
@@ -43,7 +44,7 @@ prices are USD.
 
 def _parser() -> argparse.ArgumentParser:
     from . import (arena, baseline, board, catalogue, check, compare, inspect_logs, run, runs,
-                   screen, serve, view)
+                   screen, serve, site, view)
     from ._args import HelpFormatter, Parser
 
     parser = Parser(
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     screen.add(sub)
     serve.add(sub)
     view.add(sub)
+    site.add(sub)
     inspect_logs.add(sub)
     inspect_logs.add_export(sub)
     catalogue.add(sub)
@@ -124,8 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ..results import open_error
 
         # a damaged page can surface only when a query first reads it
-        print(f"vendbench: error: {printable(open_error(getattr(args, 'db', '?'), exc))}",
-              file=sys.stderr)
+        db = getattr(args, "db", None) or "?"
+        db = ", ".join(db) if isinstance(db, list) else db       # site takes many
+        print(f"vendbench: error: {printable(open_error(db, exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("vendbench: interrupted", file=sys.stderr)

@@ -369,14 +369,29 @@ def run_labels(runs: list[dict[str, Any]]) -> list[str]:
             for d, r in zip(dates, runs)]
 
 
+def _frontier(plt: ModuleType, board: Board, out: Path) -> list[Path]:
+    """The cost–share frontier with 95 % intervals on both axes (design §33)."""
+    from ._build import interval_method
+    from ._figure import save
+    from ._frontier import figure, of_board
+
+    fr = of_board(board)
+    if not fr.points:
+        board.chart_notes["frontier"] = (
+            "Frontier: not drawn, no model here has priced trials with a share (the "
+            "in-process reference policies cost nothing)")
+        return []
+    return save(figure(fr, interval_method(board.ci)), out)
+
+
 def write_charts(board: Board, directory: str | Path) -> list[Path]:
-    """Write the four charts (and the diagnostics' two, when the board has them) into
+    """Write the five charts (and the diagnostics' two, when the board has them) into
     ``directory``; returns the files written."""
     plt = _plt()
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    files = [path for chart in (_trajectories, _terminal, _return_vs_cost, _operations,
-                                diagnostic_charts)
+    files = [path for chart in (_trajectories, _terminal, _return_vs_cost, _frontier,
+                                _operations, diagnostic_charts)
              for path in chart(plt, board, out)]
     for name in board.chart_notes:          # not drawn this time: no stale copy left
         for ext in ("png", "svg"):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from .._text import count, printable
@@ -122,34 +123,7 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
         runs.sort(key=lambda r: r["created_at"])
         if last is not None:
             runs = runs[-last:]
-        nights: list[Night] = []
-        for run in runs:
-            chosen = select(store, run["run_id"], others=False)   # one run: one night
-            apart = [a for a in chosen.set_apart if a["status"] != "running"]
-            by_model: dict[str, list[dict[str, Any]]] = {}
-            for t in chosen.trials:
-                by_model.setdefault(t["model"], []).append(t)
-            for a in apart:
-                by_model.setdefault(a["model"], [])
-            shared = trial_shares(store, chosen, _salt_for(store, chosen)
-                                  if chosen.cohort.get("world_salt_sha256") else None)
-            shares, bounds = shared.by_trial, shared.bounds
-            for row in model_rows(chosen.trials, {}, shares, bounds,
-                                  Roles.of(cohort["scenario"]), ci=ci):
-                ts = by_model[row.model]
-                errs = sum(1 for a in apart if a["model"] == row.model)
-                nights.append(Night(
-                    row.model, run["run_id"], str(run["created_at"])[:16],
-                    row.trials + errs, row.completed, row.trials - row.completed + errs,
-                    row.mean_net_assets, row.oracle_share, row.ci_oracle_share,
-                    row.cost_total_usd, row.cost_mean_usd, row.api_efficiency,
-                    {PairKey.of(t): v for t in ts
-                     if (v := shares.get(t["trial_id"])) is not None}, bounds))
-            for model in by_model:            # only harness errors this night
-                if not any(n.model == model and n.run_id == run["run_id"] for n in nights):
-                    errs = sum(1 for a in apart if a["model"] == model)
-                    nights.append(Night(model, run["run_id"], str(run["created_at"])[:16],
-                                        errs, 0, errs, None, None, None, None, None, None))
+        nights = [n for run in runs for n in run_nights(store, run, ci)]
     if models:
         unknown = [m for m in models if m not in {n.model for n in nights}]
         if unknown:
@@ -164,6 +138,12 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
         trend.notes.append(f"left out {count(newest.left_out_compare, 'run')} of vendbench "
                            "compare (its batches are not nights; --include-compare counts "
                            "them)")
+    return judged(trend)
+
+
+def judged(trend: Trend) -> Trend:
+    """``trend`` with each model's latest night compared with its previous one, the
+    regressions picked out, and notes on what could not be tested."""
     trend.comparisons = compare(trend)
     trend.regressions = [c for c in trend.comparisons if c["regressed"]]
     few = [c["model"] for c in trend.comparisons if c["kind"] == "score"
@@ -171,9 +151,43 @@ def build_trend(db: str, *, models: list[str] | None = None, last: int | None = 
     if few:
         trend.notes.append(f"score regressions need {MIN_PAIRS}+ trials paired by world, "
                            f"seed and repeat; fewer for {', '.join(few)}: not tested")
-    if len(runs) < 2:
+    if len(trend.runs) < 2:
         trend.notes.append("one run in this cohort: a trend needs at least two")
     return trend
+
+
+def run_nights(store: Store, run: Mapping[str, Any], ci: str = "t") -> list[Night]:
+    """Each model's numbers in ``run`` (one night): the leaderboard's for that run alone
+    (``ci``: its interval, "t" or "any-shape"); a model with only harness errors that
+    night has a night of its errors."""
+    nights: list[Night] = []
+    chosen = select(store, run["run_id"], others=False)   # one run: one night
+    apart = [a for a in chosen.set_apart if a["status"] != "running"]
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for t in chosen.trials:
+        by_model.setdefault(t["model"], []).append(t)
+    for a in apart:
+        by_model.setdefault(a["model"], [])
+    shared = trial_shares(store, chosen, _salt_for(store, chosen)
+                          if chosen.cohort.get("world_salt_sha256") else None)
+    shares, bounds = shared.by_trial, shared.bounds
+    for row in model_rows(chosen.trials, {}, shares, bounds,
+                          Roles.of(chosen.cohort["scenario"]), ci=ci):
+        ts = by_model[row.model]
+        errs = sum(1 for a in apart if a["model"] == row.model)
+        nights.append(Night(
+            row.model, run["run_id"], str(run["created_at"])[:16],
+            row.trials + errs, row.completed, row.trials - row.completed + errs,
+            row.mean_net_assets, row.oracle_share, row.ci_oracle_share,
+            row.cost_total_usd, row.cost_mean_usd, row.api_efficiency,
+            {PairKey.of(t): v for t in ts
+             if (v := shares.get(t["trial_id"])) is not None}, bounds))
+    for model in by_model:            # only harness errors this night
+        if not any(n.model == model and n.run_id == run["run_id"] for n in nights):
+            errs = sum(1 for a in apart if a["model"] == model)
+            nights.append(Night(model, run["run_id"], str(run["created_at"])[:16],
+                                errs, 0, errs, None, None, None, None, None, None))
+    return nights
 
 
 def sign_test(worse: int, differing: int) -> float:
@@ -321,5 +335,5 @@ def render_trend(trend: Trend, fmt: str = "table") -> str:
                       break_on_hyphens=False) for line in footer)
 
 
-__all__ = ["FAILED_JUMP", "MIN_PAIRS", "Night", "SET_APART", "Trend", "build_trend", "compare",
+__all__ = ["FAILED_JUMP", "MIN_PAIRS", "Night", "judged", "run_nights", "SET_APART", "Trend", "build_trend", "compare",
            "render_trend", "trend_table"]

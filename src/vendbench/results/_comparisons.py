@@ -89,3 +89,9 @@ def run_named(store: Store, name: str) -> str | None:
     row = store.con.execute("SELECT run_id FROM runs WHERE name = ? ORDER BY created_at "
                             "DESC LIMIT 1", [name]).fetchone()
     return row[0] if row else None
+
+
+def comparison_ids(store: Store) -> list[str]:
+    """Every comparison of the file, oldest first."""
+    return [r[0] for r in store.con.execute(
+        "SELECT comparison_id FROM comparisons ORDER BY created_at").fetchall()]

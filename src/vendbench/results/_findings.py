@@ -154,6 +154,14 @@ class Screening:
             out.setdefault(trial, []).append(scanner)
         return out
 
+    def versions(self, trial_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Which scanners, at which version and with which judge, screened any of
+        ``trial_ids``, and how many of them (where a flag came from)."""
+        return self._dicts("""
+            SELECT scanner, scanner_version, judge, count(*) AS trials FROM screened
+            WHERE trial_id IN (SELECT unnest($t)) GROUP BY ALL
+            ORDER BY scanner, scanner_version, judge""", {"t": list(trial_ids)})
+
     # -- the judge's answers, by chunk -----------------------------------------------------
     def cached(self, scanner: str, version: str, judge: str, sha256: str
                ) -> dict[str, Any] | None:
