@@ -46,7 +46,7 @@ BASE = """<!doctype html>
 <main id="main">{% block main %}{% endblock %}
 <p class="prov">This page's data: <a href="{{ json_href }}">{{ json_href.split("/")[-1] }}</a> · the panel's trials and exchanges: <a href="{{ root }}data/trials.parquet">trials.parquet</a>, <a href="{{ root }}data/exchanges.parquet">exchanges.parquet</a></p>
 </main>
-<footer>Built by vendbench {{ version }} from {{ files }} results file(s). Static: nothing here is loaded from elsewhere.</footer>
+<footer>Built by vendbench {{ version }}. Static: nothing here is loaded from elsewhere.</footer>
 {% if charts %}{% for g in guards %}<span hidden id="{{ g }}"></span>{% endfor %}
 <script src="{{ root }}assets/plotly.min.js"></script>{% endif %}
 <script src="{{ root }}assets/site.js"></script>
@@ -62,12 +62,12 @@ an unfinished trial scores 0.</p>
 {% if not cohorts %}<p class="muted">No ranked run in these files: <code>vendbench run</code> writes one.</p>{% endif %}
 {% for c in cohorts %}
 <section aria-labelledby="h-{{ c.id }}"><h2 id="h-{{ c.id }}">{{ c.label }}</h2>
-<p class="muted">Newest night: run <a href="{{ c.latest.href }}">{{ c.latest.run_id }}</a> ({{ c.latest.date }} UTC, file {{ c.latest.file }}); {{ c.nights }} night(s).</p>
+<p class="muted">Newest night: run <a href="{{ root }}{{ c.latest.href }}">{{ c.latest.run_id }}</a> ({{ c.latest.date }} UTC, file {{ c.latest.file }}); {{ c.nights }} night(s).</p>
 <div class="table-wrap"><table class="sortable" id="rank-{{ c.id }}">
 <caption>Share: mean over the trials. t 95%: {{ c.interval_t }}. Any-shape 95%: {{ c.interval_any }}. Cost: API USD per trial (mean). Efficiency: {{ c.currency }} gained per API dollar, over completed priced trials. Flags: findings of vendbench screen at warning or high.</caption>
 <thead><tr>{{ th("rank") }}{{ th("model", True) }}{{ th("share") }}{{ th("t 95%") }}{{ th("any-shape 95%") }}{{ th("done") }}{{ th("mean " ~ c.score_name) }}{{ th("cost / trial") }}{{ th(c.currency ~ "/$") }}{{ th("flags") }}{{ th("frontier", True) }}</tr></thead><tbody>
 {% for r in c.rows %}<tr><td{{ dv(loop.index) }}>{{ loop.index }}</td>
-<td class="l"><a href="{{ r.href }}">{{ r.model }}</a>{% if r.reference %} <span class="tag">reference</span>{% endif %}</td>
+<td class="l"><a href="{{ root }}{{ r.href }}">{{ r.model }}</a>{% if r.reference %} <span class="tag">reference</span>{% endif %}</td>
 <td class="num"{{ dv(r.share) }}>{{ pct(r.share) }}</td><td class="num"{{ dv(r.ci_t[0] if r.ci_t else none) }}>{{ ci(r.ci_t) }}{% if r.ci_doubt %} <abbr title="{{ r.ci_doubt }}">?</abbr>{% endif %}</td>
 <td class="num"{{ dv(r.ci_any[0] if r.ci_any else none) }}>{{ ci(r.ci_any) }}</td>
 <td{{ dv(r.completed) }}>{{ r.completed }}/{{ r.trials }}</td><td class="num"{{ dv(r.mean_score) }}>{{ num(r.mean_score) }}</td>
@@ -88,12 +88,12 @@ an unfinished trial scores 0.</p>
 {{ provenance(c.provenance) }}
 </section>
 {% endfor %}
-{% if arenas %}<h2>Arenas</h2><ul>{% for a in arenas %}<li><a href="{{ a.href }}">{{ a.label }}</a></li>{% endfor %}</ul>{% endif %}
-{% if comparisons %}<h2>Comparisons</h2><ul>{% for a in comparisons %}<li><a href="{{ a.href }}">{{ a.label }}</a></li>{% endfor %}</ul>{% endif %}
+{% if arenas %}<h2>Arenas</h2><ul>{% for a in arenas %}<li><a href="{{ root }}{{ a.href }}">{{ a.label }}</a></li>{% endfor %}</ul>{% endif %}
+{% if comparisons %}<h2>Comparisons</h2><ul>{% for a in comparisons %}<li><a href="{{ root }}{{ a.href }}">{{ a.label }}</a></li>{% endfor %}</ul>{% endif %}
 {% endblock %}"""
 
 MODELS = """{% extends "base" %}{% block main %}{% from "macros" import chart, th, provenance, pct, ci, usd, num, dv, trial_link with context %}
-<h1>Models</h1><ul>{% for m in models %}<li><a href="{{ m.href }}">{{ m.model }}</a> <span class="muted">({{ m.cohorts }} cohort(s))</span></li>{% endfor %}</ul>
+<h1>Models</h1><ul>{% for m in models %}<li><a href="{{ root }}{{ m.href }}">{{ m.model }}</a> <span class="muted">({{ m.cohorts }} cohort(s))</span></li>{% endfor %}</ul>
 {% endblock %}"""
 
 MODEL = """{% extends "base" %}{% block main %}{% from "macros" import chart, th, provenance, pct, ci, usd, num, dv, trial_link with context %}
@@ -134,7 +134,7 @@ MODEL = """{% extends "base" %}{% block main %}{% from "macros" import chart, th
 
 RUNS = """{% extends "base" %}{% block main %}{% from "macros" import chart, th, provenance, pct, ci, usd, num, dv, trial_link with context %}
 <h1>Runs</h1><div class="table-wrap"><table class="sortable"><thead><tr>{{ th("run", True) }}{{ th("file", True) }}{{ th("name", True) }}{{ th("started (UTC)", True) }}{{ th("scenario", True) }}{{ th("days") }}{{ th("kind", True) }}{{ th("status", True) }}{{ th("trials") }}{{ th("cost") }}</tr></thead><tbody>
-{% for r in runs %}<tr><td class="l"><a href="{{ r.href }}">{{ r.run_id }}</a></td><td class="l">{{ r.file }}</td><td class="l">{{ r.name or "" }}</td><td class="l">{{ r.date }}</td><td class="l">{{ r.scenario }}</td><td>{{ r.days }}</td><td class="l">{{ r.kind }}</td><td class="l">{{ r.status }}</td><td>{{ r.completed }}/{{ r.trials }}</td><td class="num"{{ dv(r.cost) }}>{{ usd(r.cost, 2) }}</td></tr>{% endfor %}
+{% for r in runs %}<tr><td class="l"><a href="{{ root }}{{ r.href }}">{{ r.run_id }}</a></td><td class="l">{{ r.file }}</td><td class="l">{{ r.name or "" }}</td><td class="l">{{ r.date }}</td><td class="l">{{ r.scenario }}</td><td>{{ r.days }}</td><td class="l">{{ r.kind }}</td><td class="l">{{ r.status }}</td><td>{{ r.completed }}/{{ r.trials }}</td><td class="num"{{ dv(r.cost) }}>{{ usd(r.cost, 2) }}</td></tr>{% endfor %}
 </tbody></table></div>{% endblock %}"""
 
 RUN = """{% extends "base" %}{% block main %}{% from "macros" import chart, th, provenance, pct, ci, usd, num, dv, trial_link with context %}
@@ -157,7 +157,7 @@ COMPARISON = """{% extends "base" %}{% block main %}{% from "macros" import char
 <p>{{ c.scenario }}, {{ c.days }} days; models {{ c.models|join(", ") }}. Verdict: <strong>{{ c.verdict or "none yet" }}</strong>{% if c.best %}, best {{ c.best }}{% endif %}{% if c.reason %} ({{ c.reason }}){% endif %}; {{ c.pairs }} pairs, {{ usd(c.spent_usd, 2) }} spent; {{ c.status }}.</p>
 {% if chart_fig %}{{ chart(chart_fig, "Each pair's interval batch by batch") }}{% endif %}
 <div class="table-wrap"><table><caption>Each batch: the pairs so far, the models still in, each pair's difference in shares of the oracle's gain (b − a) with its anytime-valid interval.</caption><thead><tr><th scope="col">batch</th><th scope="col" class="l">run</th><th scope="col">pairs</th><th scope="col" class="l">still in</th><th scope="col" class="l">b − a: mean [interval]</th><th scope="col">spent</th></tr></thead><tbody>
-{% for s in steps %}<tr><td>{{ s.step }}</td><td class="l">{% if s.href %}<a href="{{ s.href }}">{{ s.run_id }}</a>{% else %}{{ s.run_id }}{% endif %}</td><td>{{ s.pairs }}</td><td class="l">{{ s.survivors|join(", ") }}</td>
+{% for s in steps %}<tr><td>{{ s.step }}</td><td class="l">{% if s.href %}<a href="{{ root }}{{ s.href }}">{{ s.run_id }}</a>{% else %}{{ s.run_id }}{% endif %}</td><td>{{ s.pairs }}</td><td class="l">{{ s.survivors|join(", ") }}</td>
 <td class="l">{% for p in s.intervals %}{{ p.b }} − {{ p.a }}: {{ pct(p.mean) }} [{{ pct(p.low) }}, {{ pct(p.high) }}]{% if not loop.last %}<br>{% endif %}{% endfor %}</td><td class="num">{{ usd(s.spent_usd, 2) }}</td></tr>{% endfor %}
 </tbody></table></div>{% endblock %}"""
 
@@ -176,7 +176,7 @@ TREND = """{% extends "base" %}{% block main %}{% from "macros" import chart, th
 {% for c in cohorts %}<section aria-labelledby="h-{{ c.id }}"><h2 id="h-{{ c.id }}">{{ c.label }}</h2>
 {{ chart(c.chart, "Every model's share of the oracle's gain night by night, " ~ c.label) }}
 <div class="table-wrap"><table class="sortable"><thead><tr>{{ th("model", True) }}{{ th("night (UTC)", True) }}{{ th("file", True) }}{{ th("done") }}{{ th("share") }}{{ th("95% (t)") }}{{ th("cost") }}</tr></thead><tbody>
-{% for n in c.nights %}<tr><td class="l"><a href="{{ n.href }}">{{ n.model }}</a></td><td class="l">{{ n.date }}</td><td class="l">{{ n.file }}</td><td>{{ n.completed }}/{{ n.trials }}</td><td class="num"{{ dv(n.oracle_share) }}>{{ pct(n.oracle_share) }}</td><td class="num">{{ ci(n.ci_oracle_share) }}</td><td class="num"{{ dv(n.cost_total_usd) }}>{{ usd(n.cost_total_usd, 2) }}</td></tr>{% endfor %}
+{% for n in c.nights %}<tr><td class="l"><a href="{{ root }}{{ n.href }}">{{ n.model }}</a></td><td class="l">{{ n.date }}</td><td class="l">{{ n.file }}</td><td>{{ n.completed }}/{{ n.trials }}</td><td class="num"{{ dv(n.oracle_share) }}>{{ pct(n.oracle_share) }}</td><td class="num">{{ ci(n.ci_oracle_share) }}</td><td class="num"{{ dv(n.cost_total_usd) }}>{{ usd(n.cost_total_usd, 2) }}</td></tr>{% endfor %}
 </tbody></table></div>
 {% for r in c.regressions %}<p><span class="tag regress">regression</span> {{ r.model }} ({{ r.kind }}): {{ r.evidence }}</p>{% endfor %}
 {% for n in c.notes %}<p class="prov">{{ n }}</p>{% endfor %}</section>{% endfor %}
