@@ -22,7 +22,8 @@ def test_who_is_on_the_frontier_and_the_staircase_through_them():
     on = {p["model"]: p["on_frontier"] for p in fr.points}
     assert on == {"a": True, "b": True, "c": False}
     # right from a at its share to b's cost, up to b's share, on to the costliest model
-    assert fr.staircase == pytest.approx([(1.0, 0.5), (2.0, 0.5), (2.0, 0.7), (3.0, 0.7)])
+    flat = [v for corner in fr.staircase for v in corner]
+    assert flat == pytest.approx([1.0, 0.5, 2.0, 0.5, 2.0, 0.7, 3.0, 0.7])
 
 
 def test_ties_beat_no_one():
