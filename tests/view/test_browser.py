@@ -50,7 +50,7 @@ def test_runs_to_trial_to_day_to_call_to_window(page, server, results):
     shot(page, "run")
     page.get_by_role("link", name=results["llm"]).click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("openai/fake-model")
-    expect(page.get_by_role("img", name="net assets by day")).to_be_visible()
+    expect(page.get_by_role("group", name="net assets by day")).to_be_visible()
     shot(page, "trial")
     page.get_by_role("link", name="4", exact=True).first.click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Day 4")

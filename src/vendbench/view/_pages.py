@@ -478,10 +478,10 @@ def _chart(days: list[dict[str, Any]], column: str, label: str, width: int = 900
     body = (line(score, "#0b5cad", 10, 120, scale=scale)
             + line(cash, "#9a6700", 10, 120, "4 3", label=None, scale=scale)
             + line(spend, "#b00020", 150, 50, label=_dollars(spend)) + links)
-    legend = (f"<span style='color:#0b5cad'>— {label}</span> "
-              + ("<span style='color:#9a6700'>‐ ‐ cash</span> " if column != "cash" else "")
-              + "<span style='color:#b00020'>— API spend per day ($)</span>")
-    return (f'<figure><svg viewBox="0 0 {width} {height}" width="100%" role="img" '
+    legend = (f"<span class='c-score'>— {label}</span> "      # classes: no inline style
+              + ("<span class='c-cash'>‐ ‐ cash</span> " if column != "cash" else "")
+              + "<span class='c-spend'>— API spend per day ($)</span>")
+    return (f'<figure><svg viewBox="0 0 {width} {height}" width="100%" role="group" '
             f'aria-label="{label} by day">{body}</svg><figcaption class="meta">{legend}; '
             "click a day to open it</figcaption></figure>")
 

@@ -11,13 +11,13 @@ STYLE = """body{font-family:system-ui,sans-serif;margin:0;color:#1d1d1f;backgrou
 header{background:#20232a;color:#eee;padding:.6em 1.2em;display:flex;gap:1.2em;
        align-items:center;flex-wrap:wrap}
 header a{color:#9cf} main{padding:1em 1.2em;max-width:1500px}
-nav.crumbs a{color:#9cf;text-decoration:none} nav.crumbs span{color:#aaa}
+nav.crumbs a{color:#9cf;text-decoration:underline} nav.crumbs span{color:#aaa}
 h1{font-size:1.3em;margin:.4em 0} h2{font-size:1.1em;margin:1.2em 0 .4em}
 table{border-collapse:collapse;font-size:13px;background:#fff}
 th,td{border-bottom:1px solid #e3e3e3;padding:3px 8px;text-align:right;white-space:nowrap}
 th{background:#f0f0f0;position:sticky;top:0} td.l,th.l{text-align:left}
 tr:hover td{background:#f5f9ff} a{color:#0b5cad}
-.bad{color:#b00020} .ok{color:#137333} .muted{color:#777} .num{font-variant-numeric:tabular-nums}
+.bad{color:#b00020} .ok{color:#137333} .muted{color:#5f5f5f} .num{font-variant-numeric:tabular-nums}
 pre{background:#fff;border:1px solid #e3e3e3;padding:.6em;white-space:pre-wrap;
     word-break:break-word;max-height:40em;overflow:auto;font-size:12px;margin:.3em 0}
 details>summary{cursor:pointer} .call{border-left:3px solid #ccc;padding:.2em .8em;margin:.6em 0}
@@ -27,6 +27,8 @@ details>summary{cursor:pointer} .call{border-left:3px solid #ccc;padding:.2em .8
 input[type=search]{padding:.3em .5em;font-size:14px;min-width:18em}
 .keys{font-size:12px;color:#aaa} kbd{border:1px solid #888;border-radius:3px;padding:0 3px}
 svg text{font-size:10px;fill:#555} td.wrap{white-space:normal}
+.c-score{color:#0b5cad} .c-cash{color:#9a6700} .c-spend{color:#b00020}
+p a,figcaption a,.meta a{text-decoration:underline}
 """
 
 BASE = """<!doctype html>
