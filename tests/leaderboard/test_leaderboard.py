@@ -332,13 +332,13 @@ def test_formats_charts_and_a_self_contained_report(db, tmp_path):
     assert f"{data['cv'] * 100:.1f}%" in render(board, "markdown")   # the same, as a percent
     files = write_charts(board, tmp_path / "charts")
     assert {f.name for f in files} == {f"{n}.{e}" for n in ("trajectories",
-                                                          "oracle_share",
-                                                          "return_vs_cost", "operations")
+                                                          "oracle_share", "return_vs_cost",
+                                                          "frontier", "operations")
                                        for e in ("png", "svg")}
     assert all(f.stat().st_size > 5_000 for f in files)
     assert all(f.read_bytes().startswith(b"\x89PNG") for f in files if f.suffix == ".png")
     page = html_report(board)
-    assert page.count("<svg") == 4 and "<table class=" in page and "openai/a" in page
+    assert page.count("<svg") == 5 and "<table class=" in page and "openai/a" in page
     for external in ("src=", "<link", 'href="http', "url(http", "@import", "<metadata"):
         assert external not in page                        # nothing loaded from outside
 

@@ -18,6 +18,7 @@ reference policy on the same world and seed, in points of the oracle's gain.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import statistics
@@ -95,6 +96,7 @@ def t_doubt(values: Sequence[float], failures: int = 0) -> str | None:
                                      "there (--ci any-shape holds for any shape)")
 
 
+@functools.lru_cache(maxsize=256)
 def t_quantile(p: float, df: int) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom (bisection on
     its distribution function, to 1e-10)."""
@@ -242,11 +244,12 @@ def _cached_share(trials: list[dict[str, Any]]) -> float | None:
 def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, float | None]],
                shares: dict[str, float | None] | None = None,
                bounds: tuple[float, float] = (-1.0, 1.25), roles: Roles = Roles(),
-               ci: str = "t") -> list[ModelRow]:
+               ci: str = "t", efficiency_ci: bool = True) -> list[ModelRow]:
     """One row per model, best mean net assets first. ``shares``: each trial's share of
     the oracle's gain (``results.shares``), in ``bounds``; ``roles``: whose trials "vs
     base" pairs with (the scenario's reference policy); ``ci``: the shares' interval,
-    "t" (Student's, over the seeds) or "any-shape" (the betting interval)."""
+    "t" (Student's, over the seeds) or "any-shape" (the betting interval);
+    ``efficiency_ci``: bootstrap API efficiency's interval (a trend needs only means)."""
     shares = shares or {}
     by_model: dict[str, list[dict[str, Any]]] = {}
     for t in trials:
@@ -302,7 +305,8 @@ def model_rows(trials: list[dict[str, Any]], operations: dict[str, dict[str, flo
             cost_mean_usd=total / len(ts) if total is not None else None,
             cost_total_usd=total, cached_share=_cached_share(ts),
             api_efficiency=_mean(efficiency),
-            ci_api_efficiency=bootstrap_ci(efficiency), api_efficiency_note=note,
+            ci_api_efficiency=bootstrap_ci(efficiency) if efficiency_ci else None,
+            api_efficiency_note=note,
             vs_baseline_points=_mean(points) if model != base_model else None,
             beats_baseline=beats if pairs and model != base_model else None,
             baseline_pairs=pairs if model != base_model else 0,

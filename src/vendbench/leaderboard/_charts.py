@@ -245,7 +245,9 @@ def heat_grid(board: Board, keys: list[str]) -> Any:
     import numpy as np
 
     idle_wins: frozenset[str] = getattr(board, "idle_wins", frozenset())
-    grid = np.ma.masked_all((len(board.rows), len(keys)))   # type: ignore[no-untyped-call]
+    # masked zeros (masked_all's data are whatever memory held: huge values overflowed
+    # the colour map's arithmetic beneath the mask)
+    grid = np.ma.array(np.zeros((len(board.rows), len(keys))), mask=True)
     for j, key in enumerate(keys):
         if board.directions.get(key) not in ("higher", "lower"):
             continue                        # a description, no better or worse: uncoloured

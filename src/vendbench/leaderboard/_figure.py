@@ -5,7 +5,7 @@ site (design §33), so the picture in a report and the one a reader hovers are o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,16 @@ def save(figure: Figure, out: str | Path) -> list[Path]:
     """``figure`` as ``out``/name.png and .svg (reproducible: no dates in the files)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    import datetime as dt
+
+    moments: list[dt.datetime] = []
     for s in figure.series:
+        if figure.x_dates:              # ISO date-times: a date axis, ticks it chooses
+            s = replace(s, x=[dt.datetime.fromisoformat(str(x)) for x in s.x])
+            moments += s.x
         _draw(ax, s, figure)
+    if moments and min(moments) == max(moments):      # one moment: a day either side
+        ax.set_xlim(min(moments) - dt.timedelta(days=1), max(moments) + dt.timedelta(days=1))
     if figure.log_x:
         ax.set_xscale("log")
     if figure.y_percent:
@@ -63,7 +71,11 @@ def save(figure: Figure, out: str | Path) -> list[Path]:
 
         ax.yaxis.set_major_formatter(PercentFormatter(1.0))
     if figure.x_dates:
-        ax.tick_params(axis="x", labelrotation=30)
+        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+        locator = AutoDateLocator(maxticks=8)  # type: ignore[no-untyped-call]
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     ax.set(title=figure.title, xlabel=figure.x_title, ylabel=figure.y_title)
     Path(out).mkdir(parents=True, exist_ok=True)
     return _finish(plt, fig, ax, Path(out), figure.name, figure.note or None)

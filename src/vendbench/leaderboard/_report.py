@@ -85,6 +85,11 @@ CAPTIONS = {
                       "other beats on both mean cost and mean return (a frontier across "
                       "models, never through one model's trials); the return axis spans "
                       "the starting cash (0).",
+    "frontier": "Each LLM model's mean share of the oracle's gain against its mean API "
+                "cost per trial, with 95% intervals on both; the staircase joins the "
+                "models no other beats on both; a model whose intervals reach it is "
+                "possibly on the frontier; the reference policies, at no API cost, are "
+                "dashed lines.",
     "operations": "Operational metrics, coloured by distance from the models' median in "
                   "material steps (each column's under the chart): grey is within one "
                   "step, full colour at three; white describes and does not rank. "

@@ -172,7 +172,7 @@ def run_nights(store: Store, run: Mapping[str, Any], ci: str = "t") -> list[Nigh
                           if chosen.cohort.get("world_salt_sha256") else None)
     shares, bounds = shared.by_trial, shared.bounds
     for row in model_rows(chosen.trials, {}, shares, bounds,
-                          Roles.of(chosen.cohort["scenario"]), ci=ci):
+                          Roles.of(chosen.cohort["scenario"]), ci=ci, efficiency_ci=False):
         ts = by_model[row.model]
         errs = sum(1 for a in apart if a["model"] == row.model)
         nights.append(Night(

@@ -139,11 +139,7 @@ def _nights_of(c: Cohort, model: str) -> list[dict[str, Any]]:
 
 
 def _trend_figure(c: Cohort, models: list[str], name: str) -> Figure:
-    runs = c.trend.runs
-    dates = [f"{r['date']} ({r['file']})" if [q["date"] for q in runs].count(r["date"]) > 1
-             else r["date"] for r in runs]
-    where = {(r["file"], r["run_id"]): d for r, d in zip(runs, dates)}
-    file_of = {r["run_id"]: r["file"] for r in runs}
+    file_of = {r["run_id"]: r["file"] for r in c.trend.runs}
     tint = colours(models)
     fig = Figure(name, "Share of the oracle's gain, night by night", "night (UTC)",
                  "mean share of the oracle's gain", y_percent=True, x_dates=True,
@@ -152,12 +148,12 @@ def _trend_figure(c: Cohort, models: list[str], name: str) -> Figure:
     regressed = {(r["model"], r["latest_run"]) for r in c.trend.regressions}
     for m in models:
         nights = [n for n in c.trend.of(m) if n.oracle_share is not None]
-        xs = [where.get((file_of.get(n.run_id, ""), n.run_id), n.date) for n in nights]
+        xs = [n.date for n in nights]
         fig.series.append(Series(
             m, xs, [n.oracle_share for n in nights], "markers",
             y_err=[n.ci_oracle_share for n in nights], color=tint[m],
-            labels=[f"{m}, {x}: {n.oracle_share:.1%} ({n.completed}/{n.trials} done)"
-                    for x, n in zip(xs, nights)],
+            labels=[f"{m}, {n.date} (run {n.run_id}, {file_of.get(n.run_id)}): "
+                    f"{n.oracle_share:.1%} ({n.completed}/{n.trials} done)" for n in nights],
             marks=[i for i, n in enumerate(nights) if (m, n.run_id) in regressed]))
         if len(nights) > 1:
             fig.series.append(Series(m, xs, [n.oracle_share for n in nights], "lines",

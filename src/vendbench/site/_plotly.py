@@ -52,7 +52,7 @@ def plotly_json(figure: Figure) -> dict[str, Any]:
         "hovermode": "closest", "margin": {"l": 64, "r": 16, "t": 48, "b": 56},
         "legend": {"orientation": "h", "y": -0.2},
         "xaxis": {"title": {"text": figure.x_title}, "type":
-                  "log" if figure.log_x else "category" if figure.x_dates else "linear",
+                  "log" if figure.log_x else "date" if figure.x_dates else "linear",
                   "automargin": True},
         "yaxis": {"title": {"text": figure.y_title}, "automargin": True,
                   **({"tickformat": ".1%"} if figure.y_percent else {})},

@@ -22,7 +22,7 @@ from ..leaderboard import save_figure
 from ..results import Store, export_part, merge_parts
 from ._assets import CSP, ROBOTS, SCRIPT, STYLE
 from ._pages import Page, pages
-from ._panel import Panel, Source, collect, sources
+from ._panel import Panel, Source, collect, fingerprint, plain, sources
 from ._plotly import library, plotly_json, style_guards
 from ._templates import TEMPLATES
 
@@ -46,21 +46,6 @@ class Built:
                 f"{self.removed:,}; {self.charts_drawn:,} chart images drawn; "
                 f"{self.seconds:.1f} s" + ("" if self.transcripts else
                                            "; transcripts not published (--transcripts)"))
-
-
-def plain(value: Any) -> Any:
-    """JSON-ready: non-finite floats as null, decimals as floats, the rest as text."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Decimal):
-        return plain(float(value))
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if value is None or isinstance(value, (str, int, bool)):
-        return value
-    return str(value)
 
 
 def dumps(value: Any) -> str:
@@ -131,9 +116,9 @@ def build_site(out: str | Path, dbs: Sequence[str], *, transcripts: bool = False
     _check_out(out)
     say = on_step or (lambda _: None)
     files = sources(list(dbs))
-    panel = collect(files, diagnostics=diagnostics, on_step=say)
     cache = out / CACHE
     cache.mkdir(parents=True, exist_ok=True)
+    panel = collect(files, diagnostics=diagnostics, on_step=say, cache=cache / "files")
     previous = _manifest(cache)
     writer = Writer(out)
     plotly = library()
@@ -213,14 +198,6 @@ def _charts(writer: Writer, cache: Path, figures: list[Any], say: Callable[[str]
     return drawn
 
 
-def _fingerprint(src: Source) -> str:
-    st = os.stat(src.path)
-    wal = Path(src.path + ".wal")
-    extra = f"{wal.stat().st_size}:{wal.stat().st_mtime_ns}" if wal.exists() else ""
-    key = f"{Path(src.path).resolve()}:{st.st_size}:{st.st_mtime_ns}:{extra}"
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
 def _parquet(writer: Writer, cache: Path, files: list[Source],
              say: Callable[[str], None]) -> None:
     """data/trials.parquet and data/exchanges.parquet: each file's rows (cached while the
@@ -229,7 +206,7 @@ def _parquet(writer: Writer, cache: Path, files: list[Source],
     parts.mkdir(exist_ok=True)
     trials, exchanges = [], []
     for src in files:
-        stem = f"{src.key}-{_fingerprint(src)}"
+        stem = f"{src.key}-{fingerprint(src.path)}"
         t, x = parts / f"{stem}-trials.parquet", parts / f"{stem}-exchanges.parquet"
         if not (t.is_file() and x.is_file()):
             with Store(src.path, read_only=True) as store:
@@ -260,7 +237,7 @@ def _transcripts(writer: Writer, cache: Path, files: list[Source],
     except (OSError, ValueError):
         done = {}
     for src in files:
-        stamp = _fingerprint(src)
+        stamp = fingerprint(src.path)
         key = f"{src.key}:{stamp}"
         if key in done and all((writer.out / p).is_file() for p in done[key]):
             for p in done[key]:
