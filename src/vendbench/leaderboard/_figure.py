@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ._chart_kit import PALETTE, _finish, _plt
+from ._chart_kit import PALETTE, _plt, _save, legend_outside, note_under
 
 
 @dataclass
@@ -76,9 +76,19 @@ def save(figure: Figure, out: str | Path) -> list[Path]:
         locator = AutoDateLocator(maxticks=8)  # type: ignore[no-untyped-call]
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
-    ax.set(title=figure.title, xlabel=figure.x_title, ylabel=figure.y_title)
+    import textwrap
+
+    # the title wrapped to a width that fits this figure (dress's fitting redraws the
+    # figure until it fits: a second a chart when a site draws hundreds)
+    ax.set(title=textwrap.fill(figure.title, 80), xlabel=figure.x_title,
+           ylabel=figure.y_title)
+    legend_outside(fig, ax)
+    if figure.note:
+        note_under(fig, figure.note, width=130)
     Path(out).mkdir(parents=True, exist_ok=True)
-    return _finish(plt, fig, ax, Path(out), figure.name, figure.note or None)
+    paths = _save(fig, Path(out), figure.name)
+    plt.close(fig)
+    return paths
 
 
 def _draw(ax: Any, s: Series, figure: Figure) -> None:

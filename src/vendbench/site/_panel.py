@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
 import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from .._text import days as days_text
 from ..environment import currency, find_scenario, score_name
 from ..errors import ConfigError, ResultsError
-from ..leaderboard import (ArenaBoard, Board, Filters, Frontier, Night, Trend, arena_seats,
-                           board_frontier, build, build_arena, judged, run_cohorts,
-                           run_nights)
-from ..results import (ComparisonRow, ComparisonStep, PairKey, Screening, Store, comparison,
+from ..leaderboard import (ArenaBoard, Board, Frontier, Night, Trend, board_frontier, build,
+                           build_arena, judged)
+from ..results import (ComparisonRow, ComparisonStep, Screening, Store, comparison,
                        comparison_ids, comparison_steps, path_id)
+from ._read import _night, read_all
 
 
 @dataclass(frozen=True)
@@ -116,112 +113,21 @@ def cohort_id(key: dict[str, Any]) -> str:
     return f"{key['scenario']}-{key['days']}d-{digest.hexdigest()[:8]}"
 
 
-def plain(value: Any) -> Any:
-    """JSON-ready: non-finite floats as null, decimals as floats, dates and the rest as
-    text (``str``: the same whether read now or from the cache)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Decimal):
-        return plain(float(value))
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if value is None or isinstance(value, (str, int, bool)):
-        return value
-    return str(value)
-
-
-def fingerprint(path: str) -> str:
-    """What changes when a results file does: its place, size and time (and its
-    write-ahead log's)."""
-    st = os.stat(path)
-    wal = Path(path + ".wal")
-    extra = f"{wal.stat().st_size}:{wal.stat().st_mtime_ns}" if wal.exists() else ""
-    key = f"{Path(path).resolve()}:{st.st_size}:{st.st_mtime_ns}:{extra}"
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-def _night_json(n: Night) -> dict[str, Any]:
-    return {**plain(n.as_json()), "shares": [[k.world_seed, k.seed, k.repeat, v]
-                                             for k, v in n.shares.items()],
-            "bounds": list(n.bounds)}
-
-
-def _night(data: dict[str, Any]) -> Night:
-    fields = {k: data[k] for k in ("model", "run_id", "date", "trials", "completed", "failed",
-                                   "mean_net_assets", "oracle_share", "cost_total_usd",
-                                   "cost_mean_usd", "api_efficiency")}
-    ci = data["ci_oracle_share"]
-    return Night(**fields, ci_oracle_share=tuple(ci) if ci else None,
-                 shares={PairKey(w, s, r): v for w, s, r, v in data["shares"]},
-                 bounds=(data["bounds"][0], data["bounds"][1]))
-
-
-def read_file(src: Source) -> dict[str, Any]:
-    """What the site needs of one file, JSON-ready (so it can be kept while the file
-    does not change): its runs with their trials, each ranked run's nights, whether it
-    has comparisons, its arena runs."""
-    out: dict[str, Any] = {"runs": [], "nights": []}
-    with Store(src.path, read_only=True) as store:
-        summaries = store.runs()
-        ranked = [r for r in summaries if Filters().admits(r)]
-        keys = run_cohorts(store, ranked) if ranked else {}
-        started = set()
-        for r in summaries:
-            kind = "arena" if arena_seats(r) else "compare" if r.get("comparison") \
-                else "ranked"
-            trials = store.trials(r["run_id"])
-            if trials:
-                started.add(r["run_id"])
-            out["runs"].append(plain({"summary": r, "info": store.run(r["run_id"]),
-                                      "trials": trials, "kind": kind,
-                                      "warnings": store.warnings(r["run_id"])}))
-        for r in ranked:
-            if r["run_id"] not in started:
-                continue                          # a run with no trial yet: no night
-            out["nights"].append({
-                "key": plain(keys[r["run_id"]]), "run_id": r["run_id"], "name": r["name"],
-                "date": str(r["created_at"])[:16], "created_at": str(r["created_at"]),
-                "status": r["status"],
-                "models": [_night_json(n) for n in run_nights(store, r)]})
-        out["comparisons"] = bool(comparison_ids(store))
-        out["arenas"] = [r["run_id"] for r in summaries if arena_seats(r)]
-    return out
-
-
-def _read_cached(src: Source, cache: Path | None) -> dict[str, Any]:
-    if cache is None:
-        return read_file(src)
-    path = cache / f"{src.key}-{fingerprint(src.path)}.json"
-    try:
-        data: dict[str, Any] = json.loads(path.read_text())
-        return data
-    except (OSError, ValueError):
-        pass
-    data = read_file(src)
-    cache.mkdir(parents=True, exist_ok=True)
-    for old in cache.glob(f"{src.key}-*.json"):
-        old.unlink()
-    path.write_text(json.dumps(data))
-    return data
-
-
 def collect(files: Sequence[Source], *, diagnostics: bool = True,
             on_step: Callable[[str], None] | None = None,
             cache: Path | None = None) -> Panel:
-    """Read every file once for its runs and nights (kept in ``cache`` while the file is
-    unchanged), then build each cohort's newest night in full (``diagnostics``: with
-    §32.1's diagnostics)."""
+    """Read every file once for its runs and nights (``_read``: kept in ``cache`` while
+    the file is unchanged, with its Parquet rows), then build each cohort's newest night
+    in full (``diagnostics``: with §32.1's diagnostics)."""
     say = on_step or (lambda _: None)
     runs: list[RunPage] = []
     comparisons: list[tuple[Source, ComparisonRow, list[ComparisonStep]]] = []
     arenas: list[tuple[Source, str, ArenaBoard]] = []
     by_cohort: dict[str, dict[str, Any]] = {}
     notes: list[str] = []
-    for i, src in enumerate(files, 1):
-        say(f"reading {src.path} ({i} of {len(files)})")
-        data = _read_cached(src, cache)
+    read = read_all(files, cache, say)
+    for src in files:
+        data = read[src.key]
         runs += [RunPage(src, r["summary"], r["info"], r["trials"], r["warnings"], r["kind"])
                  for r in data["runs"]]
         for n in data["nights"]:

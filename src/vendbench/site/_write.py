@@ -7,26 +7,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
 from ..leaderboard import save_figure
-from ..results import Store, export_part, merge_parts
+from ..results import merge_parts
 from ._assets import CSP, ROBOTS, SCRIPT, STYLE
 from ._pages import Page, pages
-from ._panel import Panel, Source, collect, fingerprint, plain, sources
+from ._panel import Panel, Source, collect, sources
+from ._read import fingerprint, parts as parquet_parts, plain
 from ._plotly import library, plotly_json, style_guards
 from ._templates import TEMPLATES
 
 CACHE = ".vendbench-site"          # what a rebuild reuses; never linked from a page
+CHARTS_A_WORKER = 6                # fewer charts are drawn here: a worker costs a second
 
 
 @dataclass
@@ -118,7 +118,8 @@ def build_site(out: str | Path, dbs: Sequence[str], *, transcripts: bool = False
     files = sources(list(dbs))
     cache = out / CACHE
     cache.mkdir(parents=True, exist_ok=True)
-    panel = collect(files, diagnostics=diagnostics, on_step=say, cache=cache / "files")
+    read = cache / "files"
+    panel = collect(files, diagnostics=diagnostics, on_step=say, cache=read)
     previous = _manifest(cache)
     writer = Writer(out)
     plotly = library()
@@ -137,7 +138,7 @@ def build_site(out: str | Path, dbs: Sequence[str], *, transcripts: bool = False
     writer.put("assets/site.js", SCRIPT)
     writer.put("assets/plotly.min.js", source)
     writer.put("robots.txt", ROBOTS)
-    _parquet(writer, cache, files, say)
+    _parquet(writer, read, files, say)
     if transcripts:
         _transcripts(writer, cache, files, say)
     removed = 0
@@ -171,57 +172,64 @@ def _render(env: Any, writer: Writer, page: Page, common: dict[str, Any]) -> Non
     writer.put(page.json_path, dumps({"page": data, "charts": charts}))
 
 
+def _draw(figures: list[Any], folder: str) -> list[str]:
+    """Draw ``figures`` as SVG and PNG into ``folder`` (in a worker process)."""
+    return [str(p) for fig in figures for p in save_figure(fig, folder)]
+
+
 def _charts(writer: Writer, cache: Path, figures: list[Any], say: Callable[[str], None]
             ) -> int:
-    """Each chart as SVG and PNG, drawn again only when its data changed."""
+    """Each chart as SVG and PNG, drawn again only when its data changed (by worker
+    processes, one a core, when there are many)."""
     done_file = cache / "charts.json"
     try:
         done: dict[str, str] = json.loads(done_file.read_text())
     except (OSError, ValueError):
         done = {}
-    drawn = 0
+    todo, digests = [], {}
     for fig in figures:
         digest = hashlib.sha256(dumps(fig.as_json()).encode()).hexdigest()
         names = [f"charts/{fig.name}.svg", f"charts/{fig.name}.png"]
         if done.get(fig.name) == digest and all((writer.out / n).is_file() for n in names):
             for n in names:
                 writer.keep(n)
-            continue
-        if drawn == 0:
-            say(f"drawing chart images ({len(figures):,} charts)")
-        with tempfile.TemporaryDirectory() as tmp:
-            for path in save_figure(fig, tmp):
+        else:
+            todo.append(fig)
+            digests[fig.name] = digest
+    if not todo:
+        return 0
+    say(f"drawing {len(todo):,} of {len(figures):,} charts as SVG and PNG")
+    workers = min(os.cpu_count() or 1, 8, len(todo) // CHARTS_A_WORKER)
+    with tempfile.TemporaryDirectory() as tmp:
+        if workers < 2:
+            _draw(todo, tmp)
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(workers, mp_context=context) as pool:
+                list(pool.map(_draw, [todo[i::workers] for i in range(workers)],
+                              [tmp] * workers))
+        for fig in todo:
+            for kind in ("svg", "png"):
+                path = Path(tmp) / f"{fig.name}.{kind}"
                 writer.put(f"charts/{path.name}", path.read_bytes())
-        done[fig.name] = digest
-        drawn += 1
+            done[fig.name] = digests[fig.name]
     done_file.write_text(json.dumps(done))
-    return drawn
+    return len(todo)
 
 
 def _parquet(writer: Writer, cache: Path, files: list[Source],
              say: Callable[[str], None]) -> None:
-    """data/trials.parquet and data/exchanges.parquet: each file's rows (cached while the
-    file is unchanged), merged."""
-    parts = cache / "parts"
-    parts.mkdir(exist_ok=True)
-    trials, exchanges = [], []
-    for src in files:
-        stem = f"{src.key}-{fingerprint(src.path)}"
-        t, x = parts / f"{stem}-trials.parquet", parts / f"{stem}-exchanges.parquet"
-        if not (t.is_file() and x.is_file()):
-            with Store(src.path, read_only=True) as store:
-                export_part(store, src.key, t, x)
-        trials.append(t)
-        exchanges.append(x)
-    keep = {p.name for p in trials + exchanges}
-    for old in parts.iterdir():
-        if old.name not in keep:
-            old.unlink()
+    """data/trials.parquet and data/exchanges.parquet: each file's rows (written when it
+    was read, kept while it is unchanged), merged."""
+    found = [parquet_parts(cache, src) for src in files]
     say("writing data/trials.parquet and data/exchanges.parquet")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, group in (("trials", trials), ("exchanges", exchanges)):
+        for i, name in enumerate(("trials", "exchanges")):
             target = Path(tmp) / f"{name}.parquet"
-            merge_parts(group, target)
+            merge_parts([f[i] for f in found], target)
             writer.put(f"data/{name}.parquet", target.read_bytes())
 
 
