@@ -7,8 +7,8 @@ The panel: a results file a night, each one run of ``--models`` priced LLM model
 day with tokens and costs, the oracle's and doing nothing's kept scores), built once
 through ``Store`` and copied night by night with new run and trial ids, dates and
 scores (no LLM is run: this measures the site, not the panel). Then ``vendbench site``'s
-code in a child process: its wall time, its peak memory (the child's max RSS), the
-size of what it wrote; then one more night and a rebuild: its time and how many files
+code in a child process: its wall time, its peak memory (the child's max RSS, and its
+largest worker's: the workers run one a core), the size of what it wrote; then one more night and a rebuild: its time and how many files
 it rewrote. The newest night's diagnostics replay its trials, which here hold no calls:
 a real panel's adds about 0.8 s a 180-day trial (bench_diagnostics.py).
 Not run by CI (tests/site builds a real small panel).
@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import random
 import resource
 import shutil
@@ -124,7 +125,8 @@ start = time.perf_counter()
 built = build_site({out!r}, files)
 print(json.dumps({{"seconds": time.perf_counter() - start, "pages": built.pages,
                   "files": built.files, "written": built.written,
-                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+                  "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "worker_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}}))
 """
 
 
@@ -161,8 +163,11 @@ def main() -> None:
         first = build(files, out, work)
         print(f"site: {first['pages']:,} pages, {first['files']:,} files, "
               f"{size_mb(out):,.0f} MB (of which the cache "
-              f"{size_mb(out / '.vendbench-site'):,.0f} MB) in {first['seconds']:.1f} s, "
-              f"peak memory {first['max_rss_mb']:,.0f} MB")
+              f"{size_mb(out / '.vendbench-site'):,.0f} MB) in {first['seconds']:.1f} s; "
+              f"peak memory {first['max_rss_mb']:,.0f} MB, the largest worker "
+              f"{first['worker_rss_mb']:,.0f} MB ({os.cpu_count()} at once: at most "
+              f"{first['max_rss_mb'] + (os.cpu_count() or 1) * first['worker_rss_mb']:,.0f}"
+              " MB together)")
         more = [*files, night(work / "template.duckdb", work, args.nights + 1)]
         again = build(more, out, work)
         print(f"one more night: {again['written']:,} of {again['files']:,} files rewritten "

@@ -252,3 +252,21 @@ def test_site_help_teaches():
                   "robots.txt", "nothing inline runs", "rewrites only the files",
                   "examples:", "docs/site.md"):
         assert words in flat, words
+
+
+def test_worker_processes_build_the_same_site(panel, tmp_path, monkeypatch):
+    """Files read and charts drawn by spawned workers give byte-identical pages, data
+    and chart images to a build done in one process."""
+    import vendbench.site._read as read
+    import vendbench.site._write as write
+
+    alone = build_site(tmp_path / "alone", panel["files"][:2])
+    monkeypatch.setattr(read, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(write, "CHARTS_A_WORKER", 1)
+    monkeypatch.setattr(read.os, "cpu_count", lambda: 2)
+    workers = build_site(tmp_path / "workers", panel["files"][:2])
+    assert workers.files == alone.files and workers.charts_drawn == alone.charts_drawn > 2
+    for path in (tmp_path / "alone").rglob("*"):
+        if path.is_file() and write.CACHE not in path.parts:
+            twin = tmp_path / "workers" / path.relative_to(tmp_path / "alone")
+            assert twin.read_bytes() == path.read_bytes(), path.name

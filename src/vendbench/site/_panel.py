@@ -24,15 +24,7 @@ from ..leaderboard import (ArenaBoard, Board, Frontier, Night, Trend, board_fron
                            build_arena, judged)
 from ..results import (ComparisonRow, ComparisonStep, Screening, Store, comparison,
                        comparison_ids, comparison_steps, path_id)
-from ._read import _night, read_all
-
-
-@dataclass(frozen=True)
-class Source:
-    """A results file, and the short name its pages use."""
-
-    path: str
-    key: str
+from ._read import Source, _night, read_all
 
 
 @dataclass

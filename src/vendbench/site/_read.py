@@ -11,15 +11,21 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..leaderboard import Filters, Night, arena_seats, run_cohorts, run_nights
 from ..results import PairKey, Store, comparison_ids, export_part
 
-if TYPE_CHECKING:
-    from ._panel import Source
+@dataclass(frozen=True)
+class Source:
+    """A results file, and the short name its pages use."""
+
+    path: str
+    key: str
+
 
 PARALLEL_FROM = 4            # fewer files to read are read here: a worker costs a second
 
