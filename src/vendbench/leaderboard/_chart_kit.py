@@ -26,6 +26,9 @@ def _plt() -> ModuleType:
 
     plt.rcParams.update({"font.size": 9, "axes.titlesize": 11, "axes.spines.top": False,
                          "axes.spines.right": False, "svg.fonttype": "none",
+                         # the same ids in every SVG of the same chart, whichever process
+                         # draws it (a site rebuild compares bytes)
+                         "svg.hashsalt": "vendbench",
                          # the layout makes room for the title, the legend and the notes
                          # under the plot: nothing is drawn over the data or off the figure
                          "figure.constrained_layout.use": True})

@@ -12,7 +12,8 @@ from elsewhere and nothing inline runs (CSP ``'self'``).
 
 from ._assets import CSP
 from ._pages import Page, pages, slug
-from ._panel import Cohort, Panel, Source, collect, sources
+from ._panel import Cohort, Panel, collect, sources
+from ._read import Source
 from ._write import CACHE, Built, build_site
 
 __all__ = ["CACHE", "CSP", "Built", "Cohort", "Page", "Panel", "Source", "build_site",

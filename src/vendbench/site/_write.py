@@ -20,8 +20,8 @@ from ..leaderboard import save_figure
 from ..results import merge_parts
 from ._assets import CSP, ROBOTS, SCRIPT, STYLE
 from ._pages import Page, pages
-from ._panel import Panel, Source, collect, sources
-from ._read import fingerprint, parts as parquet_parts, plain
+from ._panel import Panel, collect, sources
+from ._read import Source, fingerprint, parts as parquet_parts, plain
 from ._plotly import library, plotly_json, style_guards
 from ._templates import TEMPLATES
 
