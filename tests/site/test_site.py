@@ -93,7 +93,7 @@ def test_the_ranking_and_the_frontier_are_the_files_numbers(site, panel):
 def test_flags_and_the_trial_map_show_what_the_files_hold(site):
     (cohort,) = page_json(site, "index.json")["page"]["cohorts"]
     assert all(r["flags"] is not None for r in cohort["rows"])      # night 2 was screened
-    assert cohort["map"]["columns"] == [[2026, 1], [2026, 2], [2026, 3]]
+    assert cohort["map"]["columns"] == [[2026, 1, 1], [2026, 2, 1], [2026, 3, 1]]
     assert all(cells == ["completed"] * 3 for cells in
                (r["cells"] for r in cohort["map"]["rows"]))
     assert cohort["provenance"]["scanners"]                        # who screened, which version
@@ -270,3 +270,30 @@ def test_worker_processes_build_the_same_site(panel, tmp_path, monkeypatch):
         if path.is_file() and write.CACHE not in path.parts:
             twin = tmp_path / "workers" / path.relative_to(tmp_path / "alone")
             assert twin.read_bytes() == path.read_bytes(), path.name
+
+
+def test_the_map_shows_missing_trials_and_harness_errors(tmp_path):
+    """HAL's missing-run view: a trial never run is "missing", a harness error (set apart
+    from the ranking) keeps its status."""
+    from ..leaderboard.test_leaderboard import add_ceiling, add_floor, add_run, add_trial
+
+    db = str(tmp_path / "night.duckdb")
+    with Store(db) as s:
+        add_run(s, "n1")
+        for seed in (1, 2, 3):
+            add_ceiling(s, seed, 150_000.0)
+            add_floor(s, seed)
+            add_trial(s, "n1", "openai/a", seed, net=60_000.0, cost="0.5")
+        for seed in (1, 2):
+            add_trial(s, "n1", "openai/b", seed, net=55_000.0, cost="0.2")
+        add_trial(s, "n1", "openai/b", 3, status="error", net=0.0, cost="0.01")
+        add_trial(s, "n1", "openai/c", 1, net=50_000.0, cost="0.1")
+    build_site(tmp_path / "out", [db], diagnostics=False)
+    (cohort,) = page_json(tmp_path / "out", "index.json")["page"]["cohorts"]
+    cells = {r["model"]: r["cells"] for r in cohort["map"]["rows"]}
+    assert cohort["map"]["columns"] == [[2026, 1, 1], [2026, 2, 1], [2026, 3, 1]]
+    assert cells == {"openai/a": ["completed"] * 3,
+                     "openai/b": ["completed", "completed", "error"],
+                     "openai/c": ["completed", None, None]}
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert page.count(">missing</td>") == 2 and page.count(">error</td>") == 1

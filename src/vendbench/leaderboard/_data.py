@@ -136,7 +136,8 @@ def select(store: Store, which: str = "latest", filters: Filters = Filters(), *,
     latest = latest_attempts(kept)       # each model's latest attempt, never its best
     ranked = [t for t in latest.values() if t["status"] not in SET_APART]
     apart = [{"trial_id": t["trial_id"], "model": t["model"], "world_seed": t["world_seed"],
-              "seed": t["seed"], "status": t["status"], "reason": t["reason"]}
+              "seed": t["seed"], "repeat": t["repeat"], "status": t["status"],
+              "reason": t["reason"]}
              for t in latest.values() if t["status"] in SET_APART]
     for t in ranked:
         t.pop("_run", None)

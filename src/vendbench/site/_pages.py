@@ -12,7 +12,7 @@ from typing import Any
 from ..environment import currency, metric_directions
 from ..leaderboard import (INTERVAL_METHOD, T_METHOD, TEST_METHOD, Figure, Series, colours,
                            frontier_figure, harness)
-from ..results import path_id
+from ..results import PairKey, path_id
 from ._panel import Cohort, Panel, mean_band
 
 
@@ -96,14 +96,18 @@ def _ranked(c: Cohort) -> list[Any]:
 
 
 def _map(c: Cohort) -> dict[str, Any]:
-    trials = c.board.selection.trials
-    columns = sorted({(t["world_seed"], t["seed"]) for t in trials})
+    """Model by world and seed: each trial's status, harness errors (set apart from
+    the ranking) included; None where no trial exists."""
+    trials = [*c.board.selection.trials, *c.board.selection.set_apart]
+    columns = sorted({PairKey.of(t) for t in trials})
+    models = [r.model for r in _ranked(c)]
+    models += sorted({t["model"] for t in trials} - set(models))
     rows = []
-    for r in _ranked(c):
-        mine = {(t["world_seed"], t["seed"]): t["status"] for t in trials
-                if t["model"] == r.model}
-        rows.append({"model": r.model, "cells": [mine.get(k) for k in columns]})
-    return {"columns": [list(k) for k in columns], "rows": rows}
+    for model in models:
+        mine = {PairKey.of(t): t["status"] for t in trials if t["model"] == model}
+        rows.append({"model": model, "cells": [mine.get(k) for k in columns]})
+    return {"columns": [[k.world_seed, k.seed, k.repeat] for k in columns], "rows": rows,
+            "repeats": any(k.repeat != 1 for k in columns)}
 
 
 def _index(panel: Panel, links: Links) -> Page:
@@ -261,7 +265,7 @@ def _model(panel: Panel, model: str, links: Links) -> Page:
         cohorts.append({
             "id": c.id, "label": c.label, "score_name": c.score_name, "latest": c.latest,
             "row": _row(c, row), "rank": ranked.index(row) + 1, "ranked": len(ranked),
-            "trials": sorted(trials, key=lambda t: (t["world_seed"], t["seed"], t["repeat"])),
+            "trials": sorted(trials, key=PairKey.of),
             "operations": [{"name": k, "value": v, "direction": directions.get(k, "")}
                            for k, v in row.operations.items()],
             "diagnostics": diag, "screened": row.screened,

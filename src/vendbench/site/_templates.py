@@ -64,7 +64,7 @@ an unfinished trial scores 0.</p>
 <section aria-labelledby="h-{{ c.id }}"><h2 id="h-{{ c.id }}">{{ c.label }}</h2>
 <p class="muted">Newest night: run <a href="{{ root }}{{ c.latest.href }}">{{ c.latest.run_id }}</a> ({{ c.latest.date }} UTC, file {{ c.latest.file }}); {{ c.nights }} night(s).</p>
 <div class="table-wrap"><table class="sortable" id="rank-{{ c.id }}">
-<caption>Share: mean over the trials. t 95%: {{ c.interval_t }}; on held-out shapes where one trial in 8 fails or one in 20 wins big, 3–5 seeds that miss the rare event give a t interval that covers the mean in 27–54% of draws (SPEC §33). Any-shape 95%: {{ c.interval_any }}. Cost: API USD per trial (mean). Efficiency: {{ c.currency }} gained per API dollar, over completed priced trials. Flags: findings of vendbench screen at warning or high.</caption>
+<caption>Share: mean over the trials. t 95%: {{ c.interval_t }}; on held-out shapes where one trial in 8 fails or one in 20 wins big, 3–5 seeds that miss the rare event give a t interval that covers the mean in 27–54% of draws (held-out checks). Any-shape 95%: {{ c.interval_any }}. Cost: API USD per trial (mean). Efficiency: {{ c.currency }} gained per API dollar, over completed priced trials. Flags: findings of vendbench screen at warning or high.</caption>
 <thead><tr>{{ th("rank") }}{{ th("model", True) }}{{ th("share") }}{{ th("t 95%") }}{{ th("any-shape 95%") }}{{ th("done") }}{{ th("mean " ~ c.score_name) }}{{ th("cost / trial") }}{{ th(c.currency ~ "/$") }}{{ th("flags") }}{{ th("frontier", True) }}</tr></thead><tbody>
 {% for r in c.rows %}<tr><td{{ dv(loop.index) }}>{{ loop.index }}</td>
 <td class="l"><a href="{{ root }}{{ r.href }}">{{ r.model }}</a>{% if r.reference %} <span class="tag">reference</span>{% endif %}</td>
@@ -82,7 +82,7 @@ an unfinished trial scores 0.</p>
 {% else %}<p class="muted">No model of this cohort has priced trials with a share: no frontier to draw.</p>{% endif %}
 <h3>Which trials exist</h3>
 <div class="table-wrap"><table class="map"><caption>Newest night, model by world and seed: each cell the trial's status; "missing": no trial.</caption>
-<thead><tr><th scope="col" class="l">model</th>{% for w in c.map.columns %}<th scope="col">world {{ w[0] }} seed {{ w[1] }}</th>{% endfor %}</tr></thead><tbody>
+<thead><tr><th scope="col" class="l">model</th>{% for w in c.map.columns %}<th scope="col">world {{ w[0] }} seed {{ w[1] }}{% if c.map.repeats %} repeat {{ w[2] }}{% endif %}</th>{% endfor %}</tr></thead><tbody>
 {% for m in c.map.rows %}<tr><th scope="row" class="l">{{ m.model }}</th>{% for cell in m.cells %}<td class="{{ 'missing' if cell is none else 'present' if cell == 'completed' else 'other' }}">{{ cell or "missing" }}</td>{% endfor %}</tr>{% endfor %}
 </tbody></table></div>
 {{ provenance(c.provenance) }}
