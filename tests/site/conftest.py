@@ -38,7 +38,7 @@ def night(db: str, url: str, seeds: list[int]) -> str:
     return asyncio.run(execute(cfg, db)).run_id
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def panel(tmp_path_factory) -> dict:
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "true")
@@ -59,7 +59,7 @@ def panel(tmp_path_factory) -> dict:
     return {"dir": where, "files": [one, two, arena], "nights": [first, second]}
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def site(panel, tmp_path_factory) -> Path:
     """The panel's site, transcripts included."""
     out = tmp_path_factory.mktemp("site") / "public"
