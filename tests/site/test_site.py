@@ -297,3 +297,19 @@ def test_the_map_shows_missing_trials_and_harness_errors(tmp_path):
                      "openai/c": ["completed", None, None]}
     page = (tmp_path / "out" / "index.html").read_text()
     assert page.count(">missing</td>") == 2 and page.count(">error</td>") == 1
+
+
+def test_a_name_with_markup_shows_as_typed_in_the_charts():
+    """plotly.js reads a few HTML tags in names, titles and hover labels (links among
+    them): a model's name reaches it escaped."""
+    from vendbench.leaderboard import Figure, Series
+    from vendbench.site._plotly import plotly_json
+
+    name = '<a href="javascript:alert(1)">m</a> & <b>'
+    fig = Figure("f", f"title {name}", "x", "y", series=[
+        Series(name, [1.0], [0.5], labels=[f"{name}: 50%"]),
+        Series(name, [1.0, 2.0], [0.5, 0.6], "lines"),
+        Series(name, [], [0.4], "hline", marks=[])])
+    drawn = json.dumps(plotly_json(fig))
+    assert "<a" not in drawn and "<b>" not in drawn
+    assert "&lt;a href=" in drawn and "&amp; &lt;b&gt;" in drawn

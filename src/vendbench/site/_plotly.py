@@ -39,22 +39,30 @@ def style_guards(source: str) -> list[str]:
         source)))
 
 
+def text(value: str) -> str:
+    """A name or label as plotly.js shows it: its titles, legends and hover labels read
+    a few HTML tags (links among them), so a model named ``<a href=…>`` is escaped to
+    show as typed."""
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def plotly_json(figure: Figure) -> dict[str, Any]:
-    """``figure`` as {"data": [...], "layout": {...}}."""
+    """``figure`` as {"data": [...], "layout": {...}}; every name, title and label
+    escaped (``text``)."""
     xs = [float(x) for s in figure.series if s.kind != "hline" for x in s.x
           if isinstance(x, (int, float))]
     data: list[dict[str, Any]] = []
     for s in figure.series:
         data.extend(_traces(s, xs))
     layout: dict[str, Any] = {
-        "title": {"text": figure.title, "font": {"size": 14}},
+        "title": {"text": text(figure.title), "font": {"size": 14}},
         "font": {"family": FONT, "size": 12},
         "hovermode": "closest", "margin": {"l": 64, "r": 16, "t": 48, "b": 56},
         "legend": {"orientation": "h", "y": -0.2},
-        "xaxis": {"title": {"text": figure.x_title}, "type":
+        "xaxis": {"title": {"text": text(figure.x_title)}, "type":
                   "log" if figure.log_x else "date" if figure.x_dates else "linear",
                   "automargin": True},
-        "yaxis": {"title": {"text": figure.y_title}, "automargin": True,
+        "yaxis": {"title": {"text": text(figure.y_title)}, "automargin": True,
                   **({"tickformat": ".1%"} if figure.y_percent else {})},
         "paper_bgcolor": "#ffffff", "plot_bgcolor": "#ffffff"}
     return {"name": figure.name, "data": data, "layout": layout, "note": figure.note}
@@ -62,17 +70,18 @@ def plotly_json(figure: Figure) -> dict[str, Any]:
 
 def _hover(s: Series) -> dict[str, Any]:
     if s.labels:
-        return {"text": s.labels, "hovertemplate": "%{text}<extra></extra>"}
-    return {"hovertemplate": f"{s.name}: %{{y}} at %{{x}}<extra></extra>"}
+        return {"text": [text(label) for label in s.labels],
+                "hovertemplate": "%{text}<extra></extra>"}
+    return {"hovertemplate": f"{text(s.name)}: %{{y}} at %{{x}}<extra></extra>"}
 
 
 def _traces(s: Series, xs: list[float]) -> list[dict[str, Any]]:
     line = {"color": s.color, "width": s.width, "dash": "dash" if s.dash else "solid"}
-    base = {"type": "scatter", "name": s.name, "showlegend": s.legend}
+    base = {"type": "scatter", "name": text(s.name), "showlegend": s.legend}
     if s.kind == "hline":
         ends = [min(xs), max(xs)] if xs else [0, 1]
         return [{**base, "mode": "lines", "x": ends, "y": [s.y[0]] * 2, "line": line,
-                 "text": (s.labels or [s.name]) * 2,
+                 "text": [text(t) for t in (s.labels or [s.name])] * 2,
                  "hovertemplate": "%{text}<extra></extra>"}]
     if s.kind == "band":
         fill = _rgba(s.color or "#888888", 0.18)
@@ -98,11 +107,11 @@ def _traces(s: Series, xs: list[float]) -> list[dict[str, Any]]:
                                    for b, v in zip(err, values)]}
         out = [trace]
     if s.marks:
-        out.append({"type": "scatter", "mode": "markers", "name": f"{s.name}: regression",
+        out.append({"type": "scatter", "mode": "markers", "name": f"{text(s.name)}: regression",
                     "x": [s.x[i] for i in s.marks], "y": [s.y[i] for i in s.marks],
                     "marker": {"symbol": "circle-open", "size": 18, "color": "#b00020",
                                "line": {"width": 2}},
-                    "hovertemplate": f"{s.name}: regression<extra></extra>"})
+                    "hovertemplate": f"{text(s.name)}: regression<extra></extra>"})
     return out
 
 
