@@ -13,6 +13,7 @@ from .._text import days as days_text
 from ..environment import score_name
 from ._board import Roles
 from ._diagnostics_charts import diagnostic_charts
+from ._frontier import undominated as efficiency_frontier
 from ._chart_kit import _cap, _finish, _plt, styles
 from ._render import ops_for
 
@@ -139,7 +140,7 @@ def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
         means.append(mean)
     from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
-    frontier = efficiency_frontier(means)
+    frontier = efficiency_frontier(means)      # the site's frontier's, on returns
     if len(means) >= 2:
         ax.plot(*zip(*frontier), drawstyle="steps-post", color="black", linewidth=1,
                 label="frontier across models (means)")
@@ -167,16 +168,6 @@ def _return_vs_cost(plt: ModuleType, board: Board, out: Path) -> list[Path]:
                    "small marks: trials; large: each model's mean; the staircase joins the "
                    "models no other beats on both mean cost and mean return (drawn with two "
                    "models or more); dotted: the starting cash")
-
-
-def efficiency_frontier(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The points no other beats on both (lower cost, higher return), by cost: the
-    staircase a reader follows from the cheapest to the best."""
-    out: list[tuple[float, float]] = []
-    for cost, ret in sorted(points, key=lambda p: (p[0], -p[1])):
-        if not out or ret > out[-1][1]:
-            out.append((cost, ret))
-    return out
 
 
 def dollars_tick(value: float, digits: int = 2) -> str:

@@ -73,10 +73,21 @@ def dominates(a: tuple[float, float], b: tuple[float, float]) -> bool:
     return a[0] <= b[0] and a[1] >= b[1] and (a[0] < b[0] or a[1] > b[1])
 
 
+def undominated(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The (cost, value) points no other beats on both (lower cost, higher value), by
+    cost: the staircase a reader follows from the cheapest to the best (a point twice
+    is kept once)."""
+    out: list[tuple[float, float]] = []
+    for cost, value in sorted(points, key=lambda p: (p[0], -p[1])):
+        if not out or value > out[-1][1]:
+            out.append((cost, value))
+    return out
+
+
 def on_frontier(means: dict[str, tuple[float, float]]) -> set[str]:
-    """The models no other dominates."""
-    return {m for m, p in means.items()
-            if not any(dominates(q, p) for o, q in means.items() if o != m)}
+    """The models no other dominates (two at the same point both)."""
+    best = set(undominated(list(means.values())))
+    return {m for m, p in means.items() if p in best}
 
 
 def staircase(frontier: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
