@@ -11,7 +11,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,15 @@ def fingerprint(path: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+def kept(path: Path) -> Any:
+    """What an earlier build kept at ``path`` as JSON, or None (nothing there, or not
+    readable: then it is made again)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _night_json(n: Night) -> dict[str, Any]:
     return {**plain(n.as_json()), "shares": [[k.world_seed, k.seed, k.repeat, v]
                                              for k, v in n.shares.items()],
@@ -63,11 +72,11 @@ def _night_json(n: Night) -> dict[str, Any]:
 
 
 def _night(data: dict[str, Any]) -> Night:
-    fields = {k: data[k] for k in ("model", "run_id", "date", "trials", "completed", "failed",
-                                   "mean_net_assets", "oracle_share", "cost_total_usd",
-                                   "cost_mean_usd", "api_efficiency")}
+    """A ``Night`` again from ``_night_json``."""
+    plain_fields = {f.name: data[f.name] for f in fields(Night)
+                    if f.name not in ("ci_oracle_share", "shares", "bounds")}
     ci = data["ci_oracle_share"]
-    return Night(**fields, ci_oracle_share=tuple(ci) if ci else None,
+    return Night(**plain_fields, ci_oracle_share=tuple(ci) if ci else None,
                  shares={PairKey(w, s, r): v for w, s, r, v in data["shares"]},
                  bounds=(data["bounds"][0], data["bounds"][1]))
 
@@ -126,12 +135,8 @@ def _keep(cache: Path, src: Source, data: dict[str, Any]) -> None:
 def _kept(cache: Path, src: Source) -> dict[str, Any] | None:
     if not all(p.is_file() for p in parts(cache, src)):
         return None
-    try:
-        data: dict[str, Any] = json.loads(
-            (cache / f"{src.key}-{fingerprint(src.path)}.json").read_text())
-        return data
-    except (OSError, ValueError):
-        return None
+    data: dict[str, Any] | None = kept(cache / f"{src.key}-{fingerprint(src.path)}.json")
+    return data
 
 
 def _read_and_keep(src: Source, cache: Path) -> dict[str, Any]:

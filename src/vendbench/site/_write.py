@@ -21,7 +21,7 @@ from ..results import merge_parts
 from ._assets import CSP, ROBOTS, SCRIPT, STYLE
 from ._pages import Page, pages
 from ._panel import Panel, collect, sources
-from ._read import Source, fingerprint, parts as parquet_parts, plain
+from ._read import Source, fingerprint, kept, parts as parquet_parts, plain
 from ._plotly import library, plotly_json, style_guards
 from ._templates import TEMPLATES
 
@@ -153,10 +153,7 @@ def build_site(out: str | Path, dbs: Sequence[str], *, transcripts: bool = False
 
 
 def _manifest(cache: Path) -> set[str]:
-    try:
-        return set(json.loads((cache / "manifest.json").read_text()))
-    except (OSError, ValueError):
-        return set()
+    return set(kept(cache / "manifest.json") or ())
 
 
 def _render(env: Any, writer: Writer, page: Page, common: dict[str, Any]) -> None:
@@ -182,10 +179,7 @@ def _charts(writer: Writer, cache: Path, figures: list[Any], say: Callable[[str]
     """Each chart as SVG and PNG, drawn again only when its data changed (by worker
     processes, one a core, when there are many)."""
     done_file = cache / "charts.json"
-    try:
-        done: dict[str, str] = json.loads(done_file.read_text())
-    except (OSError, ValueError):
-        done = {}
+    done: dict[str, str] = kept(done_file) or {}
     todo, digests = [], {}
     for fig in figures:
         digest = hashlib.sha256(dumps(fig.as_json()).encode()).hexdigest()
@@ -240,10 +234,7 @@ def _transcripts(writer: Writer, cache: Path, files: list[Source],
     from ..view import write_static
 
     done_file = cache / "transcripts.json"
-    try:
-        done: dict[str, list[str]] = json.loads(done_file.read_text())
-    except (OSError, ValueError):
-        done = {}
+    done: dict[str, list[str]] = kept(done_file) or {}
     for src in files:
         stamp = fingerprint(src.path)
         key = f"{src.key}:{stamp}"
