@@ -138,10 +138,6 @@ def _index(panel: Panel, links: Links) -> Page:
                 charts)
 
 
-def _nights_of(c: Cohort, model: str) -> list[dict[str, Any]]:
-    return [n.as_json() for n in c.trend.of(model)]
-
-
 def _trend_figure(c: Cohort, models: list[str], name: str) -> Figure:
     file_of = {r["run_id"]: r["file"] for r in c.trend.runs}
     tint = colours(models)
@@ -270,7 +266,7 @@ def _model(panel: Panel, model: str, links: Links) -> Page:
                            for k, v in row.operations.items()],
             "diagnostics": diag, "screened": row.screened,
             "findings": [f for f in c.board.findings if f["model"] == model],
-            "nights": _nights_of(c, model), "regressions": regressions,
+            "nights": [n.as_json() for n in c.trend.of(model)], "regressions": regressions,
             "regression_note": "no regression: " + "; ".join(r["evidence"] for r in checked)
             if checked else "one night of this model here: a trend needs two",
             "money_chart": money.name, "trend_chart": trend.name,
